@@ -1,0 +1,32 @@
+/* Errors of the io layer and the tools: a message per failure, and
+ * collective agreement so every rank fails together with one message. */
+#ifndef XIO_ERROR_H
+#define XIO_ERROR_H
+
+#include <mpi.h>
+
+#if defined(__GNUC__)
+#define XIO_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define XIO_PRINTF(fmt, args)
+#endif
+
+typedef struct {
+  char message[1024];
+} xio_error;
+
+/* Formats err->message and returns -1, for `return xio_fail(err, ...)`. */
+int xio_fail(xio_error *err, const char *format, ...) XIO_PRINTF(2, 3);
+
+/* Like xio_fail, appending HDF5's innermost error description. */
+int xio_fail_h5(xio_error *err, const char *format, ...) XIO_PRINTF(2, 3);
+
+/* Collective.  Returns 0 when every rank passed rc == 0; otherwise -1 on
+ * every rank, with err->message set to the lowest failing rank's message. */
+int xio_agree(MPI_Comm comm, int rc, xio_error *err);
+
+/* Collective.  Rank 0 runs check(); every rank gets its result and message.
+ * For checks that touch the file system once (existence, permissions). */
+int xio_on_root(MPI_Comm comm, int (*check)(void *arg, xio_error *err), void *arg, xio_error *err);
+
+#endif

@@ -1,0 +1,337 @@
+#include "h5_matrix.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5_types.h"
+
+#if H5_VERSION_GE(1, 12, 0)
+typedef H5L_info2_t xio_link_info;
+#define XIO_LINK_VISIT H5Lvisit2
+#define XIO_RECLAIM(type, space, buf) H5Treclaim(type, space, H5P_DEFAULT, buf)
+#else
+typedef H5L_info_t xio_link_info;
+#define XIO_LINK_VISIT H5Lvisit
+#define XIO_RECLAIM(type, space, buf) H5Dvlen_reclaim(type, space, H5P_DEFAULT, buf)
+#endif
+
+static void matrix_init(xio_matrix *m, MPI_Comm comm) {
+  /* comm == MPI_COMM_NULL marks a matrix that was never opened */
+  memset(m, 0, sizeof *m);
+  m->comm = comm;
+  m->file = m->dset = m->type = H5I_INVALID_HID;
+}
+
+/* MPI-IO access; metadata is read by one rank and broadcast, and written
+ * collectively, which every rank here does in the same order anyway. */
+static hid_t file_access(MPI_Comm comm) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0) return fapl;
+  if (H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0 ||
+      H5Pset_all_coll_metadata_ops(fapl, 1) < 0 || H5Pset_coll_metadata_write(fapl, 1) < 0) {
+    H5Pclose(fapl);
+    return H5I_INVALID_HID;
+  }
+  return fapl;
+}
+
+void xio_matrix_reset(xio_matrix *m) { matrix_init(m, MPI_COMM_NULL); }
+
+int xio_split_path(const char *arg, char *file_out, size_t file_size, char *dataset_out,
+                   size_t dataset_size) {
+  const char *sep = strstr(arg, ":/");
+  const size_t file_len = sep ? (size_t)(sep - arg) : strlen(arg);
+  if (file_len == 0 || file_len >= file_size) return -1;
+  memcpy(file_out, arg, file_len);
+  file_out[file_len] = '\0';
+  const char *dataset = sep ? sep + 1 : "";
+  if (strlen(dataset) >= dataset_size) return -1;
+  strcpy(dataset_out, dataset);
+  return 0;
+}
+
+/* ---- finding the 2-D datasets of a file ---- */
+
+typedef struct {
+  int count;
+  char first[512];
+  char listing[768]; /* the first few names, for the error message */
+} dataset_search;
+
+static herr_t visit_link(hid_t group, const char *name, const xio_link_info *info, void *data) {
+  dataset_search *search = data;
+  if (info->type != H5L_TYPE_HARD) return 0;
+  hid_t obj = H5Oopen(group, name, H5P_DEFAULT);
+  if (obj < 0) return 0;
+  if (H5Iget_type(obj) == H5I_DATASET) {
+    hid_t space = H5Dget_space(obj);
+    if (space >= 0 && H5Sget_simple_extent_ndims(space) == 2) {
+      if (search->count == 0) snprintf(search->first, sizeof search->first, "/%s", name);
+      const size_t used = strlen(search->listing);
+      if (search->count < 8)
+        snprintf(search->listing + used, sizeof search->listing - used, "%s/%s",
+                 search->count ? ", " : "", name);
+      else if (search->count == 8)
+        snprintf(search->listing + used, sizeof search->listing - used, ", ...");
+      search->count++;
+    }
+    if (space >= 0) H5Sclose(space);
+  }
+  H5Oclose(obj);
+  return 0;
+}
+
+static int find_only_2d_dataset(hid_t file, const char *path, char *dataset, size_t size,
+                                xio_error *err) {
+  dataset_search search = {0, "", ""};
+  if (XIO_LINK_VISIT(file, H5_INDEX_NAME, H5_ITER_INC, visit_link, &search) < 0)
+    return xio_fail_h5(err, "%s: cannot list its objects", path);
+  if (search.count == 0) return xio_fail(err, "%s holds no 2-D dataset", path);
+  if (search.count > 1)
+    return xio_fail(err, "%s holds %d 2-D datasets (%s); name one as %s:/DATASET", path,
+                    search.count, search.listing, path);
+  snprintf(dataset, size, "%s", search.first);
+  return 0;
+}
+
+/* ---- opening ---- */
+
+static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
+  hid_t space = H5Dget_space(m->dset);
+  if (space < 0) return xio_fail_h5(err, "%s:%s: cannot read its shape", path, m->dataset);
+  const int ndims = H5Sget_simple_extent_ndims(space);
+  hsize_t dims[H5S_MAX_RANK] = {0};
+  if (ndims > 0) H5Sget_simple_extent_dims(space, dims, NULL);
+  H5Sclose(space);
+  if (ndims != 2) {
+    char shape[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < ndims && used < sizeof shape; i++)
+      used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%llu", i ? " x " : "",
+                               (unsigned long long)dims[i]);
+    if (ndims <= 0)
+      return xio_fail(err, "%s:%s is a scalar or empty dataspace, not a 2-D matrix", path,
+                      m->dataset);
+    return xio_fail(err, "%s:%s is %d-D (%s); xpose transposes 2-D datasets", path, m->dataset,
+                    ndims, shape);
+  }
+  m->rows = (int64_t)dims[0];
+  m->cols = (int64_t)dims[1];
+  hid_t stored = H5Dget_type(m->dset);
+  if (stored < 0) return xio_fail_h5(err, "%s:%s: cannot read its datatype", path, m->dataset);
+  m->type = H5Tcopy(stored); /* transient, even when the stored type is committed */
+  H5Tclose(stored);
+  if (m->type < 0) return xio_fail_h5(err, "%s:%s: cannot copy its datatype", path, m->dataset);
+  char why[128];
+  if (xio_type_check_fixed(m->type, why, sizeof why) != 0)
+    return xio_fail(err, "%s:%s holds %s; xpose moves fixed-size elements only", path, m->dataset,
+                    why);
+  m->elem_size = H5Tget_size(m->type);
+  return m->elem_size > 0 ? 0 : xio_fail(err, "%s:%s has 0-byte elements", path, m->dataset);
+}
+
+static int open_dataset(MPI_Comm comm, const char *path, const char *dataset, int search,
+                        xio_matrix *m, xio_error *err) {
+  matrix_init(m, comm);
+  int rc = 0;
+  hid_t fapl = file_access(comm);
+  if (fapl < 0) rc = xio_fail_h5(err, "cannot set up MPI-IO file access");
+  if (rc == 0) {
+    m->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot open as an HDF5 file", path);
+  }
+  if (fapl >= 0) H5Pclose(fapl);
+  if (xio_agree(comm, rc, err)) return -1;
+
+  if (search && !dataset[0]) {
+    rc = find_only_2d_dataset(m->file, path, m->dataset, sizeof m->dataset, err);
+  } else {
+    snprintf(m->dataset, sizeof m->dataset, "%s", dataset);
+    htri_t exists = H5Lexists(m->file, m->dataset, H5P_DEFAULT);
+    /* H5Lexists fails (< 0) when an intermediate group is missing. */
+    if (exists <= 0) rc = xio_fail(err, "%s has no dataset %s", path, m->dataset);
+  }
+  if (rc == 0) {
+    m->dset = H5Dopen2(m->file, m->dataset, H5P_DEFAULT);
+    if (m->dset < 0) rc = xio_fail_h5(err, "%s:%s is not a dataset", path, m->dataset);
+  }
+  if (rc == 0) rc = describe_dataset(m, path, err);
+  return xio_agree(comm, rc, err);
+}
+
+int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_matrix *m,
+                   xio_error *err) {
+  return open_dataset(comm, path, dataset ? dataset : "", 1, m, err);
+}
+
+int xio_open_existing(MPI_Comm comm, const char *path, const char *dataset, xio_matrix *m,
+                      xio_error *err) {
+  return open_dataset(comm, path, dataset, 0, m, err);
+}
+
+int xio_create_output(MPI_Comm comm, const char *path, const char *dataset, hid_t type,
+                      int64_t rows, int64_t cols, xio_matrix *m, xio_error *err) {
+  matrix_init(m, comm);
+  int rc = 0;
+  hid_t fapl = file_access(comm), lcpl = H5Pcreate(H5P_LINK_CREATE),
+        dcpl = H5Pcreate(H5P_DATASET_CREATE), space = H5I_INVALID_HID;
+  /* The 1.8 format keeps attributes larger than 64 KiB (dense storage). */
+  if (fapl < 0 || lcpl < 0 || dcpl < 0 ||
+      H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
+      H5Pset_create_intermediate_group(lcpl, 1) < 0 || H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
+      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
+      H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0)
+    rc = xio_fail_h5(err, "cannot set up the output file's properties");
+  if (rc == 0) {
+    m->file = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+    if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot create", path);
+  }
+  if (xio_agree(comm, rc, err) == 0) {
+    snprintf(m->dataset, sizeof m->dataset, "%s%s", dataset[0] == '/' ? "" : "/", dataset);
+    const hsize_t dims[2] = {(hsize_t)rows, (hsize_t)cols};
+    space = H5Screate_simple(2, dims, NULL);
+    m->type = H5Tcopy(type);
+    if (space >= 0 && m->type >= 0)
+      m->dset = H5Dcreate2(m->file, m->dataset, m->type, space, lcpl, dcpl, H5P_DEFAULT);
+    if (m->dset < 0) rc = xio_fail_h5(err, "%s: cannot create dataset %s", path, m->dataset);
+    m->rows = rows;
+    m->cols = cols;
+    m->elem_size = H5Tget_size(type);
+    rc = xio_agree(comm, rc, err);
+  } else {
+    rc = -1;
+  }
+  if (space >= 0) H5Sclose(space);
+  if (fapl >= 0) H5Pclose(fapl);
+  if (lcpl >= 0) H5Pclose(lcpl);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  return rc;
+}
+
+/* ---- collective block transfers ---- */
+
+static int transfer_block(const xio_matrix *m, int writing, int64_t row, int64_t nrows, int64_t col,
+                          int64_t ncols, void *buf, xio_error *err) {
+  /* A dataset without elements has no storage that MPI-IO could address;
+   * the shape is the same on every rank, so all of them return here. */
+  if (m->rows == 0 || m->cols == 0) return 0;
+  int rc = 0;
+  hid_t fspace = H5Dget_space(m->dset), mspace = H5I_INVALID_HID,
+        dxpl = H5Pcreate(H5P_DATASET_XFER);
+  char dummy = 0; /* HDF5 wants a buffer even for an empty selection */
+  if (fspace < 0 || dxpl < 0 || H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0) {
+    rc = xio_fail_h5(err, "cannot set up a collective transfer");
+  } else if (nrows > 0 && ncols > 0) {
+    const hsize_t start[2] = {(hsize_t)row, (hsize_t)col},
+                  count[2] = {(hsize_t)nrows, (hsize_t)ncols};
+    const hsize_t elements = (hsize_t)nrows * (hsize_t)ncols;
+    mspace = H5Screate_simple(1, &elements, NULL);
+    if (mspace < 0 || H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0)
+      rc = xio_fail_h5(err, "cannot select rows %lld-%lld, columns %lld-%lld of %s", (long long)row,
+                       (long long)(row + nrows - 1), (long long)col, (long long)(col + ncols - 1),
+                       m->dataset);
+  } else {
+    const hsize_t one = 1;
+    mspace = H5Screate_simple(1, &one, NULL);
+    buf = &dummy;
+    if (mspace < 0 || H5Sselect_none(mspace) < 0 || H5Sselect_none(fspace) < 0)
+      rc = xio_fail_h5(err, "cannot set up an empty selection");
+  }
+  /* Every rank enters the collective call, even after a local failure
+   * (with nothing selected), so no rank waits inside MPI-IO forever. */
+  if (rc != 0 && fspace >= 0 && mspace >= 0) {
+    H5Sselect_none(fspace);
+    H5Sselect_none(mspace);
+    buf = &dummy;
+  }
+  if (fspace >= 0 && mspace >= 0 && dxpl >= 0) {
+    herr_t status = writing ? H5Dwrite(m->dset, m->type, mspace, fspace, dxpl, buf)
+                            : H5Dread(m->dset, m->type, mspace, fspace, dxpl, buf);
+    if (status < 0 && rc == 0)
+      rc = xio_fail_h5(err, "%s %s failed", writing ? "writing" : "reading", m->dataset);
+  }
+  if (mspace >= 0) H5Sclose(mspace);
+  if (fspace >= 0) H5Sclose(fspace);
+  if (dxpl >= 0) H5Pclose(dxpl);
+  return xio_agree(m->comm, rc, err);
+}
+
+int xio_read_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
+                   void *buf, xio_error *err) {
+  return transfer_block(m, 0, row, nrows, col, ncols, buf, err);
+}
+
+int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
+                    const void *buf, xio_error *err) {
+  return transfer_block(m, 1, row, nrows, col, ncols, (void *)buf, err);
+}
+
+/* ---- attributes ---- */
+
+typedef struct {
+  hid_t to;
+  int skipped;
+  int failed;
+  xio_error *err;
+} attribute_copy;
+
+static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *info, void *data) {
+  (void)info;
+  attribute_copy *copy = data;
+  hid_t attr = H5Aopen(from, name, H5P_DEFAULT);
+  hid_t type = attr >= 0 ? H5Aget_type(attr) : H5I_INVALID_HID; /* a memory type, vlen too */
+  hid_t space = attr >= 0 ? H5Aget_space(attr) : H5I_INVALID_HID;
+  hid_t out = H5I_INVALID_HID;
+  void *buf = NULL;
+  herr_t status = -1;
+  if (type < 0 || space < 0) {
+    xio_fail_h5(copy->err, "cannot read attribute %s", name);
+  } else if (xio_type_has_reference(type)) {
+    copy->skipped++;
+    status = 0;
+  } else {
+    const hssize_t points = H5Sget_simple_extent_npoints(space);
+    const size_t bytes = (size_t)(points > 0 ? points : 0) * H5Tget_size(type);
+    buf = calloc(1, bytes ? bytes : 1);
+    int has_data = points > 0 && H5Sget_simple_extent_type(space) != H5S_NULL;
+    if (buf && (!has_data || H5Aread(attr, type, buf) >= 0)) {
+      out = H5Acreate2(copy->to, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+      if (out >= 0 && (!has_data || H5Awrite(out, type, buf) >= 0)) status = 0;
+      if (has_data) XIO_RECLAIM(type, space, buf); /* frees variable-length parts */
+    }
+    if (status < 0) xio_fail_h5(copy->err, "cannot copy attribute %s", name);
+  }
+  free(buf);
+  if (out >= 0) H5Aclose(out);
+  if (space >= 0) H5Sclose(space);
+  if (type >= 0) H5Tclose(type);
+  if (attr >= 0) H5Aclose(attr);
+  if (status < 0) copy->failed = 1;
+  return status < 0 ? -1 : 0;
+}
+
+int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to, int *skipped,
+                        xio_error *err) {
+  attribute_copy copy = {to->dset, 0, 0, err};
+  hsize_t index = 0;
+  int rc = 0;
+  if (H5Aiterate2(from->dset, H5_INDEX_NAME, H5_ITER_INC, &index, copy_attribute, &copy) < 0) {
+    if (!copy.failed) xio_fail_h5(err, "cannot list the attributes of %s", from->dataset);
+    rc = -1;
+  }
+  *skipped = copy.skipped;
+  return xio_agree(from->comm, rc, err);
+}
+
+int xio_close(xio_matrix *m, xio_error *err) {
+  if (m->comm == MPI_COMM_NULL) return 0;
+  int rc = 0;
+  if (m->dset >= 0 && H5Dclose(m->dset) < 0) rc = xio_fail_h5(err, "closing %s failed", m->dataset);
+  if (m->type >= 0) H5Tclose(m->type);
+  if (m->file >= 0 && H5Fclose(m->file) < 0 && rc == 0)
+    rc = xio_fail_h5(err, "closing the file of %s failed", m->dataset);
+  const MPI_Comm comm = m->comm;
+  matrix_init(m, MPI_COMM_NULL);
+  return xio_agree(comm, rc, err);
+}

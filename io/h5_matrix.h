@@ -1,0 +1,60 @@
+/* A 2-D HDF5 dataset opened for collective MPI-IO, elements as raw bytes.
+ * Every function is collective over the matrix's communicator and returns
+ * 0, or -1 on every rank with one message in err. */
+#ifndef XIO_MATRIX_H
+#define XIO_MATRIX_H
+
+#include <hdf5.h>
+#include <stdint.h>
+
+#include "h5_error.h"
+
+typedef struct {
+  MPI_Comm comm; /* not owned */
+  hid_t file, dset;
+  hid_t type; /* transient copy of the dataset's datatype: the memory type too, so no conversion */
+  int64_t rows, cols;
+  size_t elem_size;
+  char dataset[512]; /* path inside the file */
+} xio_matrix;
+
+/* Marks m as not open, so that xio_close(m) does nothing. */
+void xio_matrix_reset(xio_matrix *m);
+
+/* Opens path's dataset, or with dataset == NULL the file's only 2-D one.
+ * Fails on a missing or non-HDF5 file, a missing dataset, one that is not
+ * 2-D, and datatypes with variable-length data or references. */
+int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_matrix *m,
+                   xio_error *err);
+
+/* Creates a new file (failing if it exists) holding a rows x cols dataset of
+ * `type`, contiguous, never filled (every element gets written). */
+int xio_create_output(MPI_Comm comm, const char *path, const char *dataset, hid_t type,
+                      int64_t rows, int64_t cols, xio_matrix *m, xio_error *err);
+
+/* Reopens a file written by xio_create_output read-only. */
+int xio_open_existing(MPI_Comm comm, const char *path, const char *dataset, xio_matrix *m,
+                      xio_error *err);
+
+/* This rank's block [row, row + nrows) x [col, col + ncols), row-major and
+ * contiguous in buf; blocks may be empty.  Collective MPI-IO. */
+int xio_read_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
+                   void *buf, xio_error *err);
+int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
+                    const void *buf, xio_error *err);
+
+/* Copies every attribute of from's dataset onto to's, with its exact type.
+ * Attributes holding references cannot survive the move to another file:
+ * they are left out and counted in *skipped. */
+int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to, int *skipped, xio_error *err);
+
+/* Closes everything; a failed flush of a written file is reported.  Every
+ * rank must call it for the same matrix, open or not. */
+int xio_close(xio_matrix *m, xio_error *err);
+
+/* Splits "file.h5:/group/dataset" at the first ":/".  dataset_out is ""
+ * when there is none.  Returns -1 when the file part is empty or too long. */
+int xio_split_path(const char *arg, char *file_out, size_t file_size, char *dataset_out,
+                   size_t dataset_size);
+
+#endif

@@ -1,0 +1,49 @@
+/* Pass shapes for transposing a matrix larger than memory.
+ *
+ * A pass moves one block A[r0 : r0+h, c0 : c0+w] of the input into
+ * B[c0 : c0+w, r0 : r0+h] of the output.  Within the pass every rank reads
+ * about h/P rows of the block (runs of w elements in the file) and writes
+ * about w/P rows of the output block (runs of h elements).  Long runs make
+ * MPI-IO fast, so:
+ *   - if whole input rows fit (w = cols), each rank's read is one contiguous
+ *     range of the file, and the write runs are as long as the pass is tall;
+ *   - else if whole columns fit (h = rows), the same holds for the writes;
+ *   - else the block is square, so that reads and writes both run about
+ *     sqrt(budget x ranks / 4 / element size) elements: for very wide or
+ *     very tall matrices that beats full rows, whose write runs would
+ *     shrink to a handful of elements.
+ * Blocks are then evened out (via xpose_block_range) so passes differ by
+ * at most one row or column. */
+#ifndef XIO_PASSES_H
+#define XIO_PASSES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  int64_t rows, cols;             /* the input matrix */
+  int64_t row_passes, col_passes; /* the grid of blocks */
+  int64_t block_rows, block_cols; /* largest block */
+} xio_pass_grid;
+
+/* Largest single transfer per rank per call: keeps every MPI-IO count well
+ * inside int range whatever the budget. */
+#define XIO_MAX_TRANSFER_BYTES ((uint64_t)1 << 30)
+
+/* Bytes one rank needs for an h x w pass over `ranks` ranks: its share of
+ * the input block and of the output block, and the transpose's send and
+ * receive scratch, at most as large again. */
+uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks);
+
+/* Plans the passes for a rows x cols matrix within budget bytes per rank.
+ * Returns -1 if not even a 1 x 1 pass fits. */
+int xio_pass_grid_plan(int64_t rows, int64_t cols, size_t elem_size, int64_t ranks, uint64_t budget,
+                       xio_pass_grid *grid);
+
+int64_t xio_pass_count(const xio_pass_grid *grid);
+
+/* Block of pass `index` (0 <= index < count): column bands outermost. */
+void xio_pass_block(const xio_pass_grid *grid, int64_t index, int64_t *row0, int64_t *nrows,
+                    int64_t *col0, int64_t *ncols);
+
+#endif

@@ -1,0 +1,39 @@
+#include "slab_walk.h"
+
+#include "passes.h"
+#include "xpose.h"
+
+void xio_slab_walk_init(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size,
+                        uint64_t budget, xio_slab_walk *walk) {
+  int rank, nranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  xpose_block_range(rows, nranks, rank, &walk->first, &walk->count);
+  walk->cols = cols;
+  if (budget > XIO_MAX_TRANSFER_BYTES) budget = XIO_MAX_TRANSFER_BYTES;
+  const uint64_t row_bytes = (uint64_t)cols * elem_size;
+  walk->piece_rows = 1;
+  walk->piece_cols = cols;
+  if (row_bytes == 0 || row_bytes <= budget) {
+    walk->piece_rows = row_bytes ? (int64_t)(budget / row_bytes) : walk->count;
+    if (walk->piece_rows > walk->count) walk->piece_rows = walk->count;
+    if (walk->piece_rows < 1) walk->piece_rows = 1;
+  } else {
+    walk->piece_cols = (int64_t)(budget / elem_size);
+    if (walk->piece_cols < 1) walk->piece_cols = 1;
+  }
+  walk->col_pieces = cols ? (cols + walk->piece_cols - 1) / walk->piece_cols : 0;
+  walk->local = walk->col_pieces * ((walk->count + walk->piece_rows - 1) / walk->piece_rows);
+  MPI_Allreduce(&walk->local, &walk->total, 1, MPI_INT64_T, MPI_MAX, comm);
+}
+
+void xio_slab_walk_piece(const xio_slab_walk *walk, int64_t p, int64_t *r0, int64_t *nr,
+                         int64_t *c0, int64_t *nc) {
+  *r0 = *nr = *c0 = *nc = 0;
+  if (p >= walk->local) return;
+  const int64_t end = walk->first + walk->count;
+  *r0 = walk->first + (p / walk->col_pieces) * walk->piece_rows;
+  *nr = end - *r0 < walk->piece_rows ? end - *r0 : walk->piece_rows;
+  *c0 = (p % walk->col_pieces) * walk->piece_cols;
+  *nc = walk->cols - *c0 < walk->piece_cols ? walk->cols - *c0 : walk->piece_cols;
+}

@@ -1,0 +1,37 @@
+/* An exchange engine moves every rank's blocks to every other rank: MPI
+ * point-to-point here; NCCL, CUDA-aware MPI and host staging come with the
+ * CUDA backend behind the same interface. */
+#ifndef XPOSE_EXCHANGE_H
+#define XPOSE_EXCHANGE_H
+
+#include "xpose.h"
+
+/* Per peer rank: bytes sent to / received from it and their offsets in the
+ * send / receive buffers.  64-bit throughout; engines split large messages. */
+typedef struct {
+  int nranks;
+  int64_t *send_bytes, *send_offsets;
+  int64_t *recv_bytes, *recv_offsets;
+} xpose_exchange_layout;
+
+typedef struct xpose_exchange xpose_exchange;
+
+typedef struct {
+  const char *name;
+  /* Begins moving send -> recv as described by the engine's layout. */
+  xpose_status (*start)(xpose_exchange *exchange, const void *send, void *recv);
+  /* Returns when every byte has arrived and every send buffer may be reused. */
+  xpose_status (*wait)(xpose_exchange *exchange);
+  void (*destroy)(xpose_exchange *exchange);
+} xpose_exchange_ops;
+
+struct xpose_exchange {
+  const xpose_exchange_ops *ops;
+  void *state;
+};
+
+/* comm and layout must outlive the engine; max_message_bytes in [1, INT_MAX]. */
+xpose_status xpose_exchange_mpi_create(MPI_Comm comm, const xpose_exchange_layout *layout,
+                                       size_t max_message_bytes, xpose_exchange **exchange);
+
+#endif

@@ -1,0 +1,202 @@
+/* Plan creation, queries and destruction.  Creation is collective and
+ * all-or-nothing: arguments are checked against every other rank's, and any
+ * rank's failure to allocate fails the plan everywhere. */
+#include "plan.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include "check.h"
+
+enum { DEFAULT_MAX_MESSAGE_BYTES = 1 << 30 };
+
+void xpose_config_init(xpose_config *config) {
+  config->backend = XPOSE_BACKEND_AUTO;
+  config->exchange = XPOSE_EXCHANGE_AUTO;
+  config->max_message_bytes = 0;
+}
+
+xpose_status xpose_agree(MPI_Comm comm, xpose_status local) {
+  int worst = 0, mine = (int)local;
+  xpose_status res = XPOSE_SUCCESS;
+  XPOSE_MPICHECKGOTO(MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm), res, fail);
+  return (xpose_status)worst;
+fail:
+  return res;
+}
+
+/* Local checks; ranks compare the normalized values afterwards. */
+static xpose_status check_arguments(int64_t rows, int64_t cols, size_t elem_size,
+                                    const xpose_config *config) {
+  xpose_status res = XPOSE_SUCCESS;
+  XPOSE_REQUIREGOTO(rows >= 0 && cols >= 0, XPOSE_ERROR_INVALID_ARGUMENT, res, fail,
+                    "matrix shape %lld x %lld has a negative extent", (long long)rows,
+                    (long long)cols);
+  XPOSE_REQUIREGOTO(elem_size >= 1 && elem_size <= (size_t)INT64_MAX, XPOSE_ERROR_INVALID_ARGUMENT,
+                    res, fail, "element size %zu is invalid", elem_size);
+  XPOSE_REQUIREGOTO(rows == 0 || cols <= INT64_MAX / rows / (int64_t)elem_size,
+                    XPOSE_ERROR_INVALID_ARGUMENT, res, fail,
+                    "%lld x %lld elements of %zu bytes overflow 64-bit sizes", (long long)rows,
+                    (long long)cols, elem_size);
+  XPOSE_REQUIREGOTO(config->backend == XPOSE_BACKEND_AUTO || config->backend == XPOSE_BACKEND_HOST,
+                    XPOSE_ERROR_UNSUPPORTED, res, fail, "backend %d is not available",
+                    (int)config->backend);
+  XPOSE_REQUIREGOTO(
+      config->exchange == XPOSE_EXCHANGE_AUTO || config->exchange == XPOSE_EXCHANGE_MPI,
+      XPOSE_ERROR_UNSUPPORTED, res, fail,
+      "exchange engine %d is not available with the host backend", (int)config->exchange);
+fail:
+  return res;
+}
+
+/* One MPI_MAX reduction over (status, v, -v, ...) tells every rank the worst
+ * status and whether all ranks passed the same values. */
+static xpose_status agree_on_arguments(MPI_Comm comm, xpose_status local, const int64_t *values,
+                                       int nvalues) {
+  int64_t both[1 + 2 * 8], worst[1 + 2 * 8];
+  xpose_status res = XPOSE_SUCCESS;
+  both[0] = (int64_t)local;
+  for (int i = 0; i < nvalues; i++) {
+    both[1 + 2 * i] = values[i];
+    both[2 + 2 * i] = -values[i];
+  }
+  XPOSE_MPICHECKGOTO(MPI_Allreduce(both, worst, 1 + 2 * nvalues, MPI_INT64_T, MPI_MAX, comm), res,
+                     fail);
+  if (worst[0] != XPOSE_SUCCESS) return (xpose_status)worst[0];
+  for (int i = 0; i < nvalues; i++)
+    XPOSE_REQUIREGOTO(worst[1 + 2 * i] == -worst[2 + 2 * i], XPOSE_ERROR_INVALID_ARGUMENT, res,
+                      fail,
+                      "ranks passed different plan arguments (rows, cols, element size, "
+                      "backend, exchange, max message bytes): argument %d differs",
+                      i);
+fail:
+  return res;
+}
+
+static xpose_status build_layout(xpose_plan plan) {
+  xpose_exchange_layout *l = &plan->layout;
+  xpose_status res = XPOSE_SUCCESS;
+  const int64_t p = plan->nranks;
+  l->nranks = plan->nranks;
+  l->send_bytes = calloc((size_t)p, sizeof(int64_t));
+  l->send_offsets = calloc((size_t)p, sizeof(int64_t));
+  l->recv_bytes = calloc((size_t)p, sizeof(int64_t));
+  l->recv_offsets = calloc((size_t)p, sizeof(int64_t));
+  XPOSE_REQUIREGOTO(l->send_bytes && l->send_offsets && l->recv_bytes && l->recv_offsets,
+                    XPOSE_ERROR_OUT_OF_MEMORY, res, fail, "cannot allocate the exchange layout");
+  int64_t send_total = 0, recv_total = 0;
+  for (int64_t peer = 0; peer < p; peer++) {
+    if (peer == plan->rank) continue; /* the own block is transposed in place */
+    int64_t first, cols_there, rows_there;
+    xpose_block_range(plan->cols, p, peer, &first, &cols_there);
+    xpose_block_range(plan->rows, p, peer, &first, &rows_there);
+    /* To peer: my rows x its columns.  From peer: its rows x my columns. */
+    l->send_offsets[peer] = send_total;
+    l->send_bytes[peer] = plan->in_count * cols_there * (int64_t)plan->elem_size;
+    l->recv_offsets[peer] = recv_total;
+    l->recv_bytes[peer] = rows_there * plan->out_count * (int64_t)plan->elem_size;
+    send_total += l->send_bytes[peer];
+    recv_total += l->recv_bytes[peer];
+  }
+  plan->scratch_bytes = (size_t)(send_total + recv_total);
+  XPOSE_CHECKGOTO(plan->backend->ops->alloc(plan->backend, (size_t)send_total, &plan->send_buf),
+                  res, fail);
+  XPOSE_CHECKGOTO(plan->backend->ops->alloc(plan->backend, (size_t)recv_total, &plan->recv_buf),
+                  res, fail);
+fail:
+  return res;
+}
+
+static void free_plan(xpose_plan plan) {
+  if (plan->backend) {
+    plan->backend->ops->release(plan->backend, plan->send_buf);
+    plan->backend->ops->release(plan->backend, plan->recv_buf);
+    plan->backend->ops->destroy(plan->backend);
+  }
+  if (plan->exchange) plan->exchange->ops->destroy(plan->exchange);
+  free(plan->layout.send_bytes);
+  free(plan->layout.send_offsets);
+  free(plan->layout.recv_bytes);
+  free(plan->layout.recv_offsets);
+  free(plan);
+}
+
+xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size,
+                               const xpose_config *config, xpose_plan *plan_out) {
+  xpose_status res = XPOSE_SUCCESS;
+  xpose_config defaults;
+  xpose_plan plan = NULL;
+  if (!plan_out || comm == MPI_COMM_NULL) return XPOSE_ERROR_INVALID_ARGUMENT;
+  *plan_out = NULL;
+  if (!config) {
+    xpose_config_init(&defaults);
+    config = &defaults;
+  }
+  size_t max_message =
+      config->max_message_bytes ? config->max_message_bytes : (size_t)DEFAULT_MAX_MESSAGE_BYTES;
+  if (max_message > INT_MAX) max_message = INT_MAX;
+
+  plan = calloc(1, sizeof *plan);
+  if (plan) plan->comm = MPI_COMM_NULL;
+  xpose_status local =
+      plan ? check_arguments(rows, cols, elem_size, config) : XPOSE_ERROR_OUT_OF_MEMORY;
+  const int64_t values[] = {rows,
+                            cols,
+                            (int64_t)elem_size,
+                            (int64_t)config->backend,
+                            (int64_t)config->exchange,
+                            (int64_t)max_message};
+  XPOSE_CHECKGOTO(agree_on_arguments(comm, local, values, 6), res, fail);
+
+  XPOSE_MPICHECKGOTO(MPI_Comm_dup(comm, &plan->comm), res, fail);
+  XPOSE_MPICHECKGOTO(MPI_Comm_set_errhandler(plan->comm, MPI_ERRORS_RETURN), res, fail);
+  XPOSE_MPICHECKGOTO(MPI_Comm_rank(plan->comm, &plan->rank), res, fail);
+  XPOSE_MPICHECKGOTO(MPI_Comm_size(plan->comm, &plan->nranks), res, fail);
+  plan->rows = rows;
+  plan->cols = cols;
+  plan->elem_size = elem_size;
+  xpose_block_range(rows, plan->nranks, plan->rank, &plan->in_first, &plan->in_count);
+  xpose_block_range(cols, plan->nranks, plan->rank, &plan->out_first, &plan->out_count);
+
+  local = xpose_backend_host_create(&plan->backend);
+  if (local == XPOSE_SUCCESS) local = build_layout(plan);
+  if (local == XPOSE_SUCCESS)
+    local = xpose_exchange_mpi_create(plan->comm, &plan->layout, max_message, &plan->exchange);
+  XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
+  *plan_out = plan;
+  return XPOSE_SUCCESS;
+fail:
+  if (plan) {
+    if (plan->comm != MPI_COMM_NULL) MPI_Comm_free(&plan->comm);
+    free_plan(plan);
+  }
+  return res;
+}
+
+xpose_status xpose_plan_input_rows(const xpose_plan plan, int64_t *first, int64_t *count) {
+  if (!plan || !first || !count) return XPOSE_ERROR_INVALID_ARGUMENT;
+  *first = plan->in_first;
+  *count = plan->in_count;
+  return XPOSE_SUCCESS;
+}
+
+xpose_status xpose_plan_output_rows(const xpose_plan plan, int64_t *first, int64_t *count) {
+  if (!plan || !first || !count) return XPOSE_ERROR_INVALID_ARGUMENT;
+  *first = plan->out_first;
+  *count = plan->out_count;
+  return XPOSE_SUCCESS;
+}
+
+xpose_status xpose_plan_scratch_bytes(const xpose_plan plan, size_t *bytes) {
+  if (!plan || !bytes) return XPOSE_ERROR_INVALID_ARGUMENT;
+  *bytes = plan->scratch_bytes;
+  return XPOSE_SUCCESS;
+}
+
+xpose_status xpose_plan_destroy(xpose_plan plan) {
+  if (!plan) return XPOSE_SUCCESS;
+  xpose_status res = XPOSE_SUCCESS;
+  if (MPI_Comm_free(&plan->comm) != MPI_SUCCESS) res = XPOSE_ERROR_MPI;
+  free_plan(plan);
+  return res;
+}

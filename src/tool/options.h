@@ -1,0 +1,27 @@
+/* The command line of `xpose`. */
+#ifndef XPOSE_OPTIONS_H
+#define XPOSE_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  const char *input, *output; /* "file.h5[:/dataset]" */
+  uint64_t memory_bytes;      /* per rank; 0: from the node's memory */
+  uint64_t max_message_bytes; /* 0: the library's default */
+  int verify, force, quiet, verbose;
+  int help, version;
+} xpose_cli_options;
+
+/* Exit statuses of the tools. */
+enum { XPOSE_EXIT_OK = 0, XPOSE_EXIT_ERROR = 1, XPOSE_EXIT_USAGE = 2, XPOSE_EXIT_VERIFY = 3 };
+
+/* Returns 0, or -1 with one line in error (a usage error: exit 2).  With
+ * --help or --version set, positional arguments are not required. */
+int xpose_cli_parse(int argc, char **argv, xpose_cli_options *options, char *error,
+                    size_t error_size);
+
+/* The --help text. */
+const char *xpose_cli_usage(void);
+
+#endif

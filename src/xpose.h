@@ -1,0 +1,118 @@
+/* xpose: distributed transpose of dense row-major matrices over MPI.
+ *
+ * A plan describes one transpose of a rows x cols matrix of elem_size-byte
+ * elements, distributed over the ranks of a communicator: every rank owns a
+ * contiguous slab of input rows and, after execution, a contiguous slab of
+ * output rows (output = cols x rows).  Elements are opaque bytes; any
+ * element size works.
+ *
+ *   xpose_plan plan;
+ *   xpose_plan_create(MPI_COMM_WORLD, rows, cols, sizeof(double), NULL, &plan);
+ *   xpose_plan_input_rows(plan, &first, &count);   // this rank's input slab
+ *   xpose_plan_output_rows(plan, &first, &count);  // this rank's output slab
+ *   xpose_execute(plan, in, out);                  // in: count x cols, out: count x rows
+ *   xpose_plan_destroy(plan);
+ *
+ * Plan creation, execution and destruction are collective over the plan's
+ * communicator.  A failure on one rank is a failure on every rank: all ranks
+ * return the same status, so no rank is left waiting.  The library never
+ * prints; install a handler with xpose_set_log_handler() to see its messages.
+ */
+#ifndef XPOSE_H
+#define XPOSE_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XPOSE_VERSION_MAJOR 0
+#define XPOSE_VERSION_MINOR 1
+#define XPOSE_VERSION_PATCH 0
+#define XPOSE_VERSION_STRING "0.1.0"
+
+typedef enum {
+  XPOSE_SUCCESS = 0,
+  XPOSE_ERROR_INVALID_ARGUMENT = 1, /* bad argument, or ranks passed different ones */
+  XPOSE_ERROR_OUT_OF_MEMORY = 2,    /* scratch or bookkeeping allocation failed */
+  XPOSE_ERROR_MPI = 3,              /* an MPI call failed */
+  XPOSE_ERROR_UNSUPPORTED = 4,      /* backend or exchange engine not available */
+  XPOSE_ERROR_CUDA = 5,             /* a CUDA call failed */
+  XPOSE_ERROR_NCCL = 6,             /* an NCCL call failed */
+  XPOSE_ERROR_INTERNAL = 7          /* a bug in xpose: please report it */
+} xpose_status;
+
+/* A short, constant English description of a status. */
+const char *xpose_status_string(xpose_status status);
+
+typedef enum {
+  XPOSE_BACKEND_AUTO = 0, /* host */
+  XPOSE_BACKEND_HOST = 1  /* input and output in host memory */
+} xpose_backend_kind;
+
+typedef enum {
+  XPOSE_EXCHANGE_AUTO = 0, /* the best engine available for the backend */
+  XPOSE_EXCHANGE_MPI = 1   /* point-to-point MPI */
+} xpose_exchange_kind;
+
+typedef struct {
+  xpose_backend_kind backend;
+  xpose_exchange_kind exchange;
+  /* Messages larger than this are split, so no MPI count exceeds INT_MAX.
+   * 0 selects the default (1 GiB); values above INT_MAX are clamped. */
+  size_t max_message_bytes;
+} xpose_config;
+
+/* Fills *config with the defaults. */
+void xpose_config_init(xpose_config *config);
+
+typedef struct xpose_plan_s *xpose_plan;
+
+/* Collective.  rows, cols >= 0, elem_size >= 1, the same on every rank;
+ * config may be NULL for the defaults.  The plan duplicates comm. */
+xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size,
+                               const xpose_config *config, xpose_plan *plan);
+
+/* This rank's input rows [first, first + count) of the rows x cols input. */
+xpose_status xpose_plan_input_rows(const xpose_plan plan, int64_t *first, int64_t *count);
+
+/* This rank's output rows [first, first + count) of the cols x rows output. */
+xpose_status xpose_plan_output_rows(const xpose_plan plan, int64_t *first, int64_t *count);
+
+/* Bytes of scratch memory the plan holds on this rank. */
+xpose_status xpose_plan_scratch_bytes(const xpose_plan plan, size_t *bytes);
+
+/* Collective.  in: this rank's input rows, count x cols, row-major, contiguous.
+ * out: this rank's output rows, count x rows.  in and out must not overlap. */
+xpose_status xpose_execute(xpose_plan plan, const void *in, void *out);
+
+/* Collective.  Frees the plan; NULL is accepted. */
+xpose_status xpose_plan_destroy(xpose_plan plan);
+
+/* The balanced 1-D distribution every plan uses: part `index` of `parts`
+ * owns [first, first + count) of n items; counts differ by at most one and
+ * lower parts get the larger ones.  Parts beyond n own nothing. */
+xpose_status xpose_block_range(int64_t n, int64_t parts, int64_t index, int64_t *first,
+                               int64_t *count);
+
+typedef enum {
+  XPOSE_LOG_ERROR = 0,
+  XPOSE_LOG_WARN = 1,
+  XPOSE_LOG_INFO = 2,
+  XPOSE_LOG_DEBUG = 3
+} xpose_log_level;
+
+/* message is one line without a trailing newline; errors carry file:line. */
+typedef void (*xpose_log_fn)(xpose_log_level level, const char *message, void *user_data);
+
+/* Process-wide; NULL silences the library (the default). */
+void xpose_set_log_handler(xpose_log_fn handler, void *user_data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XPOSE_H */

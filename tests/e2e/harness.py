@@ -1,0 +1,114 @@
+"""Shared pieces of the end-to-end tests: running the tools under mpiexec
+with a hard timeout (a hang is a failure, and no process is left behind),
+and h5py/numpy as the independent reader and writer of test files.
+
+Configured by ctest through the environment: XPOSE, XPOSE_GEN,
+XPOSE_VERIFY_CHECK (programs), MPIEXEC, MPIEXEC_NUMPROC_FLAG and
+MPIEXEC_PREFLAGS."""
+
+import glob
+import hashlib
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import unittest
+
+import h5py
+import numpy as np
+
+XPOSE = os.environ["XPOSE"]
+XPOSE_GEN = os.environ["XPOSE_GEN"]
+XPOSE_VERIFY_CHECK = os.environ.get("XPOSE_VERIFY_CHECK", "")
+MPIEXEC = os.environ.get("MPIEXEC", "mpiexec")
+NUMPROC_FLAG = os.environ.get("MPIEXEC_NUMPROC_FLAG", "-n")
+PREFLAGS = shlex.split(os.environ.get("MPIEXEC_PREFLAGS", ""))
+
+TIMEOUT = 120
+
+
+class Result:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+    def __repr__(self):
+        return f"exit {self.returncode}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+
+
+def mpirun(ranks, args, timeout=TIMEOUT, cwd=None):
+    """Runs args under mpiexec; kills the whole process group on timeout."""
+    cmd = [MPIEXEC, NUMPROC_FLAG, str(ranks), *PREFLAGS, *map(str, args)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=cwd)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(f"hung: {' '.join(cmd)} ran over {timeout} s\n{out}\n{err}")
+    return Result(proc.returncode, out, err)
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def pattern(shape, dtype, seed=0):
+    """Distinct, non-zero values of any numpy dtype (structured ones too)."""
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(1, 255, size=(*shape, dtype.itemsize), dtype=np.uint8)
+    if dtype.kind in "fc":  # keep floats finite: build them from integers
+        n = int(np.prod(shape))
+        values = (np.arange(n, dtype=np.float64) + 1.5).reshape(shape)
+        if dtype.kind == "c":
+            values = values + 1j * (values * 0.5 + 0.25)
+        return values.astype(dtype)
+    return raw.view(dtype).reshape(shape)
+
+
+class ToolTestCase(unittest.TestCase):
+    """Each test gets a fresh directory; helpers write inputs with h5py."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="xpose-e2e-")
+        self.dir = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write_h5(self, name, datasets, attrs=None, libver="earliest"):
+        """datasets: {path: array}; attrs: {dataset path: {name: value}}."""
+        with h5py.File(self.path(name), "w", libver=(libver, "latest")) as f:
+            for key, value in datasets.items():
+                f.create_dataset(key, data=value)
+            for key, values in (attrs or {}).items():
+                for attr, value in values.items():
+                    f[key].attrs[attr] = value
+        return self.path(name)
+
+    def read_h5(self, name, dataset):
+        with h5py.File(self.path(name), "r") as f:
+            return f[dataset][...], f[dataset].dtype, dict(f[dataset].attrs)
+
+    def xpose(self, ranks, *args, timeout=TIMEOUT):
+        return mpirun(ranks, [XPOSE, *args], timeout=timeout, cwd=self.dir)
+
+    def leftovers(self):
+        return glob.glob(os.path.join(self.dir, "*.partial"))
+
+    def assertTransposed(self, in_name, in_dataset, out_name, out_dataset):
+        a, a_type, a_attrs = self.read_h5(in_name, in_dataset)
+        b, b_type, b_attrs = self.read_h5(out_name, out_dataset)
+        self.assertEqual(a_type, b_type, "datatype changed")
+        self.assertEqual(b.shape, a.shape[::-1])
+        self.assertTrue(np.array_equal(a.T, b), "output is not the transpose of the input")
+        self.assertEqual(sorted(a_attrs), sorted(b_attrs), "attributes differ")
+        for key in a_attrs:
+            self.assertTrue(np.array_equal(np.asarray(a_attrs[key]), np.asarray(b_attrs[key])),
+                            f"attribute {key} differs")

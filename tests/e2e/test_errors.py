@@ -1,0 +1,154 @@
+"""End to end: every bad input gets one clear message and a non-zero exit
+on every rank (no hang: each run has a hard timeout), leaves the input
+untouched and leaves no output, partial or otherwise."""
+
+import os
+import unittest
+
+import h5py
+import numpy as np
+
+from harness import ToolTestCase, digest, pattern
+
+USAGE, ERROR = 2, 1
+
+
+class BadInput(ToolTestCase):
+    def setUp(self):
+        super().setUp()
+        self.good = self.write_h5("good.h5", {"/m": pattern((6, 5), "<f4")})
+
+    def expect_failure(self, args, message, code=ERROR, ranks=2, output="out.h5"):
+        inputs = [a.split(":/")[0] for a in args if a.endswith(".h5") or ".h5:/" in a]
+        before = {p: digest(self.path(p)) for p in inputs if os.path.isfile(self.path(p))}
+        existed = os.path.exists(self.path(output))
+        result = self.xpose(ranks, *args)
+        self.assertEqual(result.returncode, code, result)
+        self.assertEqual(result.stderr.count(message), 1,
+                         f"expected the message {message!r} exactly once\n{result}")
+        for p, d in before.items():
+            self.assertEqual(digest(self.path(p)), d, f"{p} was modified")
+        if not existed:
+            self.assertFalse(os.path.exists(self.path(output)), "an output was left behind")
+        self.assertEqual(self.leftovers(), [], "a partial file was left behind")
+        return result
+
+    # ---- files and datasets
+
+    def test_missing_input_file(self):
+        self.expect_failure(["nope.h5", "out.h5"], "nope.h5: No such file or directory")
+
+    def test_input_not_hdf5(self):
+        with open(self.path("text.h5"), "w") as f:
+            f.write("not an HDF5 file\n" * 100)
+        self.expect_failure(["text.h5", "out.h5"], "text.h5 is not an HDF5 file", ranks=3)
+
+    def test_input_is_a_directory(self):
+        os.mkdir(self.path("dir.h5"))
+        self.expect_failure(["dir.h5", "out.h5"], "dir.h5 is a directory")
+
+    def test_missing_dataset(self):
+        self.expect_failure(["good.h5:/nothere", "out.h5"], "good.h5 has no dataset /nothere")
+        self.expect_failure(["good.h5:/a/b/c", "out.h5"], "good.h5 has no dataset /a/b/c")
+
+    def test_group_is_not_a_dataset(self):
+        self.write_h5("g.h5", {"/grp/m": pattern((3, 3), "<i4")})
+        self.expect_failure(["g.h5:/grp", "out.h5"], "g.h5:/grp is not a dataset")
+
+    def test_not_two_dimensional(self):
+        self.write_h5("nd.h5", {"/three": np.ones((2, 3, 4)), "/one": np.arange(5.0),
+                                "/scalar": np.float64(3.0)})
+        self.expect_failure(["nd.h5:/three", "out.h5"], "nd.h5:/three is 3-D (2 x 3 x 4)")
+        self.expect_failure(["nd.h5:/one", "out.h5"], "nd.h5:/one is 1-D (5)", ranks=3)
+        self.expect_failure(["nd.h5:/scalar", "out.h5"], "nd.h5:/scalar is a scalar")
+        self.expect_failure(["nd.h5", "out.h5"], "nd.h5 holds no 2-D dataset")
+
+    def test_several_candidates(self):
+        self.write_h5("two.h5", {"/a": np.ones((2, 2)), "/g/b": np.ones((3, 2))})
+        self.expect_failure(["two.h5", "out.h5"],
+                            "two.h5 holds 2 2-D datasets (/a, /g/b); name one as two.h5:/DATASET")
+
+    def test_variable_length_and_reference_types(self):
+        with h5py.File(self.path("vl.h5"), "w") as f:
+            f.create_dataset("strings", data=np.array([["a", "bb"], ["ccc", "d"]], dtype=object),
+                             dtype=h5py.string_dtype())
+            seq = f.create_dataset("seqs", (2, 2), dtype=h5py.vlen_dtype(np.int32))
+            seq[0, 0] = [1, 2, 3]
+            refs = f.create_dataset("refs", (2, 2), dtype=h5py.ref_dtype)
+            refs[0, 0] = f["strings"].ref
+            f.create_dataset("compound", (2, 2),
+                             dtype=np.dtype([("x", "<i4"), ("s", h5py.string_dtype())]))
+        self.expect_failure(["vl.h5:/strings", "out.h5"], "holds variable-length strings")
+        self.expect_failure(["vl.h5:/seqs", "out.h5"], "holds variable-length sequences")
+        self.expect_failure(["vl.h5:/refs", "out.h5"], "holds references")
+        self.expect_failure(["vl.h5:/compound", "out.h5"], "holds variable-length strings")
+
+    # ---- outputs
+
+    def test_existing_output_needs_force(self):
+        self.write_h5("out.h5", {"/precious": np.arange(7)})
+        before = digest(self.path("out.h5"))
+        self.expect_failure(["good.h5", "out.h5"], "output out.h5 exists; use --force to replace it")
+        self.assertEqual(digest(self.path("out.h5")), before, "an existing output was modified")
+
+    def test_output_is_the_input(self):
+        os.symlink("good.h5", self.path("link.h5"))
+        os.link(self.path("good.h5"), self.path("hard.h5"))
+        for out in ("good.h5", "link.h5", "hard.h5", "./good.h5"):
+            with self.subTest(output=out):
+                self.expect_failure(["--force", "good.h5", out], "is the input file", output=out)
+
+    def test_unwritable_destination(self):
+        self.expect_failure(["good.h5", "missing/dir/out.h5"],
+                            "output directory missing/dir: No such file or directory",
+                            output="missing/dir/out.h5")
+        if os.geteuid() == 0:  # root may write anywhere a file system allows
+            result = self.expect_failure(["good.h5", "/proc/xpose-test.h5"], "cannot create",
+                                         output="/proc/xpose-test.h5")
+        else:
+            os.mkdir(self.path("ro"), 0o555)
+            result = self.expect_failure(["good.h5", "ro/out.h5"], "cannot write to ro",
+                                         output="ro/out.h5")
+        self.assertIn("xpose: error:", result.stderr)
+
+    def test_output_is_a_directory(self):
+        os.mkdir(self.path("d.h5"))
+        self.expect_failure(["--force", "good.h5", "d.h5"], "output d.h5 is a directory",
+                            output="d.h5/x")
+
+    # ---- the command line
+
+    def test_malformed_sizes(self):
+        for size in ("12Q", "0", "-5", "1.5.5", "", "G", "99999999999T"):
+            with self.subTest(size=size):
+                self.expect_failure(["--memory", size, "good.h5", "out.h5"],
+                                    f"invalid --memory '{size}'", code=USAGE)
+        self.expect_failure(["--max-message", "3G", "good.h5", "out.h5"],
+                            "invalid --max-message '3G'", code=USAGE)
+
+    def test_malformed_command_lines(self):
+        self.expect_failure(["--frobnicate", "good.h5", "out.h5"], "unknown option '--frobnicate'",
+                            code=USAGE)
+        self.expect_failure(["-x", "good.h5", "out.h5"], "unknown option '-x'", code=USAGE)
+        self.expect_failure(["good.h5"], "missing arguments", code=USAGE)
+        self.expect_failure(["good.h5", "out.h5", "extra.h5"], "unexpected argument 'extra.h5'",
+                            code=USAGE)
+        self.expect_failure(["good.h5", "out.h5", "--memory"], "option '--memory' needs a value",
+                            code=USAGE)
+        self.expect_failure([":/m", "out.h5"], "invalid input ':/m'", code=USAGE)
+        self.expect_failure(["-q", "-v", "good.h5", "out.h5"], "--quiet and --verbose", code=USAGE)
+
+    def test_help_and_version(self):
+        result = self.xpose(2, "--help")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertEqual(result.stdout.count("Usage: xpose"), 1, result)
+        for option in ("--memory", "--verify", "--force", "--quiet", "--verbose", "--max-message",
+                       "--version", "Exit status"):
+            self.assertIn(option, result.stdout)
+        result = self.xpose(1, "--version")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertRegex(result.stdout, r"^xpose \d+\.\d+\.\d+ \(HDF5 ")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

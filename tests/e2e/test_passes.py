@@ -1,0 +1,131 @@
+"""End to end: datasets many times larger than the memory budget are
+transposed in passes (full rows, full columns and square blocks), the
+generator and --verify agree, small message limits work through the tool,
+and --verify's checksum catches a wrong output."""
+
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+
+import h5py
+import numpy as np
+
+from harness import (MPIEXEC, NUMPROC_FLAG, PREFLAGS, XPOSE, XPOSE_GEN, XPOSE_VERIFY_CHECK,
+                     ToolTestCase, mpirun, pattern)
+
+
+class Passes(ToolTestCase):
+    def transpose_in_passes(self, shape, dtype, ranks, memory, min_passes):
+        data = pattern(shape, dtype)
+        self.write_h5("in.h5", {"/m": data})
+        result = self.xpose(ranks, "--memory", memory, "--verify", "-v", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+        plan = re.search(r"(\d+) pass\(es\): .* blocks up to (\d+) x (\d+)", result.stderr)
+        self.assertIsNotNone(plan, result)
+        passes, block_rows, block_cols = map(int, plan.groups())
+        self.assertGreaterEqual(passes, min_passes, result)
+        return block_rows, block_cols
+
+    def test_square_blocks_budget_64_times_smaller(self):
+        # 8 MB of float64 with 64 KiB per rank on 2 ranks: 128 KiB in all.
+        rows, cols = self.transpose_in_passes((1009, 997), "<f8", 2, "64K", 64)
+        self.assertLess(abs(rows - cols), 2, "neither dimension fits: blocks should be square")
+
+    def test_very_wide_matrix_whole_columns(self):
+        # Whole columns: every pass writes one contiguous range of the output.
+        self.assertEqual(self.transpose_in_passes((7, 60013), "<i4", 3, "32K", 20)[0], 7)
+
+    def test_very_tall_matrix_whole_rows(self):
+        # Whole rows: every pass reads one contiguous range of the input.
+        self.assertEqual(self.transpose_in_passes((60013, 7), ">c8", 4, "32K", 20)[1], 7)
+
+    def test_odd_element_size_in_passes(self):
+        self.transpose_in_passes((333, 211), "S12", 3, "16K", 30)
+
+    def test_generator_round_trip_and_twice_is_identity(self):
+        for dtype in ("f32", "c128", "s9", "o3", "u16"):
+            with self.subTest(dtype=dtype):
+                gen = mpirun(3, [XPOSE_GEN, "--force", "--type", dtype, "--big-endian", 211, 97,
+                                 self.path("g.h5")])
+                self.assertEqual(gen.returncode, 0, gen)
+                one = self.xpose(2, "--force", "--verify", "--memory", "20K", "g.h5", "t.h5")
+                self.assertEqual(one.returncode, 0, one)
+                two = self.xpose(4, "--force", "--verify", "t.h5", "tt.h5")
+                self.assertEqual(two.returncode, 0, two)
+                a, a_type, _ = self.read_h5("g.h5", "/matrix")
+                b, b_type, _ = self.read_h5("tt.h5", "/matrix")
+                self.assertEqual(a_type, b_type)
+                self.assertTrue(np.array_equal(a, b), "transposing twice changed the data")
+
+    def test_generator_is_deterministic_across_rank_counts(self):
+        for ranks in (1, 4):
+            gen = mpirun(ranks, [XPOSE_GEN, "--type", "i32", "--memory", "8K", 53, 41,
+                                 self.path(f"g{ranks}.h5")])
+            self.assertEqual(gen.returncode, 0, gen)
+        a, _, _ = self.read_h5("g1.h5", "/matrix")
+        b, _, _ = self.read_h5("g4.h5", "/matrix")
+        self.assertTrue(np.array_equal(a, b))
+        self.assertGreater(np.count_nonzero(a), a.size * 0.99, "generator wrote zeros")
+
+    def test_tiny_message_limit_through_the_tool(self):
+        self.write_h5("in.h5", {"/m": pattern((131, 67), "<f8")})
+        result = self.xpose(3, "--max-message", "100", "--verify", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+
+
+@unittest.skipUnless(XPOSE_VERIFY_CHECK, "verify_check not built")
+class VerifyCatchesErrors(ToolTestCase):
+    """The checksum --verify relies on, against outputs known to be wrong."""
+
+    def verdict(self, out):
+        with h5py.File(self.path("out.h5"), "w") as f:
+            f["/m"] = out
+        result = mpirun(2, [XPOSE_VERIFY_CHECK, self.path("in.h5"), "/m", self.path("out.h5"), "/m"])
+        self.assertIn(result.returncode, (0, 3), result)
+        return result.returncode == 0
+
+    def test_verdicts(self):
+        a = pattern((29, 17), "<i8")
+        self.write_h5("in.h5", {"/m": a})
+        self.assertTrue(self.verdict(a.T.copy()))
+        changed = a.T.copy()
+        changed[3, 5] += 1
+        self.assertFalse(self.verdict(changed))
+        swapped = a.T.copy()
+        swapped[[0, 1], 2] = swapped[[1, 0], 2]
+        self.assertFalse(self.verdict(swapped))
+        self.assertFalse(self.verdict(a.reshape(17, 29)))  # right shape, wrong layout
+        self.assertFalse(self.verdict(a.T.astype(">i8")))  # right values, other datatype
+
+
+class Interrupted(ToolTestCase):
+    def test_sigterm_leaves_no_partial_output(self):
+        # About 100 000 tiny passes: seconds of work, interrupted early.
+        self.write_h5("in.h5", {"/m": pattern((2500, 2500), "<f8")})
+        cmd = [MPIEXEC, NUMPROC_FLAG, "2", *PREFLAGS, XPOSE, "--memory", "2K", "in.h5", "out.h5"]
+        proc = subprocess.Popen(cmd, cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        deadline = time.time() + 30
+        while not self.leftovers() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        self.assertIsNone(proc.poll(), "the run ended before it could be interrupted")
+        self.assertTrue(self.leftovers(), "no partial file was being written")
+        time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertFalse(os.path.exists(self.path("out.h5")), "an interrupted run left an output")
+        self.assertEqual(self.leftovers(), [])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,102 @@
+/* The command line of xpose: options, sizes, counts, usage errors. */
+#include <string.h>
+
+#include "options.h"
+#include "size.h"
+#include "test_util.h"
+
+static int parse(const char *line, xpose_cli_options *o, char *error) {
+  static char copy[512]; /* options point into it */
+  char *argv[32];
+  int argc = 0;
+  snprintf(copy, sizeof copy, "xpose %s", line);
+  for (char *tok = strtok(copy, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
+  argv[argc] = NULL;
+  error[0] = '\0';
+  return xpose_cli_parse(argc, argv, o, error, 256);
+}
+
+static void expect_error(const char *line, const char *message) {
+  xpose_cli_options o;
+  char error[256];
+  EXPECT(parse(line, &o, error) == -1 && strstr(error, message),
+         "'%s': expected an error containing '%s', got '%s'", line, message, error);
+}
+
+static void expect_size(const char *text, uint64_t expected) {
+  uint64_t got = 0;
+  EXPECT(xpose_parse_size(text, &got) == 0 && got == expected, "size '%s' = %llu, expected %llu",
+         text, (unsigned long long)got, (unsigned long long)expected);
+}
+
+static void expect_bad_size(const char *text) {
+  uint64_t got = 0;
+  EXPECT(xpose_parse_size(text, &got) == -1, "size '%s' accepted as %llu", text,
+         (unsigned long long)got);
+}
+
+int main(void) {
+  xpose_cli_options o;
+  char error[256];
+  EXPECT(parse("in.h5 out.h5:/t", &o, error) == 0, "%s", error);
+  EXPECT(!strcmp(o.input, "in.h5") && !strcmp(o.output, "out.h5:/t"), "positional arguments");
+  EXPECT(o.memory_bytes == 0 && !o.verify && !o.force && !o.quiet && !o.verbose, "defaults");
+
+  EXPECT(parse("-m 512M --verify -f -q a.h5 b.h5", &o, error) == 0, "%s", error);
+  EXPECT(o.memory_bytes == 512ull << 20 && o.verify && o.force && o.quiet, "short options");
+  EXPECT(parse("a.h5 --memory=1.5G b.h5 --verbose --max-message 4K", &o, error) == 0, "%s", error);
+  EXPECT(o.memory_bytes == 3ull << 29 && o.verbose && o.max_message_bytes == 4096,
+         "long options after positionals");
+  EXPECT(parse("--help", &o, error) == 0 && o.help, "--help alone");
+  EXPECT(parse("-V", &o, error) == 0 && o.version, "-V alone");
+
+  expect_error("--frobnicate a b", "unknown option '--frobnicate'");
+  expect_error("-x a b", "unknown option '-x'");
+  expect_error("a b --memory", "option '--memory' needs a value");
+  expect_error("a", "missing arguments");
+  expect_error("a b c", "unexpected argument 'c'");
+  expect_error("--memory 12Q a b", "invalid --memory '12Q'");
+  expect_error("--memory 0 a b", "invalid --memory '0'");
+  expect_error("--max-message 2G a b", "invalid --max-message '2G'");
+  expect_error("-q -v a b", "--quiet and --verbose");
+
+  expect_size("4096", 4096);
+  expect_size("1K", 1024);
+  expect_size("2KiB", 2048);
+  expect_size("3mb", 3ull << 20);
+  expect_size("1T", 1ull << 40);
+  expect_size("0.5K", 512);
+  expect_size("1.25G", 5ull << 28);
+  expect_size("7B", 7);
+  expect_size("16777215T", 16777215ull << 40);
+  const char *bad[] = {"",
+                       "G",
+                       "-1",
+                       "+1",
+                       "1.",
+                       ".5",
+                       "1.5.5",
+                       "12Q",
+                       "1 G",
+                       "0",
+                       "0.0001K",
+                       "16777216T",
+                       "99999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) expect_bad_size(bad[i]);
+
+  int64_t v = 0;
+  EXPECT(xpose_parse_count("9223372036854775807", &v) == 0 && v == INT64_MAX, "INT64_MAX");
+  const char *bad_counts[] = {"0", "-1", "12a", "", "9223372036854775808", "1e3"};
+  for (size_t i = 0; i < sizeof bad_counts / sizeof *bad_counts; i++)
+    EXPECT(xpose_parse_count(bad_counts[i], &v) == -1, "count '%s' accepted", bad_counts[i]);
+
+  char text[32];
+  xpose_format_bytes(512, text, sizeof text);
+  EXPECT(!strcmp(text, "512 B"), "%s", text);
+  xpose_format_bytes(3ull << 29, text, sizeof text);
+  EXPECT(!strcmp(text, "1.50 GiB"), "%s", text);
+
+  if (test_failures) return 1;
+  printf("options: all checks passed\n");
+  return 0;
+}

@@ -1,0 +1,78 @@
+/* Pass planning: every pass fits the budget, passes tile the matrix exactly
+ * once, and shapes follow the rule in passes.h (whole rows, whole columns,
+ * else square). */
+#include <string.h>
+
+#include "passes.h"
+#include "test_util.h"
+
+static void check(int64_t rows, int64_t cols, size_t es, int64_t ranks, uint64_t budget) {
+  xio_pass_grid g;
+  const int rc = xio_pass_grid_plan(rows, cols, es, ranks, budget, &g);
+  if (rc != 0) {
+    EXPECT(xio_pass_bytes(1, 1, es, ranks) > budget, "%lldx%lld es=%zu P=%lld budget=%llu refused",
+           (long long)rows, (long long)cols, es, (long long)ranks, (unsigned long long)budget);
+    return;
+  }
+  EXPECT(xio_pass_bytes(g.block_rows, g.block_cols, es, ranks) <= budget || xio_pass_count(&g) == 1,
+         "%lldx%lld: %lldx%lld blocks exceed %llu bytes", (long long)rows, (long long)cols,
+         (long long)g.block_rows, (long long)g.block_cols, (unsigned long long)budget);
+  const int whole =
+      xio_pass_bytes(rows, cols, es, ranks) <= budget &&
+      (uint64_t)((rows + ranks - 1) / ranks) * (uint64_t)cols * es <= XIO_MAX_TRANSFER_BYTES &&
+      (uint64_t)((cols + ranks - 1) / ranks) * (uint64_t)rows * es <= XIO_MAX_TRANSFER_BYTES;
+  EXPECT(!whole || xio_pass_count(&g) == 1, "%lldx%lld fits but took %lld passes", (long long)rows,
+         (long long)cols, (long long)xio_pass_count(&g));
+  /* Exact tiling: areas add up, blocks stay inside, each cell covered once (small cases). */
+  const int small = rows * cols <= 20000;
+  unsigned char *seen = small ? calloc((size_t)(rows * cols) + 1, 1) : NULL;
+  int64_t area = 0;
+  for (int64_t p = 0; p < xio_pass_count(&g); p++) {
+    int64_t r0, nr, c0, nc;
+    xio_pass_block(&g, p, &r0, &nr, &c0, &nc);
+    EXPECT(nr >= 1 && nc >= 1 && nr <= g.block_rows && nc <= g.block_cols && r0 + nr <= rows &&
+               c0 + nc <= cols,
+           "pass %lld out of range", (long long)p);
+    area += nr * nc;
+    for (int64_t i = 0; seen && i < nr; i++)
+      for (int64_t j = 0; j < nc; j++) seen[(r0 + i) * cols + c0 + j]++;
+  }
+  EXPECT(area == rows * cols, "passes cover %lld of %lld elements", (long long)area,
+         (long long)(rows * cols));
+  for (int64_t k = 0; seen && k < rows * cols; k++)
+    EXPECT(seen[k] == 1, "element %lld covered %d times", (long long)k, seen[k]);
+  free(seen);
+}
+
+int main(void) {
+  const int64_t dims[] = {1, 2, 7, 24, 97, 1009, 60013};
+  const size_t sizes[] = {1, 8, 12};
+  const int64_t ranks[] = {1, 3, 4};
+  const uint64_t budgets[] = {16, 4096, 65536, 1 << 20};
+  for (size_t a = 0; a < 7; a++)
+    for (size_t b = 0; b < 7; b++)
+      for (size_t s = 0; s < 3; s++)
+        for (size_t r = 0; r < 3; r++)
+          for (size_t m = 0; m < 4; m++) check(dims[a], dims[b], sizes[s], ranks[r], budgets[m]);
+
+  xio_pass_grid g;
+  /* Shapes: tall -> whole rows, wide -> whole columns, both large -> square. */
+  EXPECT(xio_pass_grid_plan(60013, 7, 8, 4, 32768, &g) == 0 && g.block_cols == 7, "tall");
+  EXPECT(xio_pass_grid_plan(7, 60013, 8, 4, 32768, &g) == 0 && g.block_rows == 7, "wide");
+  EXPECT(xio_pass_grid_plan(1009, 997, 8, 2, 65536, &g) == 0 && g.block_rows < 1009 &&
+             g.block_cols < 997 &&
+             (g.block_rows - g.block_cols) * (g.block_rows - g.block_cols) <= 4,
+         "square: %lld x %lld", (long long)g.block_rows, (long long)g.block_cols);
+  EXPECT(xio_pass_grid_plan(5, 5, 8, 1, 31, &g) == -1, "budget below one element accepted");
+  /* Large: 2^40 elements with 64 GiB budgets stay within the transfer cap. */
+  EXPECT(xio_pass_grid_plan((int64_t)1 << 20, (int64_t)1 << 20, 8, 16, 64ull << 30, &g) == 0,
+         "large plan");
+  int64_t per_rank = (g.block_rows + 15) / 16 * g.block_cols * 8;
+  EXPECT(per_rank <= (int64_t)XIO_MAX_TRANSFER_BYTES, "transfer cap exceeded: %lld",
+         (long long)per_rank);
+  EXPECT(xio_pass_count(&g) > 1, "2^40 elements in one pass");
+  check((int64_t)1 << 20, (int64_t)1 << 20, 8, 16, 64ull << 30);
+  if (test_failures) return 1;
+  printf("pass grid: all checks passed\n");
+  return 0;
+}

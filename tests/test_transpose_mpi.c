@@ -1,0 +1,151 @@
+/* The distributed transpose under mpiexec with any number of ranks: every
+ * shape up to 24 x 24 (and empty ones), 1 x N, N x 1, prime shapes, element
+ * sizes 1..24, transpose twice == identity, messages split far below
+ * INT_MAX (the large-count path), and collective failure: one rank's bad
+ * argument fails every rank, and nobody hangs. */
+#include <string.h>
+
+#include "test_util.h"
+#include "xpose.h"
+
+static int rank, nranks;
+static int log_messages;
+
+static void count_log(xpose_log_level level, const char *message, void *user_data) {
+  (void)level, (void)message, (void)user_data;
+  log_messages++;
+}
+
+static void fill_input(unsigned char *in, int64_t first, int64_t count, int64_t cols, size_t es) {
+  for (int64_t i = 0; i < count; i++)
+    for (int64_t j = 0; j < cols; j++)
+      for (size_t k = 0; k < es; k++)
+        in[((size_t)i * cols + j) * es + k] = pattern_byte(first + i, j, k);
+}
+
+static void run_case(int64_t rows, int64_t cols, size_t es, const xpose_config *config) {
+  xpose_plan forward = NULL, backward = NULL;
+  int64_t in_first, in_count, out_first, out_count, back_first, back_count;
+  xpose_status st = xpose_plan_create(MPI_COMM_WORLD, rows, cols, es, config, &forward);
+  EXPECT(st == XPOSE_SUCCESS, "plan %lldx%lld es=%zu: %s", (long long)rows, (long long)cols, es,
+         xpose_status_string(st));
+  st = xpose_plan_create(MPI_COMM_WORLD, cols, rows, es, config, &backward);
+  EXPECT(st == XPOSE_SUCCESS, "backward plan: %s", xpose_status_string(st));
+  if (!forward || !backward) goto done;
+  xpose_plan_input_rows(forward, &in_first, &in_count);
+  xpose_plan_output_rows(forward, &out_first, &out_count);
+  xpose_plan_output_rows(backward, &back_first, &back_count);
+  EXPECT(back_first == in_first && back_count == in_count, "backward plan slabs differ");
+  const size_t in_bytes = (size_t)(in_count * cols) * es,
+               out_bytes = (size_t)(out_count * rows) * es;
+  unsigned char *in = malloc(in_bytes + 1), *out = malloc(out_bytes + 1),
+                *again = malloc(in_bytes + 1);
+  if (!in || !out || !again) abort();
+  fill_input(in, in_first, in_count, cols, es);
+  memset(out, POISON, out_bytes);
+  memset(again, POISON, in_bytes);
+  st = xpose_execute(forward, in, out);
+  EXPECT(st == XPOSE_SUCCESS, "execute: %s", xpose_status_string(st));
+  int64_t wrong = 0;
+  for (int64_t j = 0; j < out_count; j++)
+    for (int64_t i = 0; i < rows; i++)
+      for (size_t k = 0; k < es; k++)
+        wrong += out[((size_t)j * rows + i) * es + k] != pattern_byte(i, out_first + j, k);
+  EXPECT(wrong == 0, "%lldx%lld es=%zu on %d ranks: rank %d has %lld wrong bytes", (long long)rows,
+         (long long)cols, es, nranks, rank, (long long)wrong);
+  st = xpose_execute(backward, out, again);
+  EXPECT(st == XPOSE_SUCCESS, "execute backward: %s", xpose_status_string(st));
+  EXPECT(memcmp(in, again, in_bytes) == 0, "%lldx%lld es=%zu: transposing twice is not identity",
+         (long long)rows, (long long)cols, es);
+  free(in);
+  free(out);
+  free(again);
+done:
+  EXPECT(xpose_plan_destroy(forward) == XPOSE_SUCCESS, "destroy");
+  EXPECT(xpose_plan_destroy(backward) == XPOSE_SUCCESS, "destroy");
+}
+
+static void expect_collective_failure(const char *what, int64_t rows, int64_t cols, size_t es,
+                                      const xpose_config *config, xpose_status expected) {
+  xpose_plan plan = (xpose_plan)&plan; /* must be reset to NULL */
+  const xpose_status st = xpose_plan_create(MPI_COMM_WORLD, rows, cols, es, config, &plan);
+  EXPECT(st == expected && plan == NULL, "%s: rank %d got '%s', expected '%s'", what, rank,
+         xpose_status_string(st), xpose_status_string(expected));
+}
+
+static void failure_cases(void) {
+  const int last = nranks - 1;
+  if (nranks > 1) /* one rank cannot disagree with itself */
+    expect_collective_failure("rows differ on the last rank", rank == last ? 11 : 10, 7, 4, NULL,
+                              XPOSE_ERROR_INVALID_ARGUMENT);
+  expect_collective_failure("element size 0 on rank 0", 10, 7, rank == 0 ? 0 : 4, NULL,
+                            XPOSE_ERROR_INVALID_ARGUMENT);
+  expect_collective_failure("negative rows everywhere", -1, 7, 4, NULL,
+                            XPOSE_ERROR_INVALID_ARGUMENT);
+  expect_collective_failure("overflowing size", INT64_MAX / 2, 4, 8, NULL,
+                            XPOSE_ERROR_INVALID_ARGUMENT);
+  xpose_config bad;
+  xpose_config_init(&bad);
+  if (rank == last) bad.backend = (xpose_backend_kind)99;
+  expect_collective_failure("unknown backend on the last rank", 10, 7, 4, &bad,
+                            XPOSE_ERROR_UNSUPPORTED);
+
+  /* A NULL buffer on the last rank fails execution on every rank. */
+  xpose_plan plan = NULL;
+  EXPECT(xpose_plan_create(MPI_COMM_WORLD, 40, 30, 8, NULL, &plan) == XPOSE_SUCCESS, "plan");
+  double *in = calloc(40 * 30, sizeof(double)), *out = calloc(40 * 30, sizeof(double));
+  xpose_status st = xpose_execute(plan, rank == last ? NULL : in, out);
+  EXPECT(st == XPOSE_ERROR_INVALID_ARGUMENT, "NULL input on the last rank: rank %d got '%s'", rank,
+         xpose_status_string(st));
+  st = xpose_execute(plan, in, in); /* in place is refused everywhere */
+  EXPECT(st == XPOSE_ERROR_INVALID_ARGUMENT, "in place: rank %d got '%s'", rank,
+         xpose_status_string(st));
+  st = xpose_execute(plan, in, out); /* and the plan still works */
+  EXPECT(st == XPOSE_SUCCESS, "after failures: %s", xpose_status_string(st));
+  xpose_plan_destroy(plan);
+  free(in);
+  free(out);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  xpose_set_log_handler(count_log, NULL);
+  int64_t cases = 0;
+
+  const size_t sizes[] = {1, 2, 4, 8, 16, 3, 12};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+    for (int64_t r = 0; r <= 24; r++)
+      for (int64_t c = 0; c <= 24; c++, cases++) run_case(r, c, sizes[s], NULL);
+
+  const int64_t lines[][2] = {{1, 1000}, {1000, 1}, {2, 999}, {999, 3}, {97, 89}, {1009, 997}};
+  const size_t line_sizes[] = {1, 4, 8, 16, 24};
+  for (size_t l = 0; l < sizeof lines / sizeof *lines; l++)
+    for (size_t s = 0; s < sizeof line_sizes / sizeof *line_sizes; s++, cases++)
+      run_case(lines[l][0], lines[l][1], line_sizes[s], NULL);
+
+  /* Large-count path: every block split into many messages. */
+  xpose_config split;
+  xpose_config_init(&split);
+  const size_t limits[] = {1, 7, 1000, 4096};
+  for (size_t m = 0; m < sizeof limits / sizeof *limits; m++, cases += 2) {
+    split.max_message_bytes = limits[m];
+    run_case(limits[m] < 8 ? 13 : 97, limits[m] < 8 ? 11 : 89, 8, &split);
+    run_case(limits[m] < 8 ? 9 : 1009, limits[m] < 8 ? 17 : 997, 4, &split);
+  }
+  split.max_message_bytes = SIZE_MAX; /* clamped to INT_MAX */
+  run_case(31, 37, 2, &split);
+
+  log_messages = 0;
+  failure_cases();
+  EXPECT(log_messages > 0 || rank != nranks - 1, "the failing rank logged nothing");
+
+  int failures = test_failures, total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0)
+    printf("distributed transpose on %d rank(s): %lld cases, %d failure(s)\n", nranks,
+           (long long)cases, total);
+  MPI_Finalize();
+  return total ? 1 : 0;
+}
