@@ -68,8 +68,10 @@ void xpose_report_progress(int64_t passes_done, int64_t passes, uint64_t bytes_d
   if (report.rank != 0 || report.quiet) return;
   const double now = MPI_Wtime(), elapsed = now - report.start;
   const int last = passes_done == passes;
-  if (elapsed < 2.0 || (!last && now - report.last_print < (report.tty ? 0.5 : 10.0))) return;
-  if (last && !report.progress_shown) return; /* a short run needs no progress */
+  /* Nothing for short runs; the first line after 2 s, then a redraw twice a
+   * second on a terminal or a new line every 10 s in a log, and the end. */
+  if (elapsed < 2.0 || (last && !report.progress_shown)) return;
+  if (!last && report.progress_shown && now - report.last_print < (report.tty ? 0.5 : 10.0)) return;
   char done[32], total[32];
   xpose_format_bytes(bytes_done, done, sizeof done);
   xpose_format_bytes(bytes_total, total, sizeof total);

@@ -103,6 +103,20 @@ class VerifyCatchesErrors(ToolTestCase):
         self.assertFalse(self.verdict(a.T.astype(">i8")))  # right values, other datatype
 
 
+class Progress(ToolTestCase):
+    def test_long_run_reports_progress(self):
+        # Tens of thousands of tiny passes: a few seconds, past the 2 s mark.
+        self.write_h5("in.h5", {"/m": pattern((2000, 2000), "<f8")})
+        result = self.xpose(2, "--memory", "1K", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        lines = [l for l in result.stderr.splitlines() if l.startswith("xpose: pass ")]
+        self.assertGreaterEqual(len(lines), 2, result)
+        self.assertRegex(lines[0], r"^xpose: pass \d+/\d+, +\d+% \(.* of 30.52 MiB\), [\d.]+ GB/s, \d+ s left$")
+        self.assertRegex(lines[-1], r"100% \(30.52 MiB of 30.52 MiB\)")
+        quiet = self.xpose(2, "--force", "--quiet", "--memory", "1K", "in.h5", "out.h5")
+        self.assertEqual((quiet.returncode, quiet.stdout, quiet.stderr), (0, "", ""), quiet)
+
+
 class Interrupted(ToolTestCase):
     def test_sigterm_leaves_no_partial_output(self):
         # About 100 000 tiny passes: seconds of work, interrupted early.
