@@ -1,0 +1,90 @@
+/* The GPU transpose kernel against the definition, on the GPU: element sizes
+ * 1..24 bytes, shapes around every tile boundary, primes, aligned rows (16-
+ * byte vector path) and misaligned ones (padded odd pitches, offset
+ * pointers), with untouched padding checked.  Skips without a GPU. */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_test_util.h"
+#include "test_util.h"
+#include "transpose_kernels.h"
+
+#define CUDA_OK(call)                                                                        \
+  do {                                                                                       \
+    cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) {                                                                 \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      exit(1);                                                                               \
+    }                                                                                        \
+  } while (0)
+
+static long long cases;
+
+/* ld_extra: padding elements per row; offset: bytes added to both pointers. */
+static void check(size_t es, int64_t rows, int64_t cols, int64_t ld_extra, size_t offset) {
+  const int64_t ld_src = cols + ld_extra, ld_dst = rows + ld_extra;
+  const size_t src_bytes = (size_t)(rows * ld_src) * es, dst_bytes = (size_t)(cols * ld_dst) * es;
+  char *src, *dst;
+  CUDA_OK(cudaMalloc((void **)&src, src_bytes + offset + 16));
+  CUDA_OK(cudaMalloc((void **)&dst, dst_bytes + offset + 16));
+  CUDA_OK(xpose_test_fill(src + offset, ld_src, rows, ld_src, es, 7, 0));
+  CUDA_OK(cudaMemset(dst, POISON, dst_bytes + offset + 16));
+  CUDA_OK(xpose_cuda_transpose(src + offset, ld_src, dst + offset, ld_dst, rows, cols, es, 0));
+  unsigned long long wrong = 0;
+  CUDA_OK(xpose_test_count_wrong(src + offset, ld_src, dst + offset, ld_dst, rows, cols, es, &wrong,
+                                 0));
+  /* Padding columns of dst and the bytes around it must still be poison. */
+  unsigned char *host = malloc(dst_bytes + offset + 16);
+  CUDA_OK(cudaMemcpy(host, dst, dst_bytes + offset + 16, cudaMemcpyDeviceToHost));
+  long long touched = 0;
+  for (size_t b = 0; b < offset; b++) touched += host[b] != POISON;
+  for (size_t b = offset + dst_bytes; b < dst_bytes + offset + 16; b++)
+    touched += host[b] != POISON;
+  for (int64_t j = 0; j < cols; j++)
+    for (int64_t i = rows; i < ld_dst; i++)
+      for (size_t k = 0; k < es; k++)
+        touched += host[offset + ((size_t)(j * ld_dst + i)) * es + k] != POISON;
+  EXPECT(wrong == 0 && touched == 0,
+         "es=%zu %lldx%lld ld+%lld offset %zu: %llu wrong, %lld bytes written outside", es,
+         (long long)rows, (long long)cols, (long long)ld_extra, offset, wrong, touched);
+  free(host);
+  CUDA_OK(cudaFree(src));
+  CUDA_OK(cudaFree(dst));
+  cases++;
+}
+
+int main(int argc, char **argv) {
+  /* --quick: a few shapes of every size, for compute-sanitizer. */
+  const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    printf("skipped: no GPU\n");
+    return XPOSE_TEST_SKIPPED;
+  }
+  const size_t sizes[] = {1, 2, 4, 8, 16, 3, 12, 24};
+  const int64_t dims[] = {1,  2,  3,  7,   8,   15,  16,  17,  31,  32,
+                          33, 64, 65, 127, 128, 129, 255, 256, 257, 513};
+  const int64_t quick_dims[] = {1, 17, 33, 257};
+  const int64_t *shape_dims = quick ? quick_dims : dims;
+  const size_t ndims = quick ? 4 : sizeof dims / sizeof *dims;
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    for (size_t a = 0; a < ndims; a++)
+      for (size_t b = 0; b < ndims; b++) {
+        check(sizes[s], shape_dims[a], shape_dims[b], 0, 0);
+        if ((a + b) % 3 == 0)
+          check(sizes[s], shape_dims[a], shape_dims[b], 3, sizes[s]); /* misaligned */
+      }
+    if (quick) continue;
+    check(sizes[s], 97, 89, 0, 0);
+    check(sizes[s], 1009, 997, 0, 0);
+    check(sizes[s], 4099, 3001, 0, 0);
+    check(sizes[s], 1024, 2048, 16, 0); /* aligned with padding */
+    check(sizes[s], 3000, 1, 0, 0);
+    check(sizes[s], 1, 3000, 0, 0);
+  }
+  if (test_failures) return 1;
+  printf("GPU kernels: %lld cases passed\n", cases);
+  return 0;
+}
