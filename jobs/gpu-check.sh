@@ -9,7 +9,7 @@
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/gpu-logs}"
-build="$root/build-gpu"
+build="$root/build-gpu${XPOSE_MPI:+-$XPOSE_MPI}"  # one build per MPI (setup.sh's XPOSE_MPI)
 mkdir -p "$out"
 cd "$root"
 
@@ -39,6 +39,11 @@ for step in "$@"; do
         2>&1 | tee "$out/sanitizer.log" | tail -3 ;;
     bench) "$build/tests/bench/xpose-bench" 2>&1 | tee "$out/bench.log" ;;
     ctest) (cd "$build" && ctest --output-on-failure -j 8) 2>&1 | tee "$out/ctest.log" | tail -15 ;;
+    gpu-tests)  # the GPU kernel test and the GPU MPI tests, verbosely
+      (cd "$build" && ctest -L gpu -V) > "$out/gpu-tests${XPOSE_MPI:+-$XPOSE_MPI}.log" 2>&1
+      rc=$?
+      grep -E "^[0-9]+: (engine|GPU|skipped)|tests passed|Failed|FAILED" "$out/gpu-tests${XPOSE_MPI:+-$XPOSE_MPI}.log" | tail -20
+      [ $rc -eq 0 ] ;;
     variants)  # the kernel's tuning switches, side by side
       for v in "-DXPOSE_STREAMING_HINTS=1" "-DXPOSE_STREAMING_HINTS=0" "-DXPOSE_TILES_DOWN_FIRST=1"; do
         nvcc -O3 -std=c++17 -arch=sm_90 $v -Icuda -Itests cuda/transpose_kernels.cu tests/cuda_test_util.cu \

@@ -20,6 +20,10 @@ typedef struct {
   xpose_status (*copy_2d)(xpose_backend *backend, const void *src, size_t src_pitch, void *dst,
                           size_t dst_pitch, int64_t rows, size_t row_bytes);
   xpose_status (*synchronize)(xpose_backend *backend);
+  /* Fails unless [ptr, ptr + bytes) is memory this backend can address. */
+  xpose_status (*check_buffer)(xpose_backend *backend, const void *ptr, const char *what);
+  /* The cudaStream_t work goes to (NULL on the host). */
+  void *(*stream)(xpose_backend *backend);
   void (*destroy)(xpose_backend *backend);
 } xpose_backend_ops;
 
@@ -29,5 +33,12 @@ struct xpose_backend {
 };
 
 xpose_status xpose_backend_host_create(xpose_backend **backend);
+
+#ifdef XPOSE_HAVE_CUDA
+/* On the current device, with a stream of its own. */
+xpose_status xpose_backend_cuda_create(xpose_backend **backend);
+/* NULL: back to the backend's own stream. */
+void xpose_backend_cuda_set_stream(xpose_backend *backend, void *stream);
+#endif
 
 #endif

@@ -56,10 +56,21 @@ static xpose_status host_synchronize(xpose_backend *backend) {
   return XPOSE_SUCCESS;
 }
 
+static xpose_status host_check_buffer(xpose_backend *backend, const void *ptr, const char *what) {
+  (void)backend, (void)ptr, (void)what;
+  return XPOSE_SUCCESS;
+}
+
+static void *host_stream(xpose_backend *backend) {
+  (void)backend;
+  return NULL;
+}
+
 static void host_destroy(xpose_backend *backend) { free(backend); }
 
 static const xpose_backend_ops host_ops = {
-    "host", host_alloc, host_release, host_transpose, host_copy_2d, host_synchronize, host_destroy,
+    "host",           host_alloc,        host_release, host_transpose, host_copy_2d,
+    host_synchronize, host_check_buffer, host_stream,  host_destroy,
 };
 
 xpose_status xpose_backend_host_create(xpose_backend **backend) {

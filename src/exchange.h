@@ -17,7 +17,6 @@ typedef struct {
 typedef struct xpose_exchange xpose_exchange;
 
 typedef struct {
-  const char *name;
   /* Begins moving send -> recv as described by the engine's layout. */
   xpose_status (*start)(xpose_exchange *exchange, const void *send, void *recv);
   /* Returns when every byte has arrived and every send buffer may be reused. */
@@ -27,11 +26,32 @@ typedef struct {
 
 struct xpose_exchange {
   const xpose_exchange_ops *ops;
+  const char *name;
   void *state;
 };
 
-/* comm and layout must outlive the engine; max_message_bytes in [1, INT_MAX]. */
+/* comm and layout must outlive the engine; max_message_bytes in [1, INT_MAX].
+ * The buffers may be device memory only when MPI is CUDA-aware (`name`
+ * then says so). */
 xpose_status xpose_exchange_mpi_create(MPI_Comm comm, const xpose_exchange_layout *layout,
-                                       size_t max_message_bytes, xpose_exchange **exchange);
+                                       size_t max_message_bytes, const char *name,
+                                       xpose_exchange **exchange);
+
+#ifdef XPOSE_HAVE_CUDA
+struct xpose_backend;
+/* Copies through pinned host buffers around the MPI engine, on the
+ * backend's stream. */
+xpose_status xpose_exchange_staged_create(MPI_Comm comm, const xpose_exchange_layout *layout,
+                                          size_t max_message_bytes, struct xpose_backend *backend,
+                                          xpose_exchange **exchange);
+/* Non-zero when this MPI accepts device pointers (compile and run time). */
+int xpose_mpi_is_cuda_aware(void);
+#endif
+#ifdef XPOSE_HAVE_NCCL
+/* Grouped ncclSend/ncclRecv on the backend's stream; collective (bootstraps
+ * an NCCL communicator over comm). */
+xpose_status xpose_exchange_nccl_create(MPI_Comm comm, const xpose_exchange_layout *layout,
+                                        struct xpose_backend *backend, xpose_exchange **exchange);
+#endif
 
 #endif

@@ -102,10 +102,11 @@ static void mpi_destroy(xpose_exchange *exchange) {
   free(exchange);
 }
 
-static const xpose_exchange_ops mpi_ops = {"mpi", mpi_start, mpi_wait, mpi_destroy};
+static const xpose_exchange_ops mpi_ops = {mpi_start, mpi_wait, mpi_destroy};
 
 xpose_status xpose_exchange_mpi_create(MPI_Comm comm, const xpose_exchange_layout *layout,
-                                       size_t max_message_bytes, xpose_exchange **exchange) {
+                                       size_t max_message_bytes, const char *name,
+                                       xpose_exchange **exchange) {
   xpose_status res = XPOSE_SUCCESS;
   int rank = 0;
   mpi_exchange_state *st = NULL;
@@ -119,6 +120,7 @@ xpose_status xpose_exchange_mpi_create(MPI_Comm comm, const xpose_exchange_layou
   XPOSE_REQUIREGOTO(*exchange && st, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
                     "cannot allocate the MPI exchange engine");
   (*exchange)->ops = &mpi_ops;
+  (*exchange)->name = name;
   (*exchange)->state = st;
   st->comm = comm;
   const int64_t max_bytes = (int64_t)max_message_bytes;

@@ -39,6 +39,8 @@ xpose_status xpose_execute(xpose_plan plan, const void *in, void *out) {
                "xpose_execute: input and output overlap on rank %d", plan->rank);
     local = XPOSE_ERROR_INVALID_ARGUMENT;
   }
+  if (local == XPOSE_SUCCESS) local = ops->check_buffer(backend, in, "the input");
+  if (local == XPOSE_SUCCESS) local = ops->check_buffer(backend, out, "the output");
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
 
   for (int64_t k = 1; k < p; k++) {

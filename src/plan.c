@@ -38,13 +38,21 @@ static xpose_status check_arguments(int64_t rows, int64_t cols, size_t elem_size
                     XPOSE_ERROR_INVALID_ARGUMENT, res, fail,
                     "%lld x %lld elements of %zu bytes overflow 64-bit sizes", (long long)rows,
                     (long long)cols, elem_size);
-  XPOSE_REQUIREGOTO(config->backend == XPOSE_BACKEND_AUTO || config->backend == XPOSE_BACKEND_HOST,
-                    XPOSE_ERROR_UNSUPPORTED, res, fail, "backend %d is not available",
+  XPOSE_REQUIREGOTO(config->backend >= XPOSE_BACKEND_AUTO && config->backend <= XPOSE_BACKEND_CUDA,
+                    XPOSE_ERROR_INVALID_ARGUMENT, res, fail, "unknown backend %d",
                     (int)config->backend);
   XPOSE_REQUIREGOTO(
-      config->exchange == XPOSE_EXCHANGE_AUTO || config->exchange == XPOSE_EXCHANGE_MPI,
-      XPOSE_ERROR_UNSUPPORTED, res, fail,
-      "exchange engine %d is not available with the host backend", (int)config->exchange);
+      config->exchange >= XPOSE_EXCHANGE_AUTO && config->exchange <= XPOSE_EXCHANGE_STAGED,
+      XPOSE_ERROR_INVALID_ARGUMENT, res, fail, "unknown exchange engine %d", (int)config->exchange);
+#ifndef XPOSE_HAVE_CUDA
+  XPOSE_REQUIREGOTO(config->backend != XPOSE_BACKEND_CUDA, XPOSE_ERROR_UNSUPPORTED, res, fail,
+                    "the CUDA backend was not built into this xpose");
+#endif
+  XPOSE_REQUIREGOTO(config->backend == XPOSE_BACKEND_CUDA ||
+                        config->exchange == XPOSE_EXCHANGE_AUTO ||
+                        config->exchange == XPOSE_EXCHANGE_MPI,
+                    XPOSE_ERROR_UNSUPPORTED, res, fail,
+                    "the NCCL and staged exchange engines need the CUDA backend");
 fail:
   return res;
 }
@@ -107,6 +115,71 @@ fail:
   return res;
 }
 
+/* Engines each rank could run, as bits of 1 << xpose_exchange_kind. */
+static int engines_available(xpose_backend_kind backend) {
+  if (backend != XPOSE_BACKEND_CUDA) return 1 << XPOSE_EXCHANGE_MPI;
+  int mask = 0;
+#ifdef XPOSE_HAVE_CUDA
+  mask |= 1 << XPOSE_EXCHANGE_STAGED;
+  if (xpose_mpi_is_cuda_aware()) mask |= 1 << XPOSE_EXCHANGE_MPI;
+#endif
+#ifdef XPOSE_HAVE_NCCL
+  mask |= 1 << XPOSE_EXCHANGE_NCCL;
+#endif
+  return mask;
+}
+
+/* Collective: every rank picks the same engine, one that all of them have. */
+static xpose_status create_exchange(xpose_plan plan, const xpose_config *config,
+                                    size_t max_message) {
+  xpose_status res = XPOSE_SUCCESS;
+  int mine = engines_available(config->backend), common = 0;
+  XPOSE_MPICHECKGOTO(MPI_Allreduce(&mine, &common, 1, MPI_INT, MPI_BAND, plan->comm), res, fail);
+  xpose_exchange_kind kind = config->exchange;
+  if (kind == XPOSE_EXCHANGE_AUTO) {
+    static const xpose_exchange_kind preference[] = {XPOSE_EXCHANGE_NCCL, XPOSE_EXCHANGE_MPI,
+                                                     XPOSE_EXCHANGE_STAGED};
+    for (int i = 0; i < 3 && kind == XPOSE_EXCHANGE_AUTO; i++)
+      if (common & (1 << preference[i])) kind = preference[i];
+  }
+  XPOSE_REQUIREGOTO(kind != XPOSE_EXCHANGE_AUTO && (common & (1 << kind)), XPOSE_ERROR_UNSUPPORTED,
+                    res, fail,
+                    kind == XPOSE_EXCHANGE_MPI && config->backend == XPOSE_BACKEND_CUDA
+                        ? "MPI is not CUDA-aware on every rank: device buffers cannot go to MPI "
+                          "(use the nccl or staged exchange)"
+                        : "exchange engine %d is not available on every rank",
+                    (int)kind);
+  const int cuda = config->backend == XPOSE_BACKEND_CUDA;
+  switch (kind) {
+#ifdef XPOSE_HAVE_NCCL
+    case XPOSE_EXCHANGE_NCCL:
+      res = xpose_exchange_nccl_create(plan->comm, &plan->layout, plan->backend, &plan->exchange);
+      break;
+#endif
+#ifdef XPOSE_HAVE_CUDA
+    case XPOSE_EXCHANGE_STAGED:
+      res = xpose_exchange_staged_create(plan->comm, &plan->layout, max_message, plan->backend,
+                                         &plan->exchange);
+      break;
+#endif
+    default:
+      res = xpose_exchange_mpi_create(plan->comm, &plan->layout, max_message,
+                                      cuda ? "cuda-aware-mpi" : "mpi", &plan->exchange);
+      break;
+  }
+fail:
+  return res;
+}
+
+static xpose_status create_backend(xpose_backend_kind kind, xpose_backend **backend) {
+#ifdef XPOSE_HAVE_CUDA
+  if (kind == XPOSE_BACKEND_CUDA) return xpose_backend_cuda_create(backend);
+#else
+  (void)kind;
+#endif
+  return xpose_backend_host_create(backend);
+}
+
 static void free_plan(xpose_plan plan) {
   if (plan->backend) {
     plan->backend->ops->release(plan->backend, plan->send_buf);
@@ -158,10 +231,11 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   xpose_block_range(rows, plan->nranks, plan->rank, &plan->in_first, &plan->in_count);
   xpose_block_range(cols, plan->nranks, plan->rank, &plan->out_first, &plan->out_count);
 
-  local = xpose_backend_host_create(&plan->backend);
+  local = create_backend(config->backend, &plan->backend);
   if (local == XPOSE_SUCCESS) local = build_layout(plan);
-  if (local == XPOSE_SUCCESS)
-    local = xpose_exchange_mpi_create(plan->comm, &plan->layout, max_message, &plan->exchange);
+  /* Engines may be collective to create (NCCL): only when all ranks got here. */
+  XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
+  local = create_exchange(plan, config, max_message);
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
   *plan_out = plan;
   return XPOSE_SUCCESS;
@@ -191,6 +265,24 @@ xpose_status xpose_plan_scratch_bytes(const xpose_plan plan, size_t *bytes) {
   if (!plan || !bytes) return XPOSE_ERROR_INVALID_ARGUMENT;
   *bytes = plan->scratch_bytes;
   return XPOSE_SUCCESS;
+}
+
+const char *xpose_plan_exchange_name(const xpose_plan plan) {
+  return plan && plan->exchange ? plan->exchange->name : "none";
+}
+
+xpose_status xpose_plan_set_stream(xpose_plan plan, void *stream) {
+  if (!plan) return XPOSE_ERROR_INVALID_ARGUMENT;
+#ifdef XPOSE_HAVE_CUDA
+  if (plan->backend->ops->stream(plan->backend) != NULL) { /* only CUDA backends have one */
+    xpose_backend_cuda_set_stream(plan->backend, stream);
+    return XPOSE_SUCCESS;
+  }
+#else
+  (void)stream;
+#endif
+  xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__, "streams belong to plans of the CUDA backend");
+  return XPOSE_ERROR_INVALID_ARGUMENT;
 }
 
 xpose_status xpose_plan_destroy(xpose_plan plan) {

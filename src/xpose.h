@@ -50,12 +50,15 @@ const char *xpose_status_string(xpose_status status);
 
 typedef enum {
   XPOSE_BACKEND_AUTO = 0, /* host */
-  XPOSE_BACKEND_HOST = 1  /* input and output in host memory */
+  XPOSE_BACKEND_HOST = 1, /* input and output in host memory */
+  XPOSE_BACKEND_CUDA = 2  /* input and output in the current CUDA device's memory */
 } xpose_backend_kind;
 
 typedef enum {
-  XPOSE_EXCHANGE_AUTO = 0, /* the best engine available for the backend */
-  XPOSE_EXCHANGE_MPI = 1   /* point-to-point MPI */
+  XPOSE_EXCHANGE_AUTO = 0,  /* host: MPI; CUDA: NCCL, else CUDA-aware MPI, else staged */
+  XPOSE_EXCHANGE_MPI = 1,   /* point-to-point MPI on the buffers (CUDA: needs CUDA-aware MPI) */
+  XPOSE_EXCHANGE_NCCL = 2,  /* NCCL grouped send/receive (CUDA backend) */
+  XPOSE_EXCHANGE_STAGED = 3 /* through pinned host buffers, any MPI (CUDA backend) */
 } xpose_exchange_kind;
 
 typedef struct {
@@ -82,11 +85,24 @@ xpose_status xpose_plan_input_rows(const xpose_plan plan, int64_t *first, int64_
 /* This rank's output rows [first, first + count) of the cols x rows output. */
 xpose_status xpose_plan_output_rows(const xpose_plan plan, int64_t *first, int64_t *count);
 
-/* Bytes of scratch memory the plan holds on this rank. */
+/* Bytes of scratch memory the plan holds on this rank (device memory for
+ * the CUDA backend; the staged engine holds as much again in pinned host
+ * memory). */
 xpose_status xpose_plan_scratch_bytes(const xpose_plan plan, size_t *bytes);
 
+/* The exchange engine the plan uses: "mpi", "nccl", "cuda-aware-mpi" or
+ * "staged" (what XPOSE_EXCHANGE_AUTO picked). */
+const char *xpose_plan_exchange_name(const xpose_plan plan);
+
+/* CUDA backend: run on `stream` (a cudaStream_t of the plan's device)
+ * instead of the plan's own; NULL goes back to the plan's own stream. */
+xpose_status xpose_plan_set_stream(xpose_plan plan, void *stream);
+
 /* Collective.  in: this rank's input rows, count x cols, row-major, contiguous.
- * out: this rank's output rows, count x rows.  in and out must not overlap. */
+ * out: this rank's output rows, count x rows.  in and out must not overlap.
+ * With the CUDA backend both are device pointers; execution follows the work
+ * already queued on the plan's stream (its own stream also follows the
+ * legacy default stream) and returns once out is complete. */
 xpose_status xpose_execute(xpose_plan plan, const void *in, void *out);
 
 /* Collective.  Frees the plan; NULL is accepted. */
@@ -97,6 +113,12 @@ xpose_status xpose_plan_destroy(xpose_plan plan);
  * lower parts get the larger ones.  Parts beyond n own nothing. */
 xpose_status xpose_block_range(int64_t n, int64_t parts, int64_t index, int64_t *first,
                                int64_t *count);
+
+/* Collective.  Makes the GPU this rank should drive current: the rank's
+ * index among the ranks on its node, modulo the devices it can see (so
+ * CUDA_VISIBLE_DEVICES is respected).  XPOSE_ERROR_UNSUPPORTED without CUDA
+ * or without a device. */
+xpose_status xpose_cuda_select_device(MPI_Comm comm, int *device);
 
 typedef enum {
   XPOSE_LOG_ERROR = 0,

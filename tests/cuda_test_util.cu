@@ -11,13 +11,27 @@ __device__ __forceinline__ unsigned char pattern(int64_t i, int64_t j, int64_t k
   return (unsigned char)(1 + x % 0xA4);
 }
 
-__global__ void fill(unsigned char *m, int64_t pitch, int64_t rows, int64_t cols, int64_t es,
-                     uint32_t seed) {
+__global__ void fill(unsigned char *m, int64_t pitch, int64_t first_row, int64_t rows,
+                     int64_t cols, int64_t es, uint32_t seed) {
   const int64_t total = rows * cols * es, stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += stride) {
     const int64_t k = idx % es, j = idx / es % cols, i = idx / es / cols;
-    m[i * pitch + j * es + k] = pattern(i, j, k, seed);
+    m[i * pitch + j * es + k] = pattern(first_row + i, j, k, seed);
   }
+}
+
+__global__ void count_wrong_slab(const unsigned char *out, int64_t first, int64_t out_rows,
+                                 int64_t in_rows, int64_t es, uint32_t seed,
+                                 unsigned long long *wrong) {
+  const int64_t total = out_rows * in_rows, stride = (int64_t)gridDim.x * blockDim.x;
+  unsigned long long mine = 0;
+  for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += stride) {
+    const int64_t c = idx % in_rows, r = idx / in_rows;  // out[r][c] = in[c][first + r]
+    bool bad = false;
+    for (int64_t k = 0; k < es; k++) bad |= out[idx * es + k] != pattern(c, first + r, k, seed);
+    mine += bad;
+  }
+  if (mine) atomicAdd(wrong, mine);
 }
 
 __global__ void fill_floats(unsigned char *m, int64_t pitch, int64_t rows, int64_t cols, int64_t es) {
@@ -57,8 +71,36 @@ extern "C" cudaError_t xpose_test_fill(void *matrix, int64_t ld, int64_t rows, i
                                        size_t elem_size, uint32_t seed, cudaStream_t stream) {
   const int64_t es = (int64_t)elem_size;
   fill<<<blocks_for(rows * cols * es), 256, 0, stream>>>(static_cast<unsigned char *>(matrix),
-                                                         ld * es, rows, cols, es, seed);
+                                                         ld * es, 0, rows, cols, es, seed);
   return cudaGetLastError();
+}
+
+extern "C" cudaError_t xpose_test_fill_rows(void *matrix, int64_t first_row, int64_t rows,
+                                            int64_t cols, size_t elem_size, uint32_t seed,
+                                            cudaStream_t stream) {
+  const int64_t es = (int64_t)elem_size;
+  fill<<<blocks_for(rows * cols * es), 256, 0, stream>>>(static_cast<unsigned char *>(matrix),
+                                                         cols * es, first_row, rows, cols, es, seed);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t xpose_test_count_wrong_slab(const void *out, int64_t first_out_row,
+                                                   int64_t out_rows, int64_t in_rows,
+                                                   size_t elem_size, uint32_t seed,
+                                                   unsigned long long *wrong, cudaStream_t stream) {
+  unsigned long long *counter = nullptr;
+  cudaError_t err = cudaMallocAsync(&counter, sizeof *counter, stream);
+  if (err != cudaSuccess) return err;
+  cudaMemsetAsync(counter, 0, sizeof *counter, stream);
+  count_wrong_slab<<<blocks_for(out_rows * in_rows), 256, 0, stream>>>(
+      static_cast<const unsigned char *>(out), first_out_row, out_rows, in_rows,
+      (int64_t)elem_size, seed, counter);
+  err = cudaGetLastError();
+  if (err == cudaSuccess)
+    err = cudaMemcpyAsync(wrong, counter, sizeof *counter, cudaMemcpyDeviceToHost, stream);
+  cudaFreeAsync(counter, stream);
+  const cudaError_t sync = cudaStreamSynchronize(stream);
+  return err != cudaSuccess ? err : sync;
 }
 
 extern "C" cudaError_t xpose_test_fill_floats(void *matrix, int64_t ld, int64_t rows, int64_t cols,

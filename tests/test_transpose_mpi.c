@@ -88,7 +88,16 @@ static void failure_cases(void) {
   xpose_config_init(&bad);
   if (rank == last) bad.backend = (xpose_backend_kind)99;
   expect_collective_failure("unknown backend on the last rank", 10, 7, 4, &bad,
-                            XPOSE_ERROR_UNSUPPORTED);
+                            XPOSE_ERROR_INVALID_ARGUMENT);
+  xpose_config_init(&bad);
+  bad.backend = XPOSE_BACKEND_HOST;
+  bad.exchange = XPOSE_EXCHANGE_NCCL;
+  expect_collective_failure("NCCL with host buffers", 10, 7, 4, &bad, XPOSE_ERROR_UNSUPPORTED);
+#ifndef XPOSE_HAVE_CUDA
+  xpose_config_init(&bad);
+  bad.backend = XPOSE_BACKEND_CUDA;
+  expect_collective_failure("CUDA backend without CUDA", 10, 7, 4, &bad, XPOSE_ERROR_UNSUPPORTED);
+#endif
 
   /* A NULL buffer on the last rank fails execution on every rank. */
   xpose_plan plan = NULL;

@@ -4,6 +4,7 @@
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "size.h"
@@ -12,9 +13,9 @@
 static struct {
   const char *program;
   int rank, quiet, verbose, tty;
-  double start, last_print;
+  double start, last_print, delay;
   int progress_shown;
-} report = {"xpose", 0, 0, 0, 0, 0.0, 0.0, 0};
+} report = {"xpose", 0, 0, 0, 0, 0.0, 0.0, 2.0, 0};
 
 static void library_log(xpose_log_level level, const char *message, void *user_data) {
   (void)user_data;
@@ -29,6 +30,8 @@ void xpose_report_setup(const char *program, int rank, int quiet, int verbose) {
   report.quiet = quiet;
   report.verbose = verbose;
   report.tty = isatty(fileno(stderr));
+  const char *delay = getenv("XPOSE_PROGRESS_DELAY"); /* seconds before the first line */
+  if (delay && *delay) report.delay = atof(delay);
   report.start = report.last_print = MPI_Wtime();
   xpose_set_log_handler(library_log, NULL);
 }
@@ -70,7 +73,7 @@ void xpose_report_progress(int64_t passes_done, int64_t passes, uint64_t bytes_d
   const int last = passes_done == passes;
   /* Nothing for short runs; the first line after 2 s, then a redraw twice a
    * second on a terminal or a new line every 10 s in a log, and the end. */
-  if (elapsed < 2.0 || (last && !report.progress_shown)) return;
+  if (elapsed < report.delay || (last && !report.progress_shown)) return;
   if (!last && report.progress_shown && now - report.last_print < (report.tty ? 0.5 : 10.0)) return;
   char done[32], total[32];
   xpose_format_bytes(bytes_done, done, sizeof done);

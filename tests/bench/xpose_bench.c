@@ -6,7 +6,10 @@
  * events after --warmup runs; bandwidth = 2 x bytes / time (every byte read
  * and written once); % is of cudaMemcpy's bandwidth in the same run.
  * Every row is verified on the GPU against the definition after poisoning
- * the output; #wrong counts wrong elements. */
+ * the output; #wrong counts wrong elements.
+ *
+ * Several GPUs: mpirun -n P xpose-bench --distributed RxC [--sizes 4]
+ * (see bench_distributed.c). */
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <getopt.h>
@@ -15,8 +18,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_distributed.h"
 #include "cuda_test_util.h"
 #include "transpose_kernels.h"
+#include "xpose.h"
 
 #define CUDA_OK(call)                                                                        \
   do {                                                                                       \
@@ -124,19 +129,36 @@ static int parse_shapes(const char *text, int64_t (*shapes)[2], int max) {
   return n;
 }
 
+static int bench_one_gpu(int argc, char **argv);
+
 int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  const int status = bench_one_gpu(argc, argv);
+  MPI_Finalize();
+  return status;
+}
+
+static int bench_one_gpu(int argc, char **argv) {
   int64_t shapes[16][2];
+  int distributed = 0;
   int nshapes = parse_shapes("16384x16384,32768x32768,16411x12289", shapes, 16);
   size_t sizes[8] = {1, 2, 4, 8, 16};
   int nsizes = 5, warmup = 3, iters = 20;
-  static const struct option opts[] = {
-      {"shapes", required_argument, NULL, 's'}, {"sizes", required_argument, NULL, 'e'},
-      {"iters", required_argument, NULL, 'n'},  {"warmup", required_argument, NULL, 'w'},
-      {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+  static const struct option opts[] = {{"shapes", required_argument, NULL, 's'},
+                                       {"sizes", required_argument, NULL, 'e'},
+                                       {"iters", required_argument, NULL, 'n'},
+                                       {"warmup", required_argument, NULL, 'w'},
+                                       {"distributed", required_argument, NULL, 'd'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
   int c;
-  while ((c = getopt_long(argc, argv, "s:e:n:w:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "s:e:n:w:d:h", opts, NULL)) != -1) {
     switch (c) {
       case 's': nshapes = parse_shapes(optarg, shapes, 16); break;
+      case 'd':
+        nshapes = parse_shapes(optarg, shapes, 1);
+        distributed = 1;
+        break;
       case 'e': {
         nsizes = 0;
         for (char *tok = strtok(optarg, ","); tok && nsizes < 8; tok = strtok(NULL, ","))
@@ -147,8 +169,8 @@ int main(int argc, char **argv) {
       case 'w': warmup = atoi(optarg); break;
       default:
         printf(
-            "Usage: xpose-bench [--shapes RxC,...] [--sizes 1,2,4,8,16] [--iters N] [--warmup "
-            "N]\n");
+            "Usage: xpose-bench [--shapes RxC,...] [--sizes 1,2,4,8,16] [--iters N] [--warmup N]\n"
+            "       mpirun -n P xpose-bench --distributed RxC [--sizes S] [--iters N]\n");
         return c == 'h' ? 0 : 2;
     }
   }
@@ -156,6 +178,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "xpose-bench: bad arguments\n");
     return 2;
   }
+  if (distributed)
+    return xpose_bench_distributed(shapes[0][0], shapes[0][1], nsizes == 5 ? 4 : sizes[0], warmup,
+                                   iters); /* default: 4-byte floats */
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     printf("skipped: no GPU\n");

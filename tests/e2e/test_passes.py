@@ -104,16 +104,20 @@ class VerifyCatchesErrors(ToolTestCase):
 
 
 class Progress(ToolTestCase):
-    def test_long_run_reports_progress(self):
-        # Tens of thousands of tiny passes: a few seconds, past the 2 s mark.
-        self.write_h5("in.h5", {"/m": pattern((2000, 2000), "<f8")})
-        result = self.xpose(2, "--memory", "1K", "in.h5", "out.h5")
+    def test_progress_lines(self):
+        # XPOSE_PROGRESS_DELAY=0: progress from the first pass, whatever the speed.
+        self.write_h5("in.h5", {"/m": pattern((400, 400), "<f8")})
+        os.environ["XPOSE_PROGRESS_DELAY"] = "0"
+        try:
+            result = self.xpose(2, "--memory", "16K", "in.h5", "out.h5")
+            quiet = self.xpose(2, "--force", "--quiet", "--memory", "16K", "in.h5", "out.h5")
+        finally:
+            del os.environ["XPOSE_PROGRESS_DELAY"]
         self.assertEqual(result.returncode, 0, result)
         lines = [l for l in result.stderr.splitlines() if l.startswith("xpose: pass ")]
         self.assertGreaterEqual(len(lines), 2, result)
-        self.assertRegex(lines[0], r"^xpose: pass \d+/\d+, +\d+% \(.* of 30.52 MiB\), [\d.]+ GB/s, \d+ s left$")
-        self.assertRegex(lines[-1], r"100% \(30.52 MiB of 30.52 MiB\)")
-        quiet = self.xpose(2, "--force", "--quiet", "--memory", "1K", "in.h5", "out.h5")
+        self.assertRegex(lines[0], r"^xpose: pass 1/\d+, +\d+% \(.* of 1.22 MiB\), [\d.]+ GB/s, \d+ s left$")
+        self.assertRegex(lines[-1], r"100% \(1.22 MiB of 1.22 MiB\)")
         self.assertEqual((quiet.returncode, quiet.stdout, quiet.stderr), (0, "", ""), quiet)
 
 

@@ -1,0 +1,121 @@
+/* xpose-bench --distributed: the distributed GPU transpose under mpirun,
+ * for each exchange engine, beside that engine's exchange of the same
+ * bytes alone (the plan's own send/receive layout, nothing packed or
+ * placed); the NCCL engine's row is a plain grouped NCCL all-to-all.  Time
+ * is the maximum over ranks of each run, median over runs; every transpose
+ * is checked on the GPU against the input's definition. */
+#include "bench_distributed.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cuda_test_util.h"
+#include "plan.h"
+
+static int compare_doubles(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+typedef enum { TIME_TRANSPOSE, TIME_EXCHANGE } timed_part;
+
+/* Median over runs of the slowest rank's time, in seconds. */
+static double time_part(xpose_plan plan, timed_part part, const void *in, void *out, int warmup,
+                        int iters) {
+  double *t = calloc((size_t)iters, sizeof *t);
+  for (int r = -warmup; r < iters; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    if (part == TIME_TRANSPOSE) {
+      if (xpose_execute(plan, in, out) != XPOSE_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
+    } else {
+      plan->exchange->ops->start(plan->exchange, plan->send_buf, plan->recv_buf);
+      plan->exchange->ops->wait(plan->exchange);
+      plan->backend->ops->synchronize(plan->backend);
+    }
+    double mine = MPI_Wtime() - t0, slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (r >= 0) t[r] = slowest;
+  }
+  qsort(t, (size_t)iters, sizeof *t, compare_doubles);
+  const double median = t[iters / 2];
+  free(t);
+  return median;
+}
+
+int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, int iters) {
+  int rank, nranks, device;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  if (xpose_cuda_select_device(MPI_COMM_WORLD, &device) != XPOSE_SUCCESS) {
+    if (rank == 0) printf("skipped: no GPU\n");
+    return XPOSE_TEST_SKIPPED;
+  }
+  struct cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, device);
+  char date[32];
+  const time_t now = time(NULL);
+  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  if (rank == 0) {
+    printf("# xpose-bench --distributed: %d rank(s), one %s each, %s\n", nranks, prop.name, date);
+    printf("# %lld x %lld, %zu-byte elements, %.2f GiB in all; time = slowest rank, median of %d\n",
+           (long long)rows, (long long)cols, es,
+           (double)rows * (double)cols * (double)es / (1 << 30), iters);
+    printf(
+        "# GB/s = bytes each rank sends / time; ratio = time / the same engine's exchange alone\n");
+    printf("%-15s %-16s %14s %10s %9s %7s %7s\n", "engine", "what", "sent/rank", "time_ms", "GB/s",
+           "ratio", "#wrong");
+  }
+  const xpose_exchange_kind engines[] = {XPOSE_EXCHANGE_NCCL, XPOSE_EXCHANGE_MPI,
+                                         XPOSE_EXCHANGE_STAGED};
+  const char *const engine_names[] = {"nccl", "cuda-aware-mpi", "staged"};
+  const uint32_t seed = 11;
+  unsigned long long all_wrong = 0;
+  for (int e = 0; e < 3; e++) {
+    xpose_config config;
+    xpose_config_init(&config);
+    config.backend = XPOSE_BACKEND_CUDA;
+    config.exchange = engines[e];
+    xpose_plan plan = NULL;
+    const xpose_status st = xpose_plan_create(MPI_COMM_WORLD, rows, cols, es, &config, &plan);
+    if (st != XPOSE_SUCCESS) {
+      if (rank == 0) printf("%-15s skipped: %s\n", engine_names[e], xpose_status_string(st));
+      continue;
+    }
+    const char *name = xpose_plan_exchange_name(plan);
+    void *in = NULL, *out = NULL;
+    const size_t in_bytes = (size_t)(plan->in_count * cols) * es;
+    const size_t out_bytes = (size_t)(plan->out_count * rows) * es;
+    if (cudaMalloc(&in, in_bytes + 1) != cudaSuccess ||
+        cudaMalloc(&out, out_bytes + 1) != cudaSuccess)
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    xpose_test_fill_rows(in, plan->in_first, plan->in_count, cols, es, seed, 0);
+    cudaMemset(out, 0xA5, out_bytes);
+    cudaDeviceSynchronize();
+    unsigned long long wrong = 0, total_wrong = 0;
+    if (xpose_execute(plan, in, out) != XPOSE_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
+    xpose_test_count_wrong_slab(out, plan->out_first, plan->out_count, rows, es, seed, &wrong, 0);
+    MPI_Allreduce(&wrong, &total_wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    all_wrong += total_wrong;
+    /* The staged engine moves a few GB/s: fewer runs. */
+    const int n = engines[e] == XPOSE_EXCHANGE_STAGED && iters > 3 ? 3 : iters;
+    const double exchange = time_part(plan, TIME_EXCHANGE, in, out, 1, n);
+    const double transpose = time_part(plan, TIME_TRANSPOSE, in, out, warmup < 1 ? 1 : warmup, n);
+    int64_t sent = 0, most = 0;
+    for (int q = 0; q < nranks; q++) sent += plan->layout.send_bytes[q];
+    MPI_Allreduce(&sent, &most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0) {
+      printf("%-15s %-16s %14lld %10.3f %9.1f %7s %7s\n", name, "exchange alone", (long long)most,
+             exchange * 1e3, (double)most / exchange / 1e9, "1.00", "-");
+      printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7llu\n", name, "transpose", (long long)most,
+             transpose * 1e3, (double)most / transpose / 1e9, transpose / exchange, total_wrong);
+      fflush(stdout);
+    }
+    cudaFree(in);
+    cudaFree(out);
+    xpose_plan_destroy(plan);
+  }
+  return all_wrong ? 1 : 0;
+}
