@@ -1,6 +1,80 @@
 #include "h5_transpose.h"
 
 #include <stdlib.h>
+#ifdef XPOSE_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+/* A pass's blocks: host buffers for HDF5, and device copies for the CUDA
+ * backend (the host ones pinned, so the copies run at full speed). */
+typedef struct {
+  int on_gpu;
+  void *in_host, *out_host, *in_dev, *out_dev;
+} pass_buffers;
+
+static int buffers_alloc(pass_buffers *b, int on_gpu, size_t in_bytes, size_t out_bytes) {
+  *b = (pass_buffers){on_gpu, NULL, NULL, NULL, NULL};
+#ifdef XPOSE_HAVE_CUDA
+  if (on_gpu)
+    return cudaMallocHost(&b->in_host, in_bytes + 1) == cudaSuccess &&
+                   cudaMallocHost(&b->out_host, out_bytes + 1) == cudaSuccess &&
+                   cudaMalloc(&b->in_dev, in_bytes + 1) == cudaSuccess &&
+                   cudaMalloc(&b->out_dev, out_bytes + 1) == cudaSuccess
+               ? 0
+               : -1;
+#endif
+  b->in_host = malloc(in_bytes + 1);
+  b->out_host = malloc(out_bytes + 1);
+  return b->in_host && b->out_host ? 0 : -1;
+}
+
+static void buffers_free(pass_buffers *b) {
+#ifdef XPOSE_HAVE_CUDA
+  if (b->on_gpu) {
+    cudaFreeHost(b->in_host);
+    cudaFreeHost(b->out_host);
+    cudaFree(b->in_dev);
+    cudaFree(b->out_dev);
+    return;
+  }
+#endif
+  free(b->in_host);
+  free(b->out_host);
+}
+
+/* Transposes the pass whose input block is in b->in_host into b->out_host. */
+static xpose_status transpose_pass(xpose_plan plan, const pass_buffers *b, size_t in_bytes,
+                                   size_t out_bytes) {
+#ifdef XPOSE_HAVE_CUDA
+  if (b->on_gpu) {
+    if (cudaMemcpy(b->in_dev, b->in_host, in_bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+      return XPOSE_ERROR_CUDA;
+    const xpose_status st = xpose_execute(plan, b->in_dev, b->out_dev);
+    if (st == XPOSE_SUCCESS &&
+        cudaMemcpy(b->out_host, b->out_dev, out_bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+      return XPOSE_ERROR_CUDA;
+    return st;
+  }
+#endif
+  (void)in_bytes, (void)out_bytes;
+  return xpose_execute(plan, b->in_host, b->out_host);
+}
+
+/* Pass indices with equal block shapes next to each other: at most four
+ * plans get made (an NCCL communicator each, on GPUs). */
+static int64_t *passes_by_shape(const xio_pass_grid *g) {
+  int64_t *order = malloc(sizeof *order * (size_t)(xio_pass_count(g) + 1)), n = 0;
+  if (!order) return NULL;
+  const int64_t tall = g->rows % g->row_passes, wide = g->cols % g->col_passes;
+  for (int width_class = 0; width_class < 2; width_class++)
+    for (int height_class = 0; height_class < 2; height_class++)
+      for (int64_t cp = 0; cp < g->col_passes; cp++)
+        for (int64_t rp = 0; rp < g->row_passes; rp++)
+          if ((cp < wide || wide == 0 ? 0 : 1) == width_class &&
+              (rp < tall || tall == 0 ? 0 : 1) == height_class)
+            order[n++] = cp * g->row_passes + rp;
+  return order;
+}
 
 typedef struct {
   xpose_plan plan;
@@ -27,12 +101,17 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   MPI_Comm_size(comm, &nranks);
   const size_t es = in->elem_size;
   *stats = (xio_transpose_stats){0};
+  stats->exchange = "none";
   if (out->rows != in->cols || out->cols != in->rows || out->elem_size != es)
     return xio_fail(err, "internal: output %lld x %lld does not match the input's transpose",
                     (long long)out->rows, (long long)out->cols);
-  if (xio_pass_grid_plan(in->rows, in->cols, es, nranks, options->memory_budget, &stats->grid))
+  /* The host holds a pass's blocks; the GPU those and the plan's scratch. */
+  uint64_t budget = options->memory_budget;
+  if (options->config.backend == XPOSE_BACKEND_CUDA)
+    budget = options->gpu_memory_budget < 2 * budget ? options->gpu_memory_budget : 2 * budget;
+  if (xio_pass_grid_plan(in->rows, in->cols, es, nranks, budget, &stats->grid))
     rc = xio_fail(err, "a memory budget of %llu bytes per rank cannot hold even one element",
-                  (unsigned long long)options->memory_budget);
+                  (unsigned long long)budget);
   if (xio_agree(comm, rc, err)) return -1;
 
   const xio_pass_grid *grid = &stats->grid;
@@ -41,17 +120,22 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   int64_t in_first, in_rows, out_first, out_rows;
   xpose_block_range(grid->block_rows, nranks, 0, &in_first, &in_rows); /* rank 0 has the most */
   xpose_block_range(grid->block_cols, nranks, 0, &out_first, &out_rows);
-  void *in_buf = malloc((size_t)(in_rows * grid->block_cols) * es + 1);
-  void *out_buf = malloc((size_t)(out_rows * grid->block_rows) * es + 1);
-  if (!in_buf || !out_buf)
-    rc = xio_fail(err, "cannot allocate %llu bytes of pass buffers on rank %d",
-                  (unsigned long long)stats->buffer_bytes / 2, rank);
+  pass_buffers buffers;
+  const int on_gpu = options->config.backend == XPOSE_BACKEND_CUDA;
+  if (buffers_alloc(&buffers, on_gpu, (size_t)(in_rows * grid->block_cols) * es,
+                    (size_t)(out_rows * grid->block_rows) * es))
+    rc = xio_fail(err, "cannot allocate %llu bytes of pass buffers%s on rank %d",
+                  (unsigned long long)stats->buffer_bytes / 2, on_gpu ? " (host and GPU)" : "",
+                  rank);
+  int64_t *order = passes_by_shape(grid);
+  if (!order && rc == 0) rc = xio_fail(err, "cannot allocate the pass order");
   rc = xio_agree(comm, rc, err);
 
   shaped_plan sp = {NULL, -1, -1};
   const uint64_t total_bytes = (uint64_t)in->rows * (uint64_t)in->cols * es;
   uint64_t bytes_done = 0;
-  for (int64_t pass = 0; rc == 0 && pass < passes; pass++) {
+  for (int64_t done = 0; rc == 0 && done < passes; done++) {
+    const int64_t pass = order[done];
     int64_t row0, nrows, col0, ncols;
     xio_pass_block(grid, pass, &row0, &nrows, &col0, &ncols);
     xpose_status st = plan_for(&sp, comm, nrows, ncols, es, &options->config);
@@ -62,28 +146,31 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
     }
     xpose_plan_input_rows(sp.plan, &in_first, &in_rows);
     xpose_plan_output_rows(sp.plan, &out_first, &out_rows);
+    stats->exchange = xpose_plan_exchange_name(sp.plan);
 
     double t0 = MPI_Wtime();
-    rc = xio_read_block(in, row0 + in_first, in_rows, col0, ncols, in_buf, err);
+    rc = xio_read_block(in, row0 + in_first, in_rows, col0, ncols, buffers.in_host, err);
     double t1 = MPI_Wtime();
     if (rc == 0) {
-      st = xpose_execute(sp.plan, in_buf, out_buf);
+      st = transpose_pass(sp.plan, &buffers, (size_t)(in_rows * ncols) * es,
+                          (size_t)(out_rows * nrows) * es);
       if (st != XPOSE_SUCCESS)
         rc = xio_fail(err, "transposing pass %lld failed: %s", (long long)pass,
                       xpose_status_string(st));
     }
     double t2 = MPI_Wtime();
-    if (rc == 0) rc = xio_write_block(out, col0 + out_first, out_rows, row0, nrows, out_buf, err);
+    if (rc == 0)
+      rc = xio_write_block(out, col0 + out_first, out_rows, row0, nrows, buffers.out_host, err);
     double t3 = MPI_Wtime();
     stats->read_seconds += t1 - t0;
     stats->transpose_seconds += t2 - t1;
     stats->write_seconds += t3 - t2;
     bytes_done += (uint64_t)nrows * (uint64_t)ncols * es;
     if (rc == 0 && options->progress)
-      options->progress(pass + 1, passes, bytes_done, total_bytes, options->progress_user_data);
+      options->progress(done + 1, passes, bytes_done, total_bytes, options->progress_user_data);
   }
   xpose_plan_destroy(sp.plan);
-  free(in_buf);
-  free(out_buf);
+  buffers_free(&buffers);
+  free(order);
   return rc;
 }

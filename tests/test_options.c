@@ -4,6 +4,7 @@
 #include "options.h"
 #include "size.h"
 #include "test_util.h"
+#include "xpose.h"
 
 static int parse(const char *line, xpose_cli_options *o, char *error) {
   static char copy[512]; /* options point into it */
@@ -47,6 +48,16 @@ int main(void) {
   EXPECT(parse("a.h5 --memory=1.5G b.h5 --verbose --max-message 4K", &o, error) == 0, "%s", error);
   EXPECT(o.memory_bytes == 3ull << 29 && o.verbose && o.max_message_bytes == 4096,
          "long options after positionals");
+  EXPECT(parse("--backend cuda --exchange staged --gpu-memory 8G a b", &o, error) == 0, "%s", error);
+  EXPECT(o.backend == XPOSE_BACKEND_CUDA && o.exchange == XPOSE_EXCHANGE_STAGED &&
+             o.gpu_memory_bytes == 8ull << 30,
+         "GPU options");
+  EXPECT(parse("--backend host --exchange mpi a b", &o, error) == 0 &&
+             o.backend == XPOSE_BACKEND_HOST && o.exchange == XPOSE_EXCHANGE_MPI,
+         "%s", error);
+  EXPECT(parse("a b", &o, error) == 0 && o.backend == XPOSE_BACKEND_AUTO &&
+             o.exchange == XPOSE_EXCHANGE_AUTO,
+         "backend and exchange default to auto");
   EXPECT(parse("--help", &o, error) == 0 && o.help, "--help alone");
   EXPECT(parse("-V", &o, error) == 0 && o.version, "-V alone");
 
@@ -59,6 +70,10 @@ int main(void) {
   expect_error("--memory 0 a b", "invalid --memory '0'");
   expect_error("--max-message 2G a b", "invalid --max-message '2G'");
   expect_error("-q -v a b", "--quiet and --verbose");
+  expect_error("--backend gpu a b", "invalid --backend 'gpu'");
+  expect_error("--exchange smoke a b", "invalid --exchange 'smoke'");
+  expect_error("--backend host --exchange nccl a b", "need --backend cuda or auto");
+  expect_error("--gpu-memory lots a b", "invalid --gpu-memory 'lots'");
 
   expect_size("4096", 4096);
   expect_size("1K", 1024);

@@ -4,6 +4,9 @@
 #include <string.h>
 
 #include "file_safety.h"
+#ifdef XPOSE_HAVE_CUDA
+#include "gpus.h"
+#endif
 #include "h5_matrix.h"
 #include "h5_transpose.h"
 #include "h5_types.h"
@@ -43,6 +46,31 @@ static void print_plan(const xio_matrix *in, uint64_t budget, int nranks,
                        stats->read_seconds, stats->transpose_seconds, stats->write_seconds);
 }
 
+/* Collective.  Host or CUDA for this run; with CUDA, each rank's GPU is
+ * current afterwards.  --backend auto takes GPUs when every rank has one. */
+static int choose_backend(const xpose_cli_options *opt, MPI_Comm comm, xpose_backend_kind *backend,
+                          xio_error *err) {
+  *backend = XPOSE_BACKEND_HOST;
+  if (opt->backend == XPOSE_BACKEND_HOST) return 0;
+  int device = -1;
+  if (xpose_cuda_select_device(comm, &device) == XPOSE_SUCCESS) {
+    *backend = XPOSE_BACKEND_CUDA;
+#ifdef XPOSE_HAVE_CUDA
+    xpose_report_gpu_map(comm, device);
+#endif
+    return 0;
+  }
+  if (opt->backend == XPOSE_BACKEND_CUDA)
+    return xio_fail(err, "--backend cuda: %s",
+#ifdef XPOSE_HAVE_CUDA
+                    "not every rank can see a GPU"
+#else
+                    "this xpose was built without CUDA"
+#endif
+    );
+  return 0;
+}
+
 static int run(const xpose_cli_options *opt, MPI_Comm comm) {
   int nranks, exit_code = XPOSE_EXIT_ERROR;
   MPI_Comm_size(comm, &nranks);
@@ -57,7 +85,8 @@ static int run(const xpose_cli_options *opt, MPI_Comm comm) {
     return XPOSE_EXIT_USAGE;
   }
 
-  if (xpose_check_input(comm, in_path.file, &err) ||
+  xpose_backend_kind backend = XPOSE_BACKEND_HOST;
+  if (choose_backend(opt, comm, &backend, &err) || xpose_check_input(comm, in_path.file, &err) ||
       xpose_output_prepare(comm, out_path.file, in_path.file, opt->force, &output, &err) ||
       xio_open_input(comm, in_path.file, in_path.dataset[0] ? in_path.dataset : NULL, &in, &err))
     goto fail;
@@ -67,6 +96,11 @@ static int run(const xpose_cli_options *opt, MPI_Comm comm) {
                        in.dataset, (long long)in.rows, (long long)in.cols, type_text, in.elem_size);
 
   const uint64_t budget = opt->memory_bytes ? opt->memory_bytes : xpose_default_memory_budget(comm);
+  uint64_t gpu_budget = 0;
+#ifdef XPOSE_HAVE_CUDA
+  if (backend == XPOSE_BACKEND_CUDA)
+    gpu_budget = opt->gpu_memory_bytes ? opt->gpu_memory_bytes : xpose_default_gpu_budget(comm);
+#endif
   const double start = MPI_Wtime();
   const char *out_dataset = out_path.dataset[0] ? out_path.dataset : in.dataset;
   int skipped = 0;
@@ -82,14 +116,16 @@ static int run(const xpose_cli_options *opt, MPI_Comm comm) {
         "cannot point from %s into %s",
         skipped, out_path.file, in_path.file);
 
-  xio_transpose_options topt = {
-      budget, {XPOSE_BACKEND_AUTO, XPOSE_EXCHANGE_AUTO, 0}, xpose_report_progress, NULL};
+  xio_transpose_options topt = {budget, gpu_budget, {0}, xpose_report_progress, NULL};
+  xpose_config_init(&topt.config);
+  topt.config.backend = backend;
+  topt.config.exchange = (xpose_exchange_kind)opt->exchange;
   topt.config.max_message_bytes = (size_t)opt->max_message_bytes;
   xio_transpose_stats stats;
   xpose_report_progress_begin();
   if (xio_transpose(&in, &out, &topt, &stats, &err) || xio_close(&out, &err)) goto fail;
   const double seconds = MPI_Wtime() - start;
-  print_plan(&in, budget, nranks, &stats);
+  print_plan(&in, backend == XPOSE_BACKEND_CUDA ? gpu_budget : budget, nranks, &stats);
 
   double verify_seconds = 0;
   if (opt->verify) {
@@ -115,10 +151,11 @@ static int run(const xpose_cli_options *opt, MPI_Comm comm) {
   char size_text[32];
   xpose_format_bytes(bytes, size_text, sizeof size_text);
   xpose_report_result(
-      "%s:%s (%lld x %lld, %s) -> %s:%s (%lld x %lld): %s, %d rank(s), %lld pass(es), %.3f s, "
-      "%.2f GB/s%s",
+      "%s:%s (%lld x %lld, %s) -> %s:%s (%lld x %lld): %s, %d rank(s) (%s, %s), %lld pass(es), "
+      "%.3f s, %.2f GB/s%s",
       in_path.file, in.dataset, (long long)in.rows, (long long)in.cols, type_text, out_path.file,
       out_name, (long long)in.cols, (long long)in.rows, size_text, nranks,
+      backend == XPOSE_BACKEND_CUDA ? "cuda" : "host", stats.exchange,
       (long long)xio_pass_count(&stats.grid), seconds,
       seconds > 0 ? 2.0 * (double)bytes / seconds / 1e9 : 0.0, opt->verify ? ", verified" : "");
   xio_close(&in, &err);

@@ -6,8 +6,16 @@
 #include <string.h>
 
 #include "size.h"
+#include "xpose.h"
 
-enum { OPT_VERIFY = 256, OPT_MAX_MESSAGE };
+enum { OPT_VERIFY = 256, OPT_MAX_MESSAGE, OPT_BACKEND, OPT_EXCHANGE, OPT_GPU_MEMORY };
+
+/* Index of `value` in `names` (NULL-terminated, in enum order), or -1. */
+static int choice(const char *value, const char *const *names) {
+  for (int i = 0; names[i]; i++)
+    if (strcmp(value, names[i]) == 0) return i;
+  return -1;
+}
 
 const char *xpose_cli_usage(void) {
   return "Usage: xpose [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
@@ -23,6 +31,12 @@ const char *xpose_cli_usage(void) {
          "                         node's memory, shared among the node's ranks); larger\n"
          "                         datasets are transposed in passes.  SIZE is bytes with an\n"
          "                         optional K, M, G or T (powers of 1024), e.g. 512M, 1.5G\n"
+         "      --gpu-memory SIZE  device memory per GPU for xpose's buffers (default: half\n"
+         "                         of the GPU's free memory)\n"
+         "      --backend B        auto (a GPU per rank when GPUs are present), cuda or host\n"
+         "      --exchange E       how GPUs exchange blocks: auto (the best available, named\n"
+         "                         with --verbose), nccl, mpi (CUDA-aware MPI) or staged\n"
+         "                         (through host memory, any MPI)\n"
          "      --verify           re-read input and output and check that the output is the\n"
          "                         transpose of the input (position-keyed XXH3 checksums)\n"
          "  -f, --force            replace OUT.h5 if it exists\n"
@@ -50,6 +64,9 @@ int xpose_cli_parse(int argc, char **argv, xpose_cli_options *options, char *err
       {"quiet", no_argument, NULL, 'q'},
       {"verbose", no_argument, NULL, 'v'},
       {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
+      {"gpu-memory", required_argument, NULL, OPT_GPU_MEMORY},
+      {"backend", required_argument, NULL, OPT_BACKEND},
+      {"exchange", required_argument, NULL, OPT_EXCHANGE},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
@@ -72,6 +89,25 @@ int xpose_cli_parse(int argc, char **argv, xpose_cli_options *options, char *err
                              "invalid --max-message '%s': expected a size from 1 to 2G - 1",
                              optarg);
         break;
+      case OPT_GPU_MEMORY:
+        if (xpose_parse_size(optarg, &options->gpu_memory_bytes) != 0)
+          return usage_error(error, error_size,
+                             "invalid --gpu-memory '%s': expected a size such as 8G", optarg);
+        break;
+      case OPT_BACKEND: {
+        static const char *const names[] = {"auto", "host", "cuda", NULL};
+        if ((options->backend = choice(optarg, names)) < 0)
+          return usage_error(error, error_size,
+                             "invalid --backend '%s': expected auto, cuda or host", optarg);
+        break;
+      }
+      case OPT_EXCHANGE: {
+        static const char *const names[] = {"auto", "mpi", "nccl", "staged", NULL};
+        if ((options->exchange = choice(optarg, names)) < 0)
+          return usage_error(error, error_size,
+                             "invalid --exchange '%s': expected auto, nccl, mpi or staged", optarg);
+        break;
+      }
       case OPT_VERIFY: options->verify = 1; break;
       case 'f': options->force = 1; break;
       case 'q': options->quiet = 1; break;
@@ -88,6 +124,11 @@ int xpose_cli_parse(int argc, char **argv, xpose_cli_options *options, char *err
     }
   }
   if (options->help || options->version) return 0;
+  if (options->backend == XPOSE_BACKEND_HOST && options->exchange != XPOSE_EXCHANGE_AUTO &&
+      options->exchange != XPOSE_EXCHANGE_MPI)
+    return usage_error(
+        error, error_size, "%s",
+        "--exchange nccl and staged move GPU buffers: they need --backend cuda or auto");
   if (options->quiet && options->verbose)
     return usage_error(error, error_size, "%s", "--quiet and --verbose exclude each other");
   const int positional = argc - optind;

@@ -8,6 +8,9 @@
 typedef struct {
   const char *input, *output; /* "file.h5[:/dataset]" */
   uint64_t memory_bytes;      /* per rank; 0: from the node's memory */
+  uint64_t gpu_memory_bytes;  /* per GPU; 0: half of its free memory */
+  int backend;                /* an xpose_backend_kind */
+  int exchange;               /* an xpose_exchange_kind */
   uint64_t max_message_bytes; /* 0: the library's default */
   int verify, force, quiet, verbose;
   int help, version;

@@ -2,6 +2,7 @@
 keeps the exact datatype (byte order included) and the attributes, on 1 to
 4 ranks, checked against numpy's .T by h5py."""
 
+import os
 import unittest
 
 import h5py
@@ -84,6 +85,23 @@ class Types(ToolTestCase):
         with h5py.File(self.path("out.h5"), "r") as f:
             self.assertEqual(f["/data"].dtype, np.dtype(("<f4", (3,))))
             self.assertTrue(np.array_equal(f["/data"][...], data.transpose(1, 0, 2)))
+
+    def test_backend_choice(self):
+        self.write_h5("in.h5", {"/data": pattern((33, 65), "<f8")})
+        host = self.xpose(2, "--backend", "host", "in.h5", "out.h5")
+        self.assertEqual(host.returncode, 0, host)
+        self.assertIn("2 rank(s) (host, mpi)", host.stdout)
+        self.assertTransposed("in.h5", "/data", "out.h5", "/data")
+        # With a GPU per rank: a correct transpose on them; without: one clear error.
+        cuda = self.xpose(2, "--backend", "cuda", "--force", "in.h5", "out2.h5")
+        if cuda.returncode == 0:
+            self.assertIn("2 rank(s) (cuda, ", cuda.stdout)
+            self.assertTransposed("in.h5", "/data", "out2.h5", "/data")
+        else:
+            self.assertEqual(cuda.returncode, 1, cuda)
+            self.assertEqual(cuda.stderr.count("xpose: error: --backend cuda: "), 1, cuda)
+            self.assertFalse(os.path.exists(self.path("out2.h5")))
+            self.assertEqual(self.leftovers(), [])
 
     def test_empty_dimension(self):
         self.write_h5("in.h5", {"/data": np.zeros((0, 5), dtype="<f4")})
