@@ -1,5 +1,6 @@
-/* CUDA backend: device scratch, the tiled GPU kernels and 2-D copies, all
- * on one stream (the backend's own, or one the caller sets). */
+/* CUDA backend: device scratch, the tiled GPU kernels and 2-D copies, on a
+ * stream per lane.  Execution starts after the work queued on the caller's
+ * stream (the legacy default stream unless one is set). */
 #include <stdlib.h>
 
 #include "backend.h"
@@ -7,11 +8,14 @@
 #include "transpose_kernels.h"
 
 typedef struct {
-  cudaStream_t own, current;
+  cudaStream_t lanes[XPOSE_LANES];
+  cudaEvent_t events[XPOSE_EVENTS];
+  cudaEvent_t start;
+  cudaStream_t caller; /* NULL: the legacy default stream */
 } cuda_state;
 
-static cudaStream_t stream_of(xpose_backend *backend) {
-  return ((cuda_state *)backend->state)->current;
+static cudaStream_t lane_stream(xpose_backend *backend, int lane) {
+  return ((cuda_state *)backend->state)->lanes[lane];
 }
 
 static xpose_status cuda_alloc(xpose_backend *backend, size_t bytes, void **ptr) {
@@ -34,31 +38,68 @@ static void cuda_release(xpose_backend *backend, void *ptr) {
   if (ptr) cudaFree(ptr);
 }
 
-static xpose_status cuda_transpose(xpose_backend *backend, const void *src, int64_t ld_src,
-                                   void *dst, int64_t ld_dst, int64_t rows, int64_t cols,
-                                   size_t elem_size) {
+static xpose_status cuda_transpose(xpose_backend *backend, int lane, const void *src,
+                                   int64_t ld_src, void *dst, int64_t ld_dst, int64_t rows,
+                                   int64_t cols, size_t elem_size) {
   xpose_status res = XPOSE_SUCCESS;
-  XPOSE_CUDACHECKGOTO(
-      xpose_cuda_transpose(src, ld_src, dst, ld_dst, rows, cols, elem_size, stream_of(backend)),
-      res, fail);
-fail:
-  return res;
-}
-
-static xpose_status cuda_copy_2d(xpose_backend *backend, const void *src, size_t src_pitch,
-                                 void *dst, size_t dst_pitch, int64_t rows, size_t row_bytes) {
-  xpose_status res = XPOSE_SUCCESS;
-  if (rows <= 0 || row_bytes == 0) return XPOSE_SUCCESS;
-  XPOSE_CUDACHECKGOTO(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, (size_t)rows,
-                                        cudaMemcpyDeviceToDevice, stream_of(backend)),
+  XPOSE_CUDACHECKGOTO(xpose_cuda_transpose(src, ld_src, dst, ld_dst, rows, cols, elem_size,
+                                           lane_stream(backend, lane)),
                       res, fail);
 fail:
   return res;
 }
 
-static xpose_status cuda_synchronize(xpose_backend *backend) {
+static xpose_status cuda_copy_2d(xpose_backend *backend, int lane, const void *src,
+                                 size_t src_pitch, void *dst, size_t dst_pitch, int64_t rows,
+                                 size_t row_bytes) {
   xpose_status res = XPOSE_SUCCESS;
-  XPOSE_CUDACHECKGOTO(cudaStreamSynchronize(stream_of(backend)), res, fail);
+  if (rows <= 0 || row_bytes == 0) return XPOSE_SUCCESS;
+  XPOSE_CUDACHECKGOTO(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, (size_t)rows,
+                                        cudaMemcpyDeviceToDevice, lane_stream(backend, lane)),
+                      res, fail);
+fail:
+  return res;
+}
+
+static xpose_status cuda_begin(xpose_backend *backend) {
+  cuda_state *st = backend->state;
+  xpose_status res = XPOSE_SUCCESS;
+  XPOSE_CUDACHECKGOTO(cudaEventRecord(st->start, st->caller), res, fail);
+  for (int lane = 0; lane < XPOSE_LANES; lane++)
+    XPOSE_CUDACHECKGOTO(cudaStreamWaitEvent(st->lanes[lane], st->start, 0), res, fail);
+fail:
+  return res;
+}
+
+static xpose_status cuda_record(xpose_backend *backend, int lane, int event) {
+  cuda_state *st = backend->state;
+  xpose_status res = XPOSE_SUCCESS;
+  XPOSE_CUDACHECKGOTO(cudaEventRecord(st->events[event], st->lanes[lane]), res, fail);
+fail:
+  return res;
+}
+
+static xpose_status cuda_wait_event(xpose_backend *backend, int lane, int event) {
+  cuda_state *st = backend->state;
+  xpose_status res = XPOSE_SUCCESS;
+  XPOSE_CUDACHECKGOTO(cudaStreamWaitEvent(st->lanes[lane], st->events[event], 0), res, fail);
+fail:
+  return res;
+}
+
+static xpose_status cuda_sync_event(xpose_backend *backend, int event) {
+  cuda_state *st = backend->state;
+  xpose_status res = XPOSE_SUCCESS;
+  XPOSE_CUDACHECKGOTO(cudaEventSynchronize(st->events[event]), res, fail);
+fail:
+  return res;
+}
+
+static xpose_status cuda_synchronize(xpose_backend *backend) {
+  cuda_state *st = backend->state;
+  xpose_status res = XPOSE_SUCCESS;
+  for (int lane = 0; lane < XPOSE_LANES; lane++)
+    XPOSE_CUDACHECKGOTO(cudaStreamSynchronize(st->lanes[lane]), res, fail);
 fail:
   return res;
 }
@@ -77,18 +118,28 @@ static xpose_status cuda_check_buffer(xpose_backend *backend, const void *ptr, c
   return XPOSE_SUCCESS;
 }
 
-static void *cuda_stream(xpose_backend *backend) { return stream_of(backend); }
+static void *cuda_stream(xpose_backend *backend, int lane) { return lane_stream(backend, lane); }
+
+static void free_state(cuda_state *st) {
+  if (!st) return;
+  for (int i = 0; i < XPOSE_LANES; i++)
+    if (st->lanes[i]) cudaStreamDestroy(st->lanes[i]);
+  for (int i = 0; i < XPOSE_EVENTS; i++)
+    if (st->events[i]) cudaEventDestroy(st->events[i]);
+  if (st->start) cudaEventDestroy(st->start);
+  free(st);
+}
 
 static void cuda_destroy(xpose_backend *backend) {
-  cuda_state *st = backend->state;
-  if (st && st->own) cudaStreamDestroy(st->own);
-  free(st);
+  free_state(backend->state);
   free(backend);
 }
 
 static const xpose_backend_ops cuda_ops = {
-    "cuda",           cuda_alloc,        cuda_release, cuda_transpose, cuda_copy_2d,
-    cuda_synchronize, cuda_check_buffer, cuda_stream,  cuda_destroy,
+    "cuda",          cuda_alloc,       cuda_release,      cuda_transpose,
+    cuda_copy_2d,    cuda_begin,       cuda_record,       cuda_wait_event,
+    cuda_sync_event, cuda_synchronize, cuda_check_buffer, cuda_stream,
+    cuda_destroy,
 };
 
 xpose_status xpose_backend_cuda_create(xpose_backend **backend) {
@@ -97,21 +148,25 @@ xpose_status xpose_backend_cuda_create(xpose_backend **backend) {
   *backend = calloc(1, sizeof **backend);
   XPOSE_REQUIREGOTO(st && *backend, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
                     "cannot allocate the CUDA backend");
-  /* A blocking stream: work the caller queued on the legacy default stream
-   * (cudaMemcpy, cudaMemset included) completes before the plan's work. */
-  XPOSE_CUDACHECKGOTO(cudaStreamCreateWithFlags(&st->own, cudaStreamDefault), res, fail);
-  st->current = st->own;
+  /* Lanes are ordered after the caller's stream by an event at each start;
+   * without one set, that is the legacy default stream, so cudaMemcpy and
+   * cudaMemset issued before execution come first too. */
+  for (int i = 0; i < XPOSE_LANES; i++)
+    XPOSE_CUDACHECKGOTO(cudaStreamCreateWithFlags(&st->lanes[i], cudaStreamNonBlocking), res, fail);
+  for (int i = 0; i < XPOSE_EVENTS; i++)
+    XPOSE_CUDACHECKGOTO(cudaEventCreateWithFlags(&st->events[i], cudaEventDisableTiming), res,
+                        fail);
+  XPOSE_CUDACHECKGOTO(cudaEventCreateWithFlags(&st->start, cudaEventDisableTiming), res, fail);
   (*backend)->ops = &cuda_ops;
   (*backend)->state = st;
   return XPOSE_SUCCESS;
 fail:
-  free(st);
+  free_state(st);
   free(*backend);
   *backend = NULL;
   return res;
 }
 
 void xpose_backend_cuda_set_stream(xpose_backend *backend, void *stream) {
-  cuda_state *st = backend->state;
-  st->current = stream ? (cudaStream_t)stream : st->own;
+  ((cuda_state *)backend->state)->caller = (cudaStream_t)stream;
 }

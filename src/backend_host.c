@@ -34,25 +34,37 @@ static void host_release(xpose_backend *backend, void *ptr) {
   free(ptr);
 }
 
-static xpose_status host_transpose(xpose_backend *backend, const void *src, int64_t ld_src,
-                                   void *dst, int64_t ld_dst, int64_t rows, int64_t cols,
-                                   size_t elem_size) {
-  (void)backend;
+static xpose_status host_transpose(xpose_backend *backend, int lane, const void *src,
+                                   int64_t ld_src, void *dst, int64_t ld_dst, int64_t rows,
+                                   int64_t cols, size_t elem_size) {
+  (void)backend, (void)lane;
   xpose_host_transpose(src, ld_src, dst, ld_dst, rows, cols, elem_size);
   return XPOSE_SUCCESS;
 }
 
-static xpose_status host_copy_2d(xpose_backend *backend, const void *src, size_t src_pitch,
-                                 void *dst, size_t dst_pitch, int64_t rows, size_t row_bytes) {
-  (void)backend;
+static xpose_status host_copy_2d(xpose_backend *backend, int lane, const void *src,
+                                 size_t src_pitch, void *dst, size_t dst_pitch, int64_t rows,
+                                 size_t row_bytes) {
+  (void)backend, (void)lane;
   for (int64_t i = 0; i < rows; i++)
     memcpy((char *)dst + (size_t)i * dst_pitch, (const char *)src + (size_t)i * src_pitch,
            row_bytes);
   return XPOSE_SUCCESS;
 }
 
-static xpose_status host_synchronize(xpose_backend *backend) {
+/* Host work is done when its call returns: nothing to order or wait for. */
+static xpose_status host_nothing(xpose_backend *backend) {
   (void)backend;
+  return XPOSE_SUCCESS;
+}
+
+static xpose_status host_lane_event(xpose_backend *backend, int lane, int event) {
+  (void)backend, (void)lane, (void)event;
+  return XPOSE_SUCCESS;
+}
+
+static xpose_status host_sync_event(xpose_backend *backend, int event) {
+  (void)backend, (void)event;
   return XPOSE_SUCCESS;
 }
 
@@ -61,16 +73,18 @@ static xpose_status host_check_buffer(xpose_backend *backend, const void *ptr, c
   return XPOSE_SUCCESS;
 }
 
-static void *host_stream(xpose_backend *backend) {
-  (void)backend;
+static void *host_stream(xpose_backend *backend, int lane) {
+  (void)backend, (void)lane;
   return NULL;
 }
 
 static void host_destroy(xpose_backend *backend) { free(backend); }
 
 static const xpose_backend_ops host_ops = {
-    "host",           host_alloc,        host_release, host_transpose, host_copy_2d,
-    host_synchronize, host_check_buffer, host_stream,  host_destroy,
+    "host",          host_alloc,   host_release,      host_transpose,
+    host_copy_2d,    host_nothing, host_lane_event,   host_lane_event,
+    host_sync_event, host_nothing, host_check_buffer, host_stream,
+    host_destroy,
 };
 
 xpose_status xpose_backend_host_create(xpose_backend **backend) {

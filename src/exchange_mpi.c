@@ -4,7 +4,8 @@
  * max_message_bytes, so no MPI count exceeds INT_MAX however large a rank's
  * share is.  Pieces of one block share a tag: MPI's non-overtaking rule
  * matches them in order.  Peers are visited in a ring (rank + k, rank - k)
- * so that no rank is everybody's first destination. */
+ * so that no rank is everybody's first destination.  Two slots let one
+ * chunk travel while the previous one completes. */
 #include <limits.h>
 #include <stdlib.h>
 
@@ -14,86 +15,86 @@
 enum { EXCHANGE_TAG = 0x7870 };
 
 typedef struct {
-  int peer;
-  int bytes;
-  int64_t offset;
-} message_piece;
+  MPI_Request *requests;
+  int64_t active;
+} request_slot;
 
 typedef struct {
   MPI_Comm comm;
-  message_piece *sends, *recvs;
-  int64_t nsends, nrecvs;
-  MPI_Request *requests; /* receives first, then sends */
-  int64_t nactive;
+  int rank;
+  int64_t max_bytes;
+  request_slot slots[XPOSE_EXCHANGE_SLOTS];
 } mpi_exchange_state;
 
-/* Appends the pieces of `bytes` at `offset` for `peer`; returns the new count. */
-static int64_t add_pieces(message_piece *pieces, int64_t n, int peer, int64_t offset, int64_t bytes,
-                          int64_t max_bytes) {
-  for (int64_t done = 0; done < bytes; done += max_bytes, n++) {
-    const int64_t left = bytes - done;
-    if (pieces) {
-      pieces[n].peer = peer;
-      pieces[n].offset = offset + done;
-      pieces[n].bytes = (int)(left < max_bytes ? left : max_bytes);
-    }
-  }
-  return n;
+static int64_t pieces_of(int64_t bytes, int64_t max_bytes) {
+  return bytes / max_bytes + (bytes % max_bytes != 0);
 }
 
-static int64_t build_pieces(const xpose_exchange_layout *layout, int rank, int sending,
-                            int64_t max_bytes, message_piece *pieces) {
+static int64_t pieces_in(const xpose_exchange_layout *l, int64_t max_bytes) {
   int64_t n = 0;
-  for (int k = 1; k < layout->nranks; k++) {
-    const int peer =
-        sending ? (rank + k) % layout->nranks : (rank - k + layout->nranks) % layout->nranks;
-    const int64_t *bytes = sending ? layout->send_bytes : layout->recv_bytes;
-    const int64_t *offsets = sending ? layout->send_offsets : layout->recv_offsets;
-    n = add_pieces(pieces, n, peer, offsets[peer], bytes[peer], max_bytes);
-  }
+  for (int peer = 0; peer < l->nranks; peer++)
+    n += pieces_of(l->send_bytes[peer], max_bytes) + pieces_of(l->recv_bytes[peer], max_bytes);
   return n;
 }
 
-static xpose_status mpi_start(xpose_exchange *exchange, const void *send, void *recv) {
-  mpi_exchange_state *st = exchange->state;
+/* Posts the pieces of `bytes` at buf to or from `peer`. */
+static xpose_status post(mpi_exchange_state *st, request_slot *slot, int sending, char *buf,
+                         int64_t bytes, int peer) {
   xpose_status res = XPOSE_SUCCESS;
-  st->nactive = 0;
-  for (int64_t i = 0; i < st->nrecvs; i++, st->nactive++) {
-    const message_piece *p = &st->recvs[i];
-    XPOSE_MPICHECKGOTO(MPI_Irecv((char *)recv + p->offset, p->bytes, MPI_BYTE, p->peer,
-                                 EXCHANGE_TAG, st->comm, &st->requests[st->nactive]),
-                       res, fail);
-  }
-  for (int64_t i = 0; i < st->nsends; i++, st->nactive++) {
-    const message_piece *p = &st->sends[i];
-    XPOSE_MPICHECKGOTO(MPI_Isend((const char *)send + p->offset, p->bytes, MPI_BYTE, p->peer,
-                                 EXCHANGE_TAG, st->comm, &st->requests[st->nactive]),
-                       res, fail);
+  for (int64_t done = 0; done < bytes; done += st->max_bytes) {
+    const int count = (int)(bytes - done < st->max_bytes ? bytes - done : st->max_bytes);
+    MPI_Request *request = &slot->requests[slot->active++];
+    if (sending)
+      XPOSE_MPICHECKGOTO(
+          MPI_Isend(buf + done, count, MPI_BYTE, peer, EXCHANGE_TAG, st->comm, request), res, fail);
+    else
+      XPOSE_MPICHECKGOTO(
+          MPI_Irecv(buf + done, count, MPI_BYTE, peer, EXCHANGE_TAG, st->comm, request), res, fail);
   }
 fail:
   return res;
 }
 
-static xpose_status mpi_wait(xpose_exchange *exchange) {
+static xpose_status mpi_start(xpose_exchange *exchange, int slot_index,
+                              const xpose_exchange_layout *l, const void *send, void *recv) {
   mpi_exchange_state *st = exchange->state;
+  request_slot *slot = &st->slots[slot_index];
+  xpose_status res = XPOSE_SUCCESS;
+  slot->active = 0;
+  for (int k = 1; k < l->nranks; k++) { /* receives first */
+    const int from = (st->rank - k + l->nranks) % l->nranks;
+    XPOSE_CHECKGOTO(
+        post(st, slot, 0, (char *)recv + l->recv_offsets[from], l->recv_bytes[from], from), res,
+        fail);
+  }
+  for (int k = 1; k < l->nranks; k++) {
+    const int to = (st->rank + k) % l->nranks;
+    XPOSE_CHECKGOTO(post(st, slot, 1, (char *)send + l->send_offsets[to], l->send_bytes[to], to),
+                    res, fail);
+  }
+fail:
+  return res;
+}
+
+static xpose_status mpi_wait(xpose_exchange *exchange, int slot_index) {
+  mpi_exchange_state *st = exchange->state;
+  request_slot *slot = &st->slots[slot_index];
   xpose_status res = XPOSE_SUCCESS;
   /* Waitall takes an int count: wait in slices for huge piece counts. */
-  for (int64_t done = 0; done < st->nactive; done += INT_MAX) {
-    const int64_t left = st->nactive - done;
-    XPOSE_MPICHECKGOTO(MPI_Waitall((int)(left < INT_MAX ? left : INT_MAX), st->requests + done,
+  for (int64_t done = 0; done < slot->active; done += INT_MAX) {
+    const int64_t left = slot->active - done;
+    XPOSE_MPICHECKGOTO(MPI_Waitall((int)(left < INT_MAX ? left : INT_MAX), slot->requests + done,
                                    MPI_STATUSES_IGNORE),
                        res, fail);
   }
 fail:
-  st->nactive = 0;
+  slot->active = 0;
   return res;
 }
 
 static void free_state(mpi_exchange_state *st) {
   if (!st) return;
-  free(st->sends);
-  free(st->recvs);
-  free(st->requests);
+  for (int s = 0; s < XPOSE_EXCHANGE_SLOTS; s++) free(st->slots[s].requests);
   free(st);
 }
 
@@ -104,36 +105,34 @@ static void mpi_destroy(xpose_exchange *exchange) {
 
 static const xpose_exchange_ops mpi_ops = {mpi_start, mpi_wait, mpi_destroy};
 
-xpose_status xpose_exchange_mpi_create(MPI_Comm comm, const xpose_exchange_layout *layout,
+xpose_status xpose_exchange_mpi_create(MPI_Comm comm, const xpose_exchange_layout *whole,
+                                       const xpose_exchange_layout *layouts, int nlayouts,
                                        size_t max_message_bytes, const char *name,
                                        xpose_exchange **exchange) {
   xpose_status res = XPOSE_SUCCESS;
-  int rank = 0;
-  mpi_exchange_state *st = NULL;
-  *exchange = NULL;
+  mpi_exchange_state *st = calloc(1, sizeof *st);
+  *exchange = calloc(1, sizeof **exchange);
+  XPOSE_REQUIREGOTO(st && *exchange, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
+                    "cannot allocate the MPI exchange engine");
   XPOSE_REQUIREGOTO(max_message_bytes >= 1 && max_message_bytes <= INT_MAX,
                     XPOSE_ERROR_INVALID_ARGUMENT, res, fail,
                     "max_message_bytes %zu is outside [1, INT_MAX]", max_message_bytes);
-  XPOSE_MPICHECKGOTO(MPI_Comm_rank(comm, &rank), res, fail);
-  *exchange = calloc(1, sizeof **exchange);
-  st = calloc(1, sizeof *st);
-  XPOSE_REQUIREGOTO(*exchange && st, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
-                    "cannot allocate the MPI exchange engine");
+  st->comm = comm;
+  st->max_bytes = (int64_t)max_message_bytes;
+  XPOSE_MPICHECKGOTO(MPI_Comm_rank(comm, &st->rank), res, fail);
+  int64_t capacity = pieces_in(whole, st->max_bytes);
+  for (int i = 0; i < nlayouts; i++) {
+    const int64_t n = pieces_in(&layouts[i], st->max_bytes);
+    if (n > capacity) capacity = n;
+  }
+  for (int s = 0; s < XPOSE_EXCHANGE_SLOTS; s++) {
+    st->slots[s].requests = malloc(sizeof(MPI_Request) * (size_t)(capacity + 1));
+    XPOSE_REQUIREGOTO(st->slots[s].requests, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
+                      "cannot allocate %lld MPI requests", (long long)capacity);
+  }
   (*exchange)->ops = &mpi_ops;
   (*exchange)->name = name;
   (*exchange)->state = st;
-  st->comm = comm;
-  const int64_t max_bytes = (int64_t)max_message_bytes;
-  st->nsends = build_pieces(layout, rank, 1, max_bytes, NULL);
-  st->nrecvs = build_pieces(layout, rank, 0, max_bytes, NULL);
-  st->sends = malloc(sizeof *st->sends * (size_t)(st->nsends + 1));
-  st->recvs = malloc(sizeof *st->recvs * (size_t)(st->nrecvs + 1));
-  st->requests = malloc(sizeof *st->requests * (size_t)(st->nsends + st->nrecvs + 1));
-  XPOSE_REQUIREGOTO(st->sends && st->recvs && st->requests, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
-                    "cannot allocate %lld message descriptors",
-                    (long long)(st->nsends + st->nrecvs));
-  build_pieces(layout, rank, 1, max_bytes, st->sends);
-  build_pieces(layout, rank, 0, max_bytes, st->recvs);
   return XPOSE_SUCCESS;
 fail:
   free_state(st);

@@ -8,15 +8,15 @@
 
 typedef struct {
   ncclComm_t comm;
-  const xpose_exchange_layout *layout;
   xpose_backend *backend;
   int rank;
 } nccl_state;
 
-static xpose_status nccl_start(xpose_exchange *exchange, const void *send, void *recv) {
+static xpose_status nccl_start(xpose_exchange *exchange, int slot, const xpose_exchange_layout *l,
+                               const void *send, void *recv) {
+  (void)slot; /* stream-ordered: nothing to keep per slot */
   nccl_state *st = exchange->state;
-  const xpose_exchange_layout *l = st->layout;
-  cudaStream_t stream = (cudaStream_t)st->backend->ops->stream(st->backend);
+  cudaStream_t stream = (cudaStream_t)st->backend->ops->stream(st->backend, XPOSE_LANE_COMM);
   xpose_status res = XPOSE_SUCCESS;
   XPOSE_NCCLCHECKGOTO(ncclGroupStart(), res, fail);
   for (int k = 1; k < l->nranks; k++) {
@@ -36,8 +36,8 @@ fail:
   return res;
 }
 
-static xpose_status nccl_wait(xpose_exchange *exchange) {
-  (void)exchange; /* stream-ordered: what follows on the stream sees the data */
+static xpose_status nccl_wait(xpose_exchange *exchange, int slot) {
+  (void)exchange, (void)slot; /* what follows on the COMM lane sees the data */
   return XPOSE_SUCCESS;
 }
 
@@ -50,22 +50,22 @@ static void nccl_destroy(xpose_exchange *exchange) {
 
 static const xpose_exchange_ops nccl_ops = {nccl_start, nccl_wait, nccl_destroy};
 
-xpose_status xpose_exchange_nccl_create(MPI_Comm comm, const xpose_exchange_layout *layout,
-                                        xpose_backend *backend, xpose_exchange **exchange) {
+xpose_status xpose_exchange_nccl_create(MPI_Comm comm, int nranks, xpose_backend *backend,
+                                        xpose_exchange **exchange) {
   xpose_status res = XPOSE_SUCCESS;
   nccl_state *st = calloc(1, sizeof *st);
   *exchange = calloc(1, sizeof **exchange);
   ncclUniqueId id;
   XPOSE_REQUIREGOTO(st && *exchange, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
                     "cannot allocate the NCCL exchange");
-  st->layout = layout;
   st->backend = backend;
   XPOSE_MPICHECKGOTO(MPI_Comm_rank(comm, &st->rank), res, fail);
   if (st->rank == 0) XPOSE_NCCLCHECKGOTO(ncclGetUniqueId(&id), res, fail);
   XPOSE_MPICHECKGOTO(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm), res, fail);
-  XPOSE_NCCLCHECKGOTO(ncclCommInitRank(&st->comm, layout->nranks, id, st->rank), res, fail);
+  XPOSE_NCCLCHECKGOTO(ncclCommInitRank(&st->comm, nranks, id, st->rank), res, fail);
   (*exchange)->ops = &nccl_ops;
   (*exchange)->name = "nccl";
+  (*exchange)->stream_ordered = 1;
   (*exchange)->state = st;
   return XPOSE_SUCCESS;
 fail:

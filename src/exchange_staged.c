@@ -9,36 +9,58 @@
 typedef struct {
   xpose_exchange *inner;
   xpose_backend *backend;
-  void *host_send, *host_recv, *device_recv;
-  size_t send_total, recv_total;
+  void *host_send, *host_recv;
+  struct {
+    const xpose_exchange_layout *layout;
+    void *device_recv;
+  } slots[XPOSE_EXCHANGE_SLOTS];
 } staged_state;
 
-static cudaStream_t stream_of(staged_state *st) {
-  return (cudaStream_t)st->backend->ops->stream(st->backend);
+static cudaStream_t comm_stream(staged_state *st) {
+  return (cudaStream_t)st->backend->ops->stream(st->backend, XPOSE_LANE_COMM);
 }
 
-static xpose_status staged_start(xpose_exchange *exchange, const void *send, void *recv) {
-  staged_state *st = exchange->state;
+/* Copies each peer's region of `layout` between device and pinned host
+ * buffers, which share offsets. */
+static xpose_status copy_regions(staged_state *st, const xpose_exchange_layout *l, int sending,
+                                 const void *from, void *to) {
   xpose_status res = XPOSE_SUCCESS;
-  st->device_recv = recv;
-  if (st->send_total)
-    XPOSE_CUDACHECKGOTO(
-        cudaMemcpyAsync(st->host_send, send, st->send_total, cudaMemcpyDeviceToHost, stream_of(st)),
-        res, fail);
-  XPOSE_CUDACHECKGOTO(cudaStreamSynchronize(stream_of(st)), res, fail);
-  XPOSE_CHECKGOTO(st->inner->ops->start(st->inner, st->host_send, st->host_recv), res, fail);
+  const int64_t *bytes = sending ? l->send_bytes : l->recv_bytes;
+  const int64_t *offsets = sending ? l->send_offsets : l->recv_offsets;
+  for (int peer = 0; peer < l->nranks; peer++)
+    if (bytes[peer] > 0)
+      XPOSE_CUDACHECKGOTO(cudaMemcpyAsync((char *)to + offsets[peer],
+                                          (const char *)from + offsets[peer], (size_t)bytes[peer],
+                                          sending ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice,
+                                          comm_stream(st)),
+                          res, fail);
 fail:
   return res;
 }
 
-static xpose_status staged_wait(xpose_exchange *exchange) {
+static xpose_status staged_start(xpose_exchange *exchange, int slot,
+                                 const xpose_exchange_layout *layout, const void *send,
+                                 void *recv) {
   staged_state *st = exchange->state;
   xpose_status res = XPOSE_SUCCESS;
-  XPOSE_CHECKGOTO(st->inner->ops->wait(st->inner), res, fail);
-  if (st->recv_total) /* ordered before the unpacking copies on the same stream */
-    XPOSE_CUDACHECKGOTO(cudaMemcpyAsync(st->device_recv, st->host_recv, st->recv_total,
-                                        cudaMemcpyHostToDevice, stream_of(st)),
-                        res, fail);
+  st->slots[slot].layout = layout;
+  st->slots[slot].device_recv = recv;
+  XPOSE_CHECKGOTO(copy_regions(st, layout, 1, send, st->host_send), res, fail);
+  XPOSE_CUDACHECKGOTO(cudaStreamSynchronize(comm_stream(st)), res, fail);
+  XPOSE_CHECKGOTO(st->inner->ops->start(st->inner, slot, layout, st->host_send, st->host_recv), res,
+                  fail);
+fail:
+  return res;
+}
+
+static xpose_status staged_wait(xpose_exchange *exchange, int slot) {
+  staged_state *st = exchange->state;
+  xpose_status res = XPOSE_SUCCESS;
+  XPOSE_CHECKGOTO(st->inner->ops->wait(st->inner, slot), res, fail);
+  /* On the COMM lane: the placing copies wait for it through an event. */
+  XPOSE_CHECKGOTO(
+      copy_regions(st, st->slots[slot].layout, 0, st->host_recv, st->slots[slot].device_recv), res,
+      fail);
 fail:
   return res;
 }
@@ -58,7 +80,15 @@ static void staged_destroy(xpose_exchange *exchange) {
 
 static const xpose_exchange_ops staged_ops = {staged_start, staged_wait, staged_destroy};
 
-xpose_status xpose_exchange_staged_create(MPI_Comm comm, const xpose_exchange_layout *layout,
+static size_t extent(const int64_t *bytes, const int64_t *offsets, int n) {
+  int64_t end = 0;
+  for (int i = 0; i < n; i++)
+    if (offsets[i] + bytes[i] > end) end = offsets[i] + bytes[i];
+  return (size_t)end;
+}
+
+xpose_status xpose_exchange_staged_create(MPI_Comm comm, const xpose_exchange_layout *whole,
+                                          const xpose_exchange_layout *layouts, int nlayouts,
                                           size_t max_message_bytes, xpose_backend *backend,
                                           xpose_exchange **exchange) {
   xpose_status res = XPOSE_SUCCESS;
@@ -67,15 +97,12 @@ xpose_status xpose_exchange_staged_create(MPI_Comm comm, const xpose_exchange_la
   XPOSE_REQUIREGOTO(st && *exchange, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
                     "cannot allocate the staged exchange");
   st->backend = backend;
-  for (int peer = 0; peer < layout->nranks; peer++) {
-    st->send_total += (size_t)layout->send_bytes[peer];
-    st->recv_total += (size_t)layout->recv_bytes[peer];
-  }
-  if (st->send_total)
-    XPOSE_CUDACHECKGOTO(cudaMallocHost(&st->host_send, st->send_total), res, fail);
-  if (st->recv_total)
-    XPOSE_CUDACHECKGOTO(cudaMallocHost(&st->host_recv, st->recv_total), res, fail);
-  XPOSE_CHECKGOTO(xpose_exchange_mpi_create(comm, layout, max_message_bytes, "mpi", &st->inner),
+  const size_t send_total = extent(whole->send_bytes, whole->send_offsets, whole->nranks);
+  const size_t recv_total = extent(whole->recv_bytes, whole->recv_offsets, whole->nranks);
+  if (send_total) XPOSE_CUDACHECKGOTO(cudaMallocHost(&st->host_send, send_total), res, fail);
+  if (recv_total) XPOSE_CUDACHECKGOTO(cudaMallocHost(&st->host_recv, recv_total), res, fail);
+  XPOSE_CHECKGOTO(xpose_exchange_mpi_create(comm, whole, layouts, nlayouts, max_message_bytes,
+                                            "mpi", &st->inner),
                   res, fail);
   (*exchange)->ops = &staged_ops;
   (*exchange)->name = "staged";

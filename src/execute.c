@@ -1,35 +1,86 @@
 /* The distributed transpose algorithm.
  *
  * Rank p owns input rows R_p and output rows C_p (= input columns C_p).  The
- * block in[R_p, C_q] becomes out[C_q, R_p] on rank q.  So each rank
- *   1. transposes in[R_p, C_q] for every other q into the send buffer,
- *   2. starts the exchange,
- *   3. transposes its own block in[R_p, C_p] straight into out while the
- *      messages travel,
- *   4. waits, then copies each received block (already transposed) into its
- *      column range R_q of out.
- * Every element is read and written once by a transpose, plus one copy for
- * elements that change rank. */
+ * block in[R_p, C_q] becomes out[C_q, R_p] on rank q.  Each rank transposes
+ * its blocks for the others into a send buffer ("packing"), exchanges them,
+ * and copies the received, already transposed blocks into their column
+ * ranges of out ("placing"); its own block goes straight from in to out.
+ *
+ * The exchange runs in chunks (ranges of each block's columns) through a
+ * pipeline, so that with the CUDA backend chunk k is packed while chunk
+ * k - 1 travels and chunk k - 2 is placed, and the own block is transposed
+ * beside all of it, each on a lane of its own:
+ *
+ *   PACK    pack 0 | pack 1 | pack 2 | ...
+ *   COMM             send 0 | send 1 | send 2 | ...
+ *   UNPACK                    place 0 | place 1 | ...
+ *   SELF    own block
+ *
+ * Events order the lanes; engines that are not stream-ordered (MPI) start a
+ * chunk from the host once its packing is done.  On the host every step
+ * runs in order as it is issued and chunking only splits the messages. */
 #include "check.h"
 #include "plan.h"
+
+enum { EVENT_PACKED = 0, EVENT_RECEIVED = XPOSE_MAX_CHUNKS };
 
 static int overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes) {
   const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
   return a_bytes > 0 && b_bytes > 0 && x < y + (uintptr_t)b_bytes && y < x + (uintptr_t)a_bytes;
 }
 
+/* Transposes chunk k of every block for another rank into the send buffer. */
+static xpose_status pack_chunk(xpose_plan plan, int k, const void *in) {
+  xpose_status res = XPOSE_SUCCESS;
+  const int64_t p = plan->nranks, es = (int64_t)plan->elem_size;
+  for (int64_t step = 1; step < p; step++) {
+    const int64_t q = (plan->rank + step) % p;
+    int64_t first, count, chunk_first, chunk_count;
+    xpose_block_range(plan->cols, p, q, &first, &count);
+    xpose_block_range(count, plan->chunks, k, &chunk_first, &chunk_count);
+    XPOSE_CHECKGOTO(
+        plan->backend->ops->transpose(
+            plan->backend, XPOSE_LANE_PACK, (const char *)in + (first + chunk_first) * es,
+            plan->cols, (char *)plan->send_buf + plan->chunk_layouts[k].send_offsets[q],
+            plan->in_count, plan->in_count, chunk_count, es),
+        res, fail);
+  }
+fail:
+  return res;
+}
+
+/* Copies chunk k of every received block into its place in out. */
+static xpose_status place_chunk(xpose_plan plan, int k, void *out) {
+  xpose_status res = XPOSE_SUCCESS;
+  const int64_t p = plan->nranks, es = (int64_t)plan->elem_size;
+  int64_t mine_first, mine_count;
+  xpose_block_range(plan->out_count, plan->chunks, k, &mine_first, &mine_count);
+  for (int64_t q = 0; q < p; q++) {
+    if (q == plan->rank) continue;
+    int64_t first, count;
+    xpose_block_range(plan->rows, p, q, &first, &count);
+    XPOSE_CHECKGOTO(plan->backend->ops->copy_2d(
+                        plan->backend, XPOSE_LANE_UNPACK,
+                        (const char *)plan->recv_buf + plan->chunk_layouts[k].recv_offsets[q],
+                        (size_t)(count * es), (char *)out + (mine_first * plan->rows + first) * es,
+                        (size_t)(plan->rows * es), mine_count, (size_t)(count * es)),
+                    res, fail);
+  }
+fail:
+  return res;
+}
+
 xpose_status xpose_execute(xpose_plan plan, const void *in, void *out) {
   if (!plan) return XPOSE_ERROR_INVALID_ARGUMENT;
   xpose_status res = XPOSE_SUCCESS, local = XPOSE_SUCCESS;
-  const size_t es = plan->elem_size;
-  const int64_t p = plan->nranks;
+  const int64_t es = (int64_t)plan->elem_size;
   const xpose_backend_ops *ops = plan->backend->ops;
   xpose_backend *backend = plan->backend;
-  const xpose_exchange_layout *layout = &plan->layout;
+  xpose_exchange *exchange = plan->exchange;
 
   /* A bad pointer on one rank must not leave the others in the exchange. */
-  const int64_t in_bytes = plan->in_count * plan->cols * (int64_t)es;
-  const int64_t out_bytes = plan->out_count * plan->rows * (int64_t)es;
+  const int64_t in_bytes = plan->in_count * plan->cols * es;
+  const int64_t out_bytes = plan->out_count * plan->rows * es;
   if ((!in && in_bytes > 0) || (!out && out_bytes > 0)) {
     xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__, "xpose_execute: NULL buffer on rank %d",
                plan->rank);
@@ -43,31 +94,29 @@ xpose_status xpose_execute(xpose_plan plan, const void *in, void *out) {
   if (local == XPOSE_SUCCESS) local = ops->check_buffer(backend, out, "the output");
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
 
-  for (int64_t k = 1; k < p; k++) {
-    const int64_t q = (plan->rank + k) % p;
-    int64_t first, count;
-    xpose_block_range(plan->cols, p, q, &first, &count);
-    XPOSE_CHECKGOTO(ops->transpose(backend, (const char *)in + first * (int64_t)es, plan->cols,
-                                   (char *)plan->send_buf + layout->send_offsets[q], plan->in_count,
-                                   plan->in_count, count, es),
-                    res, fail);
-  }
-  XPOSE_CHECKGOTO(ops->synchronize(backend), res, fail);
-  XPOSE_CHECKGOTO(plan->exchange->ops->start(plan->exchange, plan->send_buf, plan->recv_buf), res,
-                  fail);
-  XPOSE_CHECKGOTO(ops->transpose(backend, (const char *)in + plan->out_first * (int64_t)es,
-                                 plan->cols, (char *)out + plan->in_first * (int64_t)es, plan->rows,
+  XPOSE_CHECKGOTO(ops->begin(backend), res, fail);
+  XPOSE_CHECKGOTO(ops->transpose(backend, XPOSE_LANE_SELF, (const char *)in + plan->out_first * es,
+                                 plan->cols, (char *)out + plan->in_first * es, plan->rows,
                                  plan->in_count, plan->out_count, es),
                   res, fail);
-  XPOSE_CHECKGOTO(plan->exchange->ops->wait(plan->exchange), res, fail);
-  for (int64_t q = 0; q < p; q++) {
-    if (q == plan->rank) continue;
-    int64_t first, count;
-    xpose_block_range(plan->rows, p, q, &first, &count);
-    XPOSE_CHECKGOTO(ops->copy_2d(backend, (const char *)plan->recv_buf + layout->recv_offsets[q],
-                                 (size_t)count * es, (char *)out + first * (int64_t)es,
-                                 (size_t)plan->rows * es, plan->out_count, (size_t)count * es),
-                    res, fail);
+  for (int k = 0; k <= plan->chunks; k++) {
+    if (k < plan->chunks) {
+      XPOSE_CHECKGOTO(pack_chunk(plan, k, in), res, fail);
+      XPOSE_CHECKGOTO(ops->record(backend, XPOSE_LANE_PACK, EVENT_PACKED + k), res, fail);
+      XPOSE_CHECKGOTO(ops->wait_event(backend, XPOSE_LANE_COMM, EVENT_PACKED + k), res, fail);
+      if (!exchange->stream_ordered)
+        XPOSE_CHECKGOTO(ops->sync_event(backend, EVENT_PACKED + k), res, fail);
+      XPOSE_CHECKGOTO(exchange->ops->start(exchange, k % XPOSE_EXCHANGE_SLOTS,
+                                           &plan->chunk_layouts[k], plan->send_buf, plan->recv_buf),
+                      res, fail);
+    }
+    if (k > 0) {
+      XPOSE_CHECKGOTO(exchange->ops->wait(exchange, (k - 1) % XPOSE_EXCHANGE_SLOTS), res, fail);
+      XPOSE_CHECKGOTO(ops->record(backend, XPOSE_LANE_COMM, EVENT_RECEIVED + k - 1), res, fail);
+      XPOSE_CHECKGOTO(ops->wait_event(backend, XPOSE_LANE_UNPACK, EVENT_RECEIVED + k - 1), res,
+                      fail);
+      XPOSE_CHECKGOTO(place_chunk(plan, k - 1, out), res, fail);
+    }
   }
   XPOSE_CHECKGOTO(ops->synchronize(backend), res, fail);
 fail:

@@ -9,11 +9,13 @@
 #include "check.h"
 
 enum { DEFAULT_MAX_MESSAGE_BYTES = 1 << 30 };
+static const int64_t AUTO_CHUNK_BYTES = (int64_t)256 << 20;
 
 void xpose_config_init(xpose_config *config) {
   config->backend = XPOSE_BACKEND_AUTO;
   config->exchange = XPOSE_EXCHANGE_AUTO;
   config->max_message_bytes = 0;
+  config->pipeline_chunks = 0;
 }
 
 xpose_status xpose_agree(MPI_Comm comm, xpose_status local) {
@@ -44,6 +46,8 @@ static xpose_status check_arguments(int64_t rows, int64_t cols, size_t elem_size
   XPOSE_REQUIREGOTO(
       config->exchange >= XPOSE_EXCHANGE_AUTO && config->exchange <= XPOSE_EXCHANGE_STAGED,
       XPOSE_ERROR_INVALID_ARGUMENT, res, fail, "unknown exchange engine %d", (int)config->exchange);
+  XPOSE_REQUIREGOTO(config->pipeline_chunks >= 0, XPOSE_ERROR_INVALID_ARGUMENT, res, fail,
+                    "pipeline_chunks %d is negative", config->pipeline_chunks);
 #ifndef XPOSE_HAVE_CUDA
   XPOSE_REQUIREGOTO(config->backend != XPOSE_BACKEND_CUDA, XPOSE_ERROR_UNSUPPORTED, res, fail,
                     "the CUDA backend was not built into this xpose");
@@ -75,23 +79,77 @@ static xpose_status agree_on_arguments(MPI_Comm comm, xpose_status local, const 
     XPOSE_REQUIREGOTO(worst[1 + 2 * i] == -worst[2 + 2 * i], XPOSE_ERROR_INVALID_ARGUMENT, res,
                       fail,
                       "ranks passed different plan arguments (rows, cols, element size, "
-                      "backend, exchange, max message bytes): argument %d differs",
+                      "backend, exchange, max message bytes, chunks): argument %d differs",
                       i);
 fail:
   return res;
+}
+
+static int layout_alloc(xpose_exchange_layout *l, int nranks) {
+  l->nranks = nranks;
+  l->send_bytes = calloc((size_t)nranks, sizeof(int64_t));
+  l->send_offsets = calloc((size_t)nranks, sizeof(int64_t));
+  l->recv_bytes = calloc((size_t)nranks, sizeof(int64_t));
+  l->recv_offsets = calloc((size_t)nranks, sizeof(int64_t));
+  return l->send_bytes && l->send_offsets && l->recv_bytes && l->recv_offsets ? 0 : -1;
+}
+
+static void layout_free(xpose_exchange_layout *l) {
+  free(l->send_bytes);
+  free(l->send_offsets);
+  free(l->recv_bytes);
+  free(l->recv_offsets);
+}
+
+/* Chunk k of each block: a range of the columns it carries, which is a
+ * range of rows of the transposed block, so contiguous in both buffers.
+ * Sender and receiver cut the same columns (the receiver's output rows). */
+static xpose_status build_chunk_layouts(xpose_plan plan) {
+  xpose_status res = XPOSE_SUCCESS;
+  const int64_t p = plan->nranks, es = (int64_t)plan->elem_size;
+  plan->chunk_layouts = calloc((size_t)plan->chunks, sizeof *plan->chunk_layouts);
+  XPOSE_REQUIREGOTO(plan->chunk_layouts, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
+                    "cannot allocate the chunk layouts");
+  for (int k = 0; k < plan->chunks; k++) {
+    xpose_exchange_layout *c = &plan->chunk_layouts[k];
+    XPOSE_REQUIREGOTO(layout_alloc(c, plan->nranks) == 0, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
+                      "cannot allocate the chunk layouts");
+    int64_t mine_first, mine_count;
+    xpose_block_range(plan->out_count, plan->chunks, k, &mine_first, &mine_count);
+    for (int64_t peer = 0; peer < p; peer++) {
+      if (peer == plan->rank) continue;
+      int64_t first, count, theirs_first, theirs_cols, rows_there;
+      xpose_block_range(plan->cols, p, peer, &first, &theirs_cols);
+      xpose_block_range(theirs_cols, plan->chunks, k, &theirs_first, &count);
+      c->send_bytes[peer] = plan->in_count * count * es;
+      c->send_offsets[peer] = plan->layout.send_offsets[peer] + theirs_first * plan->in_count * es;
+      xpose_block_range(plan->rows, p, peer, &first, &rows_there);
+      c->recv_bytes[peer] = mine_count * rows_there * es;
+      c->recv_offsets[peer] = plan->layout.recv_offsets[peer] + mine_first * rows_there * es;
+    }
+  }
+fail:
+  return res;
+}
+
+static int chunk_count(const xpose_config *config, int64_t rows, int64_t cols, size_t elem_size,
+                       int nranks) {
+  if (nranks == 1) return 1;
+  if (config->pipeline_chunks > 0)
+    return config->pipeline_chunks < XPOSE_MAX_CHUNKS ? config->pipeline_chunks : XPOSE_MAX_CHUNKS;
+  if (config->backend != XPOSE_BACKEND_CUDA) return 1;
+  /* From agreed arguments only, so every rank cuts the same chunks. */
+  const int64_t per_rank = rows / nranks * (int64_t)elem_size * cols;
+  const int64_t chunks = per_rank / AUTO_CHUNK_BYTES + 1;
+  return chunks < XPOSE_MAX_CHUNKS ? (int)chunks : XPOSE_MAX_CHUNKS;
 }
 
 static xpose_status build_layout(xpose_plan plan) {
   xpose_exchange_layout *l = &plan->layout;
   xpose_status res = XPOSE_SUCCESS;
   const int64_t p = plan->nranks;
-  l->nranks = plan->nranks;
-  l->send_bytes = calloc((size_t)p, sizeof(int64_t));
-  l->send_offsets = calloc((size_t)p, sizeof(int64_t));
-  l->recv_bytes = calloc((size_t)p, sizeof(int64_t));
-  l->recv_offsets = calloc((size_t)p, sizeof(int64_t));
-  XPOSE_REQUIREGOTO(l->send_bytes && l->send_offsets && l->recv_bytes && l->recv_offsets,
-                    XPOSE_ERROR_OUT_OF_MEMORY, res, fail, "cannot allocate the exchange layout");
+  XPOSE_REQUIREGOTO(layout_alloc(l, plan->nranks) == 0, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
+                    "cannot allocate the exchange layout");
   int64_t send_total = 0, recv_total = 0;
   for (int64_t peer = 0; peer < p; peer++) {
     if (peer == plan->rank) continue; /* the own block is transposed in place */
@@ -111,6 +169,7 @@ static xpose_status build_layout(xpose_plan plan) {
                   res, fail);
   XPOSE_CHECKGOTO(plan->backend->ops->alloc(plan->backend, (size_t)recv_total, &plan->recv_buf),
                   res, fail);
+  XPOSE_CHECKGOTO(build_chunk_layouts(plan), res, fail);
 fail:
   return res;
 }
@@ -153,18 +212,19 @@ static xpose_status create_exchange(xpose_plan plan, const xpose_config *config,
   switch (kind) {
 #ifdef XPOSE_HAVE_NCCL
     case XPOSE_EXCHANGE_NCCL:
-      res = xpose_exchange_nccl_create(plan->comm, &plan->layout, plan->backend, &plan->exchange);
+      res = xpose_exchange_nccl_create(plan->comm, plan->nranks, plan->backend, &plan->exchange);
       break;
 #endif
 #ifdef XPOSE_HAVE_CUDA
     case XPOSE_EXCHANGE_STAGED:
-      res = xpose_exchange_staged_create(plan->comm, &plan->layout, max_message, plan->backend,
-                                         &plan->exchange);
+      res = xpose_exchange_staged_create(plan->comm, &plan->layout, plan->chunk_layouts,
+                                         plan->chunks, max_message, plan->backend, &plan->exchange);
       break;
 #endif
     default:
-      res = xpose_exchange_mpi_create(plan->comm, &plan->layout, max_message,
-                                      cuda ? "cuda-aware-mpi" : "mpi", &plan->exchange);
+      res =
+          xpose_exchange_mpi_create(plan->comm, &plan->layout, plan->chunk_layouts, plan->chunks,
+                                    max_message, cuda ? "cuda-aware-mpi" : "mpi", &plan->exchange);
       break;
   }
 fail:
@@ -187,10 +247,10 @@ static void free_plan(xpose_plan plan) {
     plan->backend->ops->destroy(plan->backend);
   }
   if (plan->exchange) plan->exchange->ops->destroy(plan->exchange);
-  free(plan->layout.send_bytes);
-  free(plan->layout.send_offsets);
-  free(plan->layout.recv_bytes);
-  free(plan->layout.recv_offsets);
+  layout_free(&plan->layout);
+  for (int k = 0; plan->chunk_layouts && k < plan->chunks; k++)
+    layout_free(&plan->chunk_layouts[k]);
+  free(plan->chunk_layouts);
   free(plan);
 }
 
@@ -213,13 +273,10 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   if (plan) plan->comm = MPI_COMM_NULL;
   xpose_status local =
       plan ? check_arguments(rows, cols, elem_size, config) : XPOSE_ERROR_OUT_OF_MEMORY;
-  const int64_t values[] = {rows,
-                            cols,
-                            (int64_t)elem_size,
-                            (int64_t)config->backend,
-                            (int64_t)config->exchange,
-                            (int64_t)max_message};
-  XPOSE_CHECKGOTO(agree_on_arguments(comm, local, values, 6), res, fail);
+  const int64_t values[] = {rows, cols, (int64_t)elem_size, (int64_t)config->backend,
+                            (int64_t)config->exchange, (int64_t)max_message,
+                            (int64_t)config->pipeline_chunks};
+  XPOSE_CHECKGOTO(agree_on_arguments(comm, local, values, 7), res, fail);
 
   XPOSE_MPICHECKGOTO(MPI_Comm_dup(comm, &plan->comm), res, fail);
   XPOSE_MPICHECKGOTO(MPI_Comm_set_errhandler(plan->comm, MPI_ERRORS_RETURN), res, fail);
@@ -230,6 +287,7 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   plan->elem_size = elem_size;
   xpose_block_range(rows, plan->nranks, plan->rank, &plan->in_first, &plan->in_count);
   xpose_block_range(cols, plan->nranks, plan->rank, &plan->out_first, &plan->out_count);
+  plan->chunks = chunk_count(config, rows, cols, elem_size, plan->nranks);
 
   local = create_backend(config->backend, &plan->backend);
   if (local == XPOSE_SUCCESS) local = build_layout(plan);
@@ -274,7 +332,7 @@ const char *xpose_plan_exchange_name(const xpose_plan plan) {
 xpose_status xpose_plan_set_stream(xpose_plan plan, void *stream) {
   if (!plan) return XPOSE_ERROR_INVALID_ARGUMENT;
 #ifdef XPOSE_HAVE_CUDA
-  if (plan->backend->ops->stream(plan->backend) != NULL) { /* only CUDA backends have one */
+  if (plan->backend->ops->stream(plan->backend, XPOSE_LANE_COMM) != NULL) { /* CUDA only */
     xpose_backend_cuda_set_stream(plan->backend, stream);
     return XPOSE_SUCCESS;
   }

@@ -13,7 +13,9 @@ struct xpose_plan_s {
   size_t elem_size;
   int64_t in_first, in_count;   /* input rows owned here */
   int64_t out_first, out_count; /* output rows (= input columns) owned here */
-  xpose_exchange_layout layout;
+  xpose_exchange_layout layout; /* all chunks: where each peer's block sits */
+  int chunks;                   /* the exchange goes in this many chunks */
+  xpose_exchange_layout *chunk_layouts;
   void *send_buf, *recv_buf;
   size_t scratch_bytes;
   xpose_backend *backend;

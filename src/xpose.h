@@ -67,6 +67,10 @@ typedef struct {
   /* Messages larger than this are split, so no MPI count exceeds INT_MAX.
    * 0 selects the default (1 GiB); values above INT_MAX are clamped. */
   size_t max_message_bytes;
+  /* Chunks each block is exchanged in, so that packing, transfers and
+   * placing of different chunks overlap.  0: automatic (about 256 MiB per
+   * chunk on GPUs, up to 16; one on the host). */
+  int pipeline_chunks;
 } xpose_config;
 
 /* Fills *config with the defaults. */

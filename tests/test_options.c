@@ -48,7 +48,8 @@ int main(void) {
   EXPECT(parse("a.h5 --memory=1.5G b.h5 --verbose --max-message 4K", &o, error) == 0, "%s", error);
   EXPECT(o.memory_bytes == 3ull << 29 && o.verbose && o.max_message_bytes == 4096,
          "long options after positionals");
-  EXPECT(parse("--backend cuda --exchange staged --gpu-memory 8G a b", &o, error) == 0, "%s", error);
+  EXPECT(parse("--backend cuda --exchange staged --gpu-memory 8G a b", &o, error) == 0, "%s",
+         error);
   EXPECT(o.backend == XPOSE_BACKEND_CUDA && o.exchange == XPOSE_EXCHANGE_STAGED &&
              o.gpu_memory_bytes == 8ull << 30,
          "GPU options");

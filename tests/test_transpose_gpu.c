@@ -117,6 +117,10 @@ int main(int argc, char **argv) {
     config.max_message_bytes = 1000; /* split (MPI engines) */
     run_case(&config, 1009, 997, 8, NULL);
     config.max_message_bytes = 0;
+    config.pipeline_chunks = 3; /* the pipeline, on every lane */
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+      run_case(&config, shapes[s][0], shapes[s][1], 4, NULL);
+    config.pipeline_chunks = 0;
     cudaStream_t stream;
     cudaStreamCreate(&stream);
     run_case(&config, 513, 257, 4, stream); /* on the caller's stream */

@@ -86,6 +86,15 @@ static void failure_cases(void) {
                             XPOSE_ERROR_INVALID_ARGUMENT);
   xpose_config bad;
   xpose_config_init(&bad);
+  if (nranks > 1) { /* one rank cannot disagree with itself */
+    if (rank == last) bad.pipeline_chunks = 4;
+    expect_collective_failure("chunk counts differ on the last rank", 10, 7, 4, &bad,
+                              XPOSE_ERROR_INVALID_ARGUMENT);
+  }
+  xpose_config_init(&bad);
+  bad.pipeline_chunks = -1;
+  expect_collective_failure("negative chunk count", 10, 7, 4, &bad, XPOSE_ERROR_INVALID_ARGUMENT);
+  xpose_config_init(&bad);
   if (rank == last) bad.backend = (xpose_backend_kind)99;
   expect_collective_failure("unknown backend on the last rank", 10, 7, 4, &bad,
                             XPOSE_ERROR_INVALID_ARGUMENT);
@@ -145,6 +154,22 @@ int main(int argc, char **argv) {
   }
   split.max_message_bytes = SIZE_MAX; /* clamped to INT_MAX */
   run_case(31, 37, 2, &split);
+
+  /* The chunked pipeline: blocks exchanged in pieces of their columns, more
+   * chunks than some blocks have columns, with split messages too. */
+  xpose_config chunked;
+  xpose_config_init(&chunked);
+  const int chunk_counts[] = {2, 3, 16};
+  for (size_t c = 0; c < sizeof chunk_counts / sizeof *chunk_counts; c++) {
+    chunked.pipeline_chunks = chunk_counts[c];
+    for (int64_t r = 1; r <= 13; r += 3)
+      for (int64_t col = 1; col <= 13; col += 2, cases++) run_case(r, col, 4, &chunked);
+    run_case(97, 89, 8, &chunked);
+    run_case(1009, 997, 1, &chunked);
+    cases += 2;
+  }
+  chunked.max_message_bytes = 100;
+  run_case(97, 89, 16, &chunked);
 
   log_messages = 0;
   failure_cases();
