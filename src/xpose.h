@@ -98,15 +98,18 @@ xpose_status xpose_plan_scratch_bytes(const xpose_plan plan, size_t *bytes);
  * "staged" (what XPOSE_EXCHANGE_AUTO picked). */
 const char *xpose_plan_exchange_name(const xpose_plan plan);
 
-/* CUDA backend: run on `stream` (a cudaStream_t of the plan's device)
- * instead of the plan's own; NULL goes back to the plan's own stream. */
+/* CUDA backend: execution follows the work queued on `stream` (a
+ * cudaStream_t of the plan's device) instead of the legacy default stream;
+ * NULL goes back to the legacy default stream.  The plan's work itself runs
+ * on streams of its own (see xpose_config.pipeline_chunks). */
 xpose_status xpose_plan_set_stream(xpose_plan plan, void *stream);
 
 /* Collective.  in: this rank's input rows, count x cols, row-major, contiguous.
  * out: this rank's output rows, count x rows.  in and out must not overlap.
- * With the CUDA backend both are device pointers; execution follows the work
- * already queued on the plan's stream (its own stream also follows the
- * legacy default stream) and returns once out is complete. */
+ * With the CUDA backend both are device pointers; execution starts after the
+ * work already queued on the caller's stream (xpose_plan_set_stream; by
+ * default the legacy default stream, so cudaMemcpy and cudaMemset issued
+ * before come first) and returns once out is complete. */
 xpose_status xpose_execute(xpose_plan plan, const void *in, void *out);
 
 /* Collective.  Frees the plan; NULL is accepted. */

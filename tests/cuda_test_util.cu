@@ -65,6 +65,23 @@ unsigned blocks_for(int64_t n) {
   return (unsigned)(want < 132 * 64 ? (want > 0 ? want : 1) : 132 * 64);
 }
 
+// Runs a kernel that adds to a device counter (launch(counter)) and brings
+// the count back to *count; synchronizes the stream.
+template <typename Launch>
+cudaError_t count_on_device(unsigned long long *count, cudaStream_t stream, Launch launch) {
+  unsigned long long *counter = nullptr;
+  cudaError_t err = cudaMallocAsync(&counter, sizeof *counter, stream);
+  if (err != cudaSuccess) return err;
+  cudaMemsetAsync(counter, 0, sizeof *counter, stream);
+  launch(counter);
+  err = cudaGetLastError();
+  if (err == cudaSuccess)
+    err = cudaMemcpyAsync(count, counter, sizeof *counter, cudaMemcpyDeviceToHost, stream);
+  cudaFreeAsync(counter, stream);
+  const cudaError_t sync = cudaStreamSynchronize(stream);
+  return err != cudaSuccess ? err : sync;
+}
+
 }  // namespace
 
 extern "C" cudaError_t xpose_test_fill(void *matrix, int64_t ld, int64_t rows, int64_t cols,
@@ -88,19 +105,11 @@ extern "C" cudaError_t xpose_test_count_wrong_slab(const void *out, int64_t firs
                                                    int64_t out_rows, int64_t in_rows,
                                                    size_t elem_size, uint32_t seed,
                                                    unsigned long long *wrong, cudaStream_t stream) {
-  unsigned long long *counter = nullptr;
-  cudaError_t err = cudaMallocAsync(&counter, sizeof *counter, stream);
-  if (err != cudaSuccess) return err;
-  cudaMemsetAsync(counter, 0, sizeof *counter, stream);
-  count_wrong_slab<<<blocks_for(out_rows * in_rows), 256, 0, stream>>>(
-      static_cast<const unsigned char *>(out), first_out_row, out_rows, in_rows,
-      (int64_t)elem_size, seed, counter);
-  err = cudaGetLastError();
-  if (err == cudaSuccess)
-    err = cudaMemcpyAsync(wrong, counter, sizeof *counter, cudaMemcpyDeviceToHost, stream);
-  cudaFreeAsync(counter, stream);
-  const cudaError_t sync = cudaStreamSynchronize(stream);
-  return err != cudaSuccess ? err : sync;
+  return count_on_device(wrong, stream, [&](unsigned long long *counter) {
+    count_wrong_slab<<<blocks_for(out_rows * in_rows), 256, 0, stream>>>(
+        static_cast<const unsigned char *>(out), first_out_row, out_rows, in_rows,
+        (int64_t)elem_size, seed, counter);
+  });
 }
 
 extern "C" cudaError_t xpose_test_fill_floats(void *matrix, int64_t ld, int64_t rows, int64_t cols,
@@ -116,18 +125,10 @@ extern "C" cudaError_t xpose_test_count_wrong(const void *src, int64_t ld_src, c
                                               int64_t ld_dst, int64_t rows, int64_t cols,
                                               size_t elem_size, unsigned long long *wrong,
                                               cudaStream_t stream) {
-  unsigned long long *counter = nullptr;
-  cudaError_t err = cudaMallocAsync(&counter, sizeof *counter, stream);
-  if (err != cudaSuccess) return err;
-  cudaMemsetAsync(counter, 0, sizeof *counter, stream);
   const int64_t es = (int64_t)elem_size;
-  count_wrong<<<blocks_for(rows * cols), 256, 0, stream>>>(
-      static_cast<const unsigned char *>(src), ld_src * es, static_cast<const unsigned char *>(dst),
-      ld_dst * es, rows, cols, es, counter);
-  err = cudaGetLastError();
-  if (err == cudaSuccess)
-    err = cudaMemcpyAsync(wrong, counter, sizeof *counter, cudaMemcpyDeviceToHost, stream);
-  cudaFreeAsync(counter, stream);
-  const cudaError_t sync = cudaStreamSynchronize(stream);
-  return err != cudaSuccess ? err : sync;
+  return count_on_device(wrong, stream, [&](unsigned long long *counter) {
+    count_wrong<<<blocks_for(rows * cols), 256, 0, stream>>>(
+        static_cast<const unsigned char *>(src), ld_src * es,
+        static_cast<const unsigned char *>(dst), ld_dst * es, rows, cols, es, counter);
+  });
 }

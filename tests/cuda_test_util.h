@@ -5,6 +5,18 @@
 #include <cuda_runtime_api.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Tests and benchmarks only: a failed CUDA call ends the program. */
+#define CUDA_OK(call)                                                                        \
+  do {                                                                                       \
+    cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) {                                                                 \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      exit(1);                                                                               \
+    }                                                                                        \
+  } while (0)
 
 #ifdef __cplusplus
 extern "C" {

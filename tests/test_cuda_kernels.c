@@ -11,15 +11,6 @@
 #include "test_util.h"
 #include "transpose_kernels.h"
 
-#define CUDA_OK(call)                                                                        \
-  do {                                                                                       \
-    cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                 \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                               \
-    }                                                                                        \
-  } while (0)
-
 static long long cases;
 
 /* ld_extra: padding elements per row; offset: bytes added to both pointers. */

@@ -23,14 +23,6 @@
 #include "transpose_kernels.h"
 #include "xpose.h"
 
-#define CUDA_OK(call)                                                                        \
-  do {                                                                                       \
-    cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                 \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                               \
-    }                                                                                        \
-  } while (0)
 #define CUBLAS_OK(call)                                                                     \
   do {                                                                                      \
     cublasStatus_t s_ = (call);                                                             \
