@@ -56,7 +56,7 @@ static int choose_backend(const xpose_cli_options *opt, MPI_Comm comm, xpose_bac
   if (xpose_cuda_select_device(comm, &device) == XPOSE_SUCCESS) {
     *backend = XPOSE_BACKEND_CUDA;
 #ifdef XPOSE_HAVE_CUDA
-    xpose_report_gpu_map(comm, device);
+    if (opt->verbose) xpose_report_gpu_map(comm, device); /* every rank has the same argv */
 #endif
     return 0;
   }

@@ -31,9 +31,11 @@ static double time_part(xpose_plan plan, timed_part part, const void *in, void *
     if (part == TIME_TRANSPOSE) {
       if (xpose_execute(plan, in, out) != XPOSE_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
     } else {
-      plan->exchange->ops->start(plan->exchange, 0, &plan->layout, plan->send_buf, plan->recv_buf);
-      plan->exchange->ops->wait(plan->exchange, 0);
-      plan->backend->ops->synchronize(plan->backend);
+      if (plan->exchange->ops->start(plan->exchange, 0, &plan->layout, plan->send_buf,
+                                     plan->recv_buf) != XPOSE_SUCCESS ||
+          plan->exchange->ops->wait(plan->exchange, 0) != XPOSE_SUCCESS ||
+          plan->backend->ops->synchronize(plan->backend) != XPOSE_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
     double mine = MPI_Wtime() - t0, slowest = 0;
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
