@@ -1,15 +1,15 @@
 // Tiled GPU transpose.
 //
 // Kernels depend only on the element size S (types are bytes).  With
-// V = 16 / S elements per 16-byte chunk, each thread moves one V x V
-// micro-block: it reads V chunks from V input rows, transposes them in
+// V = 16 / S elements per 16-byte chunk, each thread moves U V x V
+// micro-blocks: it reads V chunks from V input rows, transposes them in
 // registers (free renaming for 4, 8 and 16 bytes, byte permutes for 1 and 2)
 // and writes V chunks into shared memory, which holds the output tile.
 // Warps then write whole 512-byte output-row segments.  Global reads and
-// writes are 16-byte vectors, coalesced into 128- and 512-byte runs.
+// writes are 16-byte vectors, coalesced into 128-byte and 512-byte runs.
 //
-// A tile is 32 V input rows by 8 V input columns (128 bytes of each row):
-// 256 micro-blocks, one per thread.  Shared memory is padded in effect by
+// A tile is 32 V input rows by 8 V U input columns (128 U bytes of each
+// row): 256 U micro-blocks, U per thread.  Shared memory is padded in effect by
 // an XOR swizzle of 16-byte chunks instead of extra bytes, which would break
 // 16-byte alignment: the eight threads of a quarter-warp that store the
 // same chunk column to eight different rows land in eight different banks,
@@ -38,11 +38,36 @@ template <> struct Element<4> { using type = uint32_t; };
 template <> struct Element<8> { using type = uint2; };
 template <> struct Element<16> { using type = uint4; };
 
+// Tuning switches, measured with jobs/gpu-check.sh variants.
+#ifndef XPOSE_STREAMING_HINTS
+#define XPOSE_STREAMING_HINTS 0  // 1: evict-first (__ldcs/__stcs); slower on unaligned rows (H100)
+#endif
+#ifndef XPOSE_MIN_BLOCKS
+#define XPOSE_MIN_BLOCKS 2  // blocks per SM the register budget must allow (2: 128 registers)
+#endif
+// Per element size unless set: the bytes of each input row a tile reads
+// (128, 256 or 512), and how many tiles down consecutive blocks walk before
+// moving across.  Measured on an H200 (tests/bench/RESULTS.md).
+#ifdef XPOSE_INPUT_SEGMENT
+constexpr int input_segment(int) { return XPOSE_INPUT_SEGMENT; }
+#else
+constexpr int input_segment(int S) { return S == 16 ? 512 : 128; }
+#endif
+#ifdef XPOSE_TILE_GROUP
+constexpr int tile_group(int) { return XPOSE_TILE_GROUP; }
+#else
+constexpr int tile_group(int S) { return S == 16 ? 32 : 1; }
+#endif
+
 template <int S>
 struct Tile {
-  static constexpr int V = 16 / S;          // elements per 16-byte chunk
-  static constexpr int rows = 32 * V;       // 512 bytes of every output row
-  static constexpr int cols = 8 * V;        // 128 bytes of every input row
+  static constexpr int V = 16 / S;  // elements per 16-byte chunk
+  static constexpr int group = tile_group(S);
+  // U groups of 8 chunks of each input row, within 64 KiB of shared memory.
+  static constexpr int U_wanted = input_segment(S) / 128, U_fits = 65536 / (8 * V * 512);
+  static constexpr int U = U_wanted < U_fits ? U_wanted : U_fits;
+  static constexpr int rows = 32 * V;  // 512 bytes of every output row
+  static constexpr int cols = 8 * V * U;  // 128 U bytes of every input row
   static constexpr int smem_bytes = cols * 32 * 16;
 };
 
@@ -92,14 +117,6 @@ __device__ __forceinline__ void transpose_block<1>(const Chunk (&in)[16], Chunk 
     }
   }
 }
-
-// Tuning switches, measured with jobs/gpu-check.sh variants.
-#ifndef XPOSE_STREAMING_HINTS
-#define XPOSE_STREAMING_HINTS 0  // 1: evict-first (__ldcs/__stcs); slower on unaligned rows (H100)
-#endif
-#ifndef XPOSE_TILES_DOWN_FIRST
-#define XPOSE_TILES_DOWN_FIRST 0  // consecutive blocks: 0 across input columns, 1 down rows
-#endif
 
 __device__ __forceinline__ Chunk load_vector(const char *p) {
 #if XPOSE_STREAMING_HINTS
@@ -178,13 +195,38 @@ __device__ __forceinline__ Chunk load_unaligned_segment(const char *segment, int
   return shift ? window(mine, next, shift) : mine;
 }
 
+__device__ __forceinline__ uint32_t word_at(const Chunk &c, int i) {
+  return i == 0 ? c.w[0] : i == 1 ? c.w[1] : i == 2 ? c.w[2] : c.w[3];
+}
+
+// Bytes [from, 16) of c to the same bytes of the 16-byte aligned line, in
+// at most four naturally aligned stores (from is a multiple of S).
 template <int S>
-__device__ __forceinline__ void store_elements(char *p, const Chunk &c, int valid);
+__device__ __forceinline__ void store_line_head(char *line, const Chunk &c, int from) {
+  int o = from;
+  if (S == 1 && (o & 1)) line[o] = (uint8_t)(word_at(c, o >> 2) >> ((o & 3) * 8)), o += 1;
+  if (S <= 2 && (o & 2))
+    *reinterpret_cast<uint16_t *>(line + o) = (uint16_t)(word_at(c, o >> 2) >> ((o & 2) * 8)), o += 2;
+  if (S <= 4 && (o & 4)) *reinterpret_cast<uint32_t *>(line + o) = word_at(c, o >> 2), o += 4;
+  if (S <= 8 && (o & 8)) *reinterpret_cast<uint2 *>(line + 8) = make_uint2(c.w[2], c.w[3]);
+}
+
+// Bytes [0, to) of c to the same bytes of the 16-byte aligned line.
+template <int S>
+__device__ __forceinline__ void store_line_tail(char *line, const Chunk &c, int to) {
+  int o = 0;
+  if (S <= 8 && (to & 8)) *reinterpret_cast<uint2 *>(line) = make_uint2(c.w[0], c.w[1]), o = 8;
+  if (S <= 4 && (to & 4)) *reinterpret_cast<uint32_t *>(line + o) = word_at(c, o >> 2), o += 4;
+  if (S <= 2 && (to & 2))
+    *reinterpret_cast<uint16_t *>(line + o) = (uint16_t)(word_at(c, o >> 2) >> ((o & 2) * 8)), o += 2;
+  if (S == 1 && (to & 1)) line[o] = (uint8_t)(word_at(c, o >> 2) >> ((o & 3) * 8));
+}
 
 // A 512-byte output-row segment written by the 32 lanes of a warp (lane =
 // chunk) at a byte address that need not be 16-byte aligned: each lane
 // stores one aligned chunk made of the previous lane's tail and its own
-// head; the segment's two ragged ends go element by element.
+// head; the segment's two ragged ends (lane 0's head, lane 31's tail) go in
+// a few naturally aligned pieces, both lanes in the same instructions.
 template <int S>
 __device__ __forceinline__ void store_unaligned_segment(char *segment, const Chunk &c, int lane) {
   const int shift = (int)(reinterpret_cast<uintptr_t>(segment) & 15);
@@ -194,13 +236,15 @@ __device__ __forceinline__ void store_unaligned_segment(char *segment, const Chu
   }
   const Chunk previous = shuffle(c, 1, true);
   char *aligned = segment - shift + 16 * lane;  // covers previous tail + own head
-  const Chunk merged = window(previous, c, 16 - shift);
+  const Chunk merged = window(previous, c, 16 - shift);  // lane 0: own head at [shift, 16)
   if (lane > 0) store_vector(aligned, merged);
-  else store_elements<S>(segment, c, (16 - shift) / S);  // own head only
-  if (lane == 31) {  // own tail, past the last aligned chunk
-    const Chunk tail = window(c, c, 16 - shift);
-    store_elements<S>(aligned + 16, tail, shift / S);
-  }
+  const Chunk tail = window(c, c, 16 - shift);  // own tail at [0, shift)
+  if (lane == 0) store_line_head<S>(aligned, merged, shift);
+  else if (lane == 31) store_line_tail<S>(aligned + 16, tail, shift);
+}
+
+__device__ __forceinline__ int64_t divide(int64_t a, int64_t b, bool small) {
+  return small ? (int64_t)((uint32_t)a / (uint32_t)b) : a / b;
 }
 
 __device__ __forceinline__ int64_t clamp_count(int64_t n, int limit) {
@@ -208,49 +252,63 @@ __device__ __forceinline__ int64_t clamp_count(int64_t n, int limit) {
 }
 
 template <int S, bool kAligned>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, XPOSE_MIN_BLOCKS)
     transpose_tiles(const char *__restrict__ src, int64_t src_pitch, char *__restrict__ dst,
                     int64_t dst_pitch, int64_t rows, int64_t cols, int64_t tiles_across,
                     int64_t tiles_down, int64_t tiles) {
   using G = Tile<S>;
-  constexpr int V = G::V;
+  constexpr int V = G::V, U = G::U;
   extern __shared__ uint4 smem_storage[];
   Chunk *smem = reinterpret_cast<Chunk *>(smem_storage);  // G::cols rows of 32 chunks
   const int t = threadIdx.x;
-  const int mj = t & 7, mi = t >> 3;  // this thread's micro-block: chunk column, chunk row
+  const int mj = t & 7, mi = t >> 3;  // this thread's micro-blocks: chunk column mod 8, chunk row
+  // 32-bit tile arithmetic is several times cheaper.
+  const bool small = tiles <= UINT32_MAX && G::group * tiles_across <= UINT32_MAX;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-#if XPOSE_TILES_DOWN_FIRST
-    const int64_t r0 = tile % tiles_down * G::rows, c0 = tile / tiles_down * G::cols;
-#else
-    const int64_t r0 = tile / tiles_across * G::rows, c0 = tile % tiles_across * G::cols;
-    (void)tiles_down;
-#endif
+    // Bands of G::group tile rows, walked down first: blocks that run
+    // together share input rows and output rows, so the DRAM pages they open
+    // and the sectors they half-fill on odd pitches are shared too.
+    int64_t tile_row, tile_col;
+    if (G::group == 1) {
+      tile_row = divide(tile, tiles_across, small);
+      tile_col = tile - tile_row * tiles_across;
+    } else {
+      const int64_t band_first = divide(tile, G::group * tiles_across, small) * G::group;
+      const int64_t in_band = tile - band_first * tiles_across;
+      const int64_t band_rows = tiles_down - band_first < G::group ? tiles_down - band_first : G::group;
+      tile_col = divide(in_band, band_rows, small);
+      tile_row = band_first + in_band - tile_col * band_rows;
+    }
+    const int64_t r0 = tile_row * G::rows, c0 = tile_col * G::cols;
     const bool full = r0 + G::rows <= rows && c0 + G::cols <= cols;
     // The unaligned path reads up to 15 bytes past a segment: never past the
     // matrix's last element, which lies in the last tile.
-    const bool last = tile == tiles - 1;
+    const bool last = tile_row == tiles_down - 1 && tile_col == tiles_across - 1;
 
-    const int64_t col = c0 + mj * V;
-    const int valid_cols = full ? V : (int)clamp_count(cols - col, V);
-    Chunk in[V], out[V];
 #pragma unroll
-    for (int k = 0; k < V; k++) {
-      const int64_t row = r0 + mi * V + k;
-      const char *p = src + row * src_pitch + col * S;
-      if (kAligned && full) in[k] = load_vector(p);
-      else if (full && !last) in[k] = load_unaligned_segment(p - mj * 16, mj);
-      else in[k] = load_elements<S>(p, row < rows ? valid_cols : 0);
+    for (int u = 0; u < U; u++) {
+      const int64_t col = c0 + (mj + 8 * u) * V;
+      const int valid_cols = full ? V : (int)clamp_count(cols - col, V);
+      Chunk in[V], out[V];
+#pragma unroll
+      for (int k = 0; k < V; k++) {
+        const int64_t row = r0 + mi * V + k;
+        const char *p = src + row * src_pitch + col * S;
+        if (kAligned && full) in[k] = load_vector(p);
+        else if (full && !last) in[k] = load_unaligned_segment(p - mj * 16, mj);
+        else in[k] = load_elements<S>(p, row < rows ? valid_cols : 0);
+      }
+      transpose_block<S>(in, out);
+#pragma unroll
+      for (int k = 0; k < V; k++) smem[((mj + 8 * u) * V + k) * 32 + (mi ^ mj)] = out[k];
     }
-    transpose_block<S>(in, out);
-#pragma unroll
-    for (int k = 0; k < V; k++) smem[(mj * V + k) * 32 + (mi ^ mj)] = out[k];
     __syncthreads();
 
     const int chunk = t & 31;
     const int64_t out_col = r0 + chunk * V;
     const int valid_out = full ? V : (int)clamp_count(rows - out_col, V);
 #pragma unroll
-    for (int j = 0; j < V; j++) {
+    for (int j = 0; j < V * U; j++) {
       const int orow = (t >> 5) + 8 * j;
       const Chunk c = smem[orow * 32 + (chunk ^ ((orow / V) & 7))];
       const int64_t out_row = c0 + orow;
