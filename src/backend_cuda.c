@@ -151,8 +151,16 @@ xpose_status xpose_backend_cuda_create(xpose_backend **backend) {
   /* Lanes are ordered after the caller's stream by an event at each start;
    * without one set, that is the legacy default stream, so cudaMemcpy and
    * cudaMemset issued before execution come first too. */
-  for (int i = 0; i < XPOSE_LANES; i++)
-    XPOSE_CUDACHECKGOTO(cudaStreamCreateWithFlags(&st->lanes[i], cudaStreamNonBlocking), res, fail);
+  /* Transfers first, the own block last (see execute.c). */
+  int least = 0, greatest = 0;
+  XPOSE_CUDACHECKGOTO(cudaDeviceGetStreamPriorityRange(&least, &greatest), res, fail);
+  for (int i = 0; i < XPOSE_LANES; i++) {
+    const int priority = i == XPOSE_LANE_COMM   ? greatest
+                         : i == XPOSE_LANE_SELF ? least
+                                                : (greatest < least ? greatest + 1 : greatest);
+    XPOSE_CUDACHECKGOTO(
+        cudaStreamCreateWithPriority(&st->lanes[i], cudaStreamNonBlocking, priority), res, fail);
+  }
   for (int i = 0; i < XPOSE_EVENTS; i++)
     XPOSE_CUDACHECKGOTO(cudaEventCreateWithFlags(&st->events[i], cudaEventDisableTiming), res,
                         fail);

@@ -9,16 +9,19 @@
  * The exchange runs in chunks (ranges of each block's columns) through a
  * pipeline, so that with the CUDA backend chunk k is packed while chunk
  * k - 1 travels and chunk k - 2 is placed, and the own block is transposed
- * beside all of it, each on a lane of its own:
+ * chunk by chunk in the gaps, each on a lane of its own:
  *
  *   PACK    pack 0 | pack 1 | pack 2 | ...
  *   COMM             send 0 | send 1 | send 2 | ...
  *   UNPACK                    place 0 | place 1 | ...
- *   SELF    own block
+ *   SELF    own 0  | own 1  | own 2  | ...
  *
- * Events order the lanes; engines that are not stream-ordered (MPI) start a
- * chunk from the host once its packing is done.  On the host every step
- * runs in order as it is issued and chunking only splits the messages. */
+ * The CUDA backend gives COMM the highest stream priority and SELF the
+ * lowest, so the transfers never wait for multiprocessors that local work
+ * holds and the own block fills what is left.  Events order the lanes;
+ * engines that are not stream-ordered (MPI) start a chunk from the host once
+ * its packing is done.  On the host every step runs in order as it is issued
+ * and chunking only splits the messages. */
 #include "check.h"
 #include "plan.h"
 
@@ -47,6 +50,17 @@ static xpose_status pack_chunk(xpose_plan plan, int k, const void *in) {
   }
 fail:
   return res;
+}
+
+/* Transposes chunk k of the own block straight into out. */
+static xpose_status own_chunk(xpose_plan plan, int k, const void *in, void *out) {
+  const int64_t es = (int64_t)plan->elem_size;
+  int64_t mine_first, mine_count;
+  xpose_block_range(plan->out_count, plan->chunks, k, &mine_first, &mine_count);
+  return plan->backend->ops->transpose(
+      plan->backend, XPOSE_LANE_SELF, (const char *)in + (plan->out_first + mine_first) * es,
+      plan->cols, (char *)out + (mine_first * plan->rows + plan->in_first) * es, plan->rows,
+      plan->in_count, mine_count, (size_t)es);
 }
 
 /* Copies chunk k of every received block into its place in out. */
@@ -95,14 +109,11 @@ xpose_status xpose_execute(xpose_plan plan, const void *in, void *out) {
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
 
   XPOSE_CHECKGOTO(ops->begin(backend), res, fail);
-  XPOSE_CHECKGOTO(ops->transpose(backend, XPOSE_LANE_SELF, (const char *)in + plan->out_first * es,
-                                 plan->cols, (char *)out + plan->in_first * es, plan->rows,
-                                 plan->in_count, plan->out_count, es),
-                  res, fail);
   for (int k = 0; k <= plan->chunks; k++) {
     if (k < plan->chunks) {
       XPOSE_CHECKGOTO(pack_chunk(plan, k, in), res, fail);
       XPOSE_CHECKGOTO(ops->record(backend, XPOSE_LANE_PACK, EVENT_PACKED + k), res, fail);
+      XPOSE_CHECKGOTO(own_chunk(plan, k, in, out), res, fail);
       XPOSE_CHECKGOTO(ops->wait_event(backend, XPOSE_LANE_COMM, EVENT_PACKED + k), res, fail);
       if (!exchange->stream_ordered)
         XPOSE_CHECKGOTO(ops->sync_event(backend, EVENT_PACKED + k), res, fail);
