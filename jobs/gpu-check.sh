@@ -5,7 +5,10 @@
 # ./gpu-logs) and printing a short summary.
 #   jobs/gpu-check.sh kernels sanitizer bench
 # Steps: kernels (GPU kernel test), sanitizer (compute-sanitizer on a small
-# case), bench (xpose-bench, one GPU), ctest (the whole suite).
+# case), bench (xpose-bench, one GPU), ctest (the whole suite), gpu-tests
+# (the GPU tests, verbosely), distributed (xpose-bench on 2 GPUs),
+# variants-build then variants (the kernel's tuning switches side by side),
+# ncu (hardware counters of the kernel).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/gpu-logs}"
@@ -22,13 +25,18 @@ if [ -x /opt/debroot/usr/bin/h5pcc.openmpi ]; then
   hdf5_hint=(-DHDF5_C_COMPILER_EXECUTABLE=/tmp/h5pcc)
 fi
 nvidia-smi -L
-if ! { cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-         -DXPOSE_CUDA=ON "${hdf5_hint[@]}" && cmake --build "$build" -j "$(nproc)"; } \
-       > "$out/build.log" 2>&1; then
+configure() {  # build dir, then extra cmake arguments
+  local dir="$1"
+  shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DXPOSE_CUDA=ON \
+    "${hdf5_hint[@]}" "$@"
+}
+if ! { configure "$build" && cmake --build "$build" -j "$(nproc)"; } > "$out/build.log" 2>&1; then
   tail -40 "$out/build.log"
   exit 1
 fi
 echo "built in $build"
+variants=("" "-DXPOSE_TILE_GROUP=8" "-DXPOSE_INPUT_SEGMENT=256" "-DXPOSE_MIN_BLOCKS=3")
 status=0
 for step in "$@"; do
   echo "== $step"
@@ -44,14 +52,30 @@ for step in "$@"; do
       rc=$?
       grep -E "^[0-9]+: (engine|GPU|skipped)|tests passed|Failed|FAILED" "$out/gpu-tests${XPOSE_MPI:+-$XPOSE_MPI}.log" | tail -20
       [ $rc -eq 0 ] ;;
-    variants)  # the kernel's tuning switches, side by side
-      for v in "-DXPOSE_STREAMING_HINTS=1" "-DXPOSE_STREAMING_HINTS=0" "-DXPOSE_TILES_DOWN_FIRST=1"; do
-        nvcc -O3 -std=c++17 -arch=sm_90 $v -Icuda -Itests cuda/transpose_kernels.cu tests/cuda_test_util.cu \
-          tests/bench/xpose_bench.c -lcublas -o /tmp/bench_variant || continue
-        echo "-- $v"
-        /tmp/bench_variant --shapes 16384x16384,32768x32768,16411x12289 --sizes 1,2,4,8,16 --iters 10 2>&1 \
-          | tee -a "$out/variants.log" | awk '$3 == "xpose" || $3 == "cublas-geam"'
+    variants-build)  # the kernel's tuning switches, each a build of xpose-bench, in parallel
+      for i in "${!variants[@]}"; do
+        mkdir -p "$build-v$i"
+        { configure "$build-v$i" -DCMAKE_CUDA_FLAGS="${variants[$i]}" &&
+          cmake --build "$build-v$i" --target xpose-bench -j 4; } > "$build-v$i/variant.log" 2>&1 &
+      done
+      wait ;;
+    variants)  # the kernel's tuning switches, side by side on the first GPU
+      for i in "${!variants[@]}"; do
+        echo "-- ${variants[$i]:-defaults}"
+        [ -x "$build-v$i/tests/bench/xpose-bench" ] || { tail -5 "$build-v$i/variant.log"; continue; }
+        CUDA_VISIBLE_DEVICES=0 "$build-v$i/tests/bench/xpose-bench" --shapes 16384x16384,16411x12289 \
+          --sizes 1,2,4,8,16 --iters 10 2>&1 | tee -a "$out/variants.log" | awk '$3 == "xpose" || $3 == "cublas-geam"'
       done ;;
+    ncu)  # hardware counters of the kernel on an aligned and an odd shape
+      for shape in 16384x16384 16411x12289; do
+        ncu --clock-control none -k regex:transpose_tiles -c 1 --section SpeedOfLight \
+          --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats \
+          "$build/tests/bench/xpose-bench" --shapes $shape --sizes 4 --iters 1 --warmup 0
+      done > "$out/ncu.log" 2>&1
+      grep -E "DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Duration|L2 Hit|Mem Busy|Max Bandwidth|Stall|Warp Cycles Per Issued" "$out/ncu.log" | head -40 ;;
+    distributed)  # xpose-bench on 2 GPUs, every exchange engine
+      mpirun -n 2 "$build/tests/bench/xpose-bench" --distributed 65536x65536 --iters 5 2>&1 \
+        | tee "$out/distributed${XPOSE_MPI:+-$XPOSE_MPI}.log" ;;
     *) echo "unknown step $step"; false ;;
   esac || status=1
 done

@@ -1,7 +1,8 @@
 /* xpose-bench --distributed: the distributed GPU transpose under mpirun,
  * for each exchange engine, beside that engine's exchange of the same
  * bytes alone (the plan's own send/receive layout, nothing packed or
- * placed); the NCCL engine's row is a plain grouped NCCL all-to-all.  Time
+ * placed), all at once and in the pipeline's chunks; the NCCL engine's
+ * first row is a plain grouped NCCL all-to-all.  Time
  * is the maximum over ranks of each run, median over runs; every transpose
  * is checked on the GPU against the input's definition. */
 #include "bench_distributed.h"
@@ -9,6 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "cuda_test_util.h"
@@ -19,7 +21,26 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-typedef enum { TIME_TRANSPOSE, TIME_EXCHANGE } timed_part;
+typedef enum { TIME_TRANSPOSE, TIME_EXCHANGE, TIME_EXCHANGE_CHUNKS } timed_part;
+
+/* The plan's exchange with nothing packed or placed: all at once, or chunk
+ * by chunk as the pipeline starts and waits for them. */
+static xpose_status exchange_only(xpose_plan plan, int chunked) {
+  xpose_exchange *ex = plan->exchange;
+  xpose_status res = XPOSE_SUCCESS;
+  if (!chunked) {
+    res = ex->ops->start(ex, 0, &plan->layout, plan->send_buf, plan->recv_buf);
+    if (res == XPOSE_SUCCESS) res = ex->ops->wait(ex, 0);
+  }
+  for (int k = 0; chunked && k <= plan->chunks && res == XPOSE_SUCCESS; k++) {
+    if (k < plan->chunks)
+      res = ex->ops->start(ex, k % XPOSE_EXCHANGE_SLOTS, &plan->chunk_layouts[k], plan->send_buf,
+                           plan->recv_buf);
+    if (k > 0 && res == XPOSE_SUCCESS) res = ex->ops->wait(ex, (k - 1) % XPOSE_EXCHANGE_SLOTS);
+  }
+  if (res == XPOSE_SUCCESS) res = plan->backend->ops->synchronize(plan->backend);
+  return res;
+}
 
 /* Median over runs of the slowest rank's time, in seconds. */
 static double time_part(xpose_plan plan, timed_part part, const void *in, void *out, int warmup,
@@ -28,15 +49,10 @@ static double time_part(xpose_plan plan, timed_part part, const void *in, void *
   for (int r = -warmup; r < iters; r++) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    if (part == TIME_TRANSPOSE) {
-      if (xpose_execute(plan, in, out) != XPOSE_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
-    } else {
-      if (plan->exchange->ops->start(plan->exchange, 0, &plan->layout, plan->send_buf,
-                                     plan->recv_buf) != XPOSE_SUCCESS ||
-          plan->exchange->ops->wait(plan->exchange, 0) != XPOSE_SUCCESS ||
-          plan->backend->ops->synchronize(plan->backend) != XPOSE_SUCCESS)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    const xpose_status st = part == TIME_TRANSPOSE
+                                ? xpose_execute(plan, in, out)
+                                : exchange_only(plan, part == TIME_EXCHANGE_CHUNKS);
+    if (st != XPOSE_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
     double mine = MPI_Wtime() - t0, slowest = 0;
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (r >= 0) t[r] = slowest;
@@ -47,7 +63,16 @@ static double time_part(xpose_plan plan, timed_part part, const void *in, void *
   return median;
 }
 
-int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, int iters) {
+static int engine_wanted(const char *engines, const char *name) {
+  if (!engines) return 1;
+  const size_t n = strlen(name);
+  for (const char *p = engines; (p = strstr(p, name)) != NULL; p += n)
+    if ((p == engines || p[-1] == ',') && (p[n] == '\0' || p[n] == ',')) return 1;
+  return 0;
+}
+
+int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, int iters,
+                            const char *engines, int chunks) {
   int rank, nranks, device;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -70,16 +95,19 @@ int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, i
     printf("%-15s %-16s %14s %10s %9s %7s %7s\n", "engine", "what", "sent/rank", "time_ms", "GB/s",
            "ratio", "#wrong");
   }
-  const xpose_exchange_kind engines[] = {XPOSE_EXCHANGE_NCCL, XPOSE_EXCHANGE_MPI,
-                                         XPOSE_EXCHANGE_STAGED};
+  const xpose_exchange_kind kinds[] = {XPOSE_EXCHANGE_NCCL, XPOSE_EXCHANGE_MPI,
+                                       XPOSE_EXCHANGE_STAGED};
   const char *const engine_names[] = {"nccl", "cuda-aware-mpi", "staged"};
+  const char *const engine_options[] = {"nccl", "mpi", "staged"};
   const uint32_t seed = 11;
   unsigned long long all_wrong = 0;
   for (int e = 0; e < 3; e++) {
+    if (!engine_wanted(engines, engine_options[e])) continue;
     xpose_config config;
     xpose_config_init(&config);
     config.backend = XPOSE_BACKEND_CUDA;
-    config.exchange = engines[e];
+    config.exchange = kinds[e];
+    config.pipeline_chunks = chunks;
     xpose_plan plan = NULL;
     const xpose_status st = xpose_plan_create(MPI_COMM_WORLD, rows, cols, es, &config, &plan);
     if (st != XPOSE_SUCCESS) {
@@ -102,8 +130,9 @@ int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, i
     MPI_Allreduce(&wrong, &total_wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     all_wrong += total_wrong;
     /* The staged engine moves a few GB/s: fewer runs. */
-    const int n = engines[e] == XPOSE_EXCHANGE_STAGED && iters > 3 ? 3 : iters;
+    const int n = kinds[e] == XPOSE_EXCHANGE_STAGED && iters > 3 ? 3 : iters;
     const double exchange = time_part(plan, TIME_EXCHANGE, in, out, 1, n);
+    const double chunks_alone = time_part(plan, TIME_EXCHANGE_CHUNKS, in, out, 1, n);
     const double transpose = time_part(plan, TIME_TRANSPOSE, in, out, warmup < 1 ? 1 : warmup, n);
     int64_t sent = 0, most = 0;
     for (int q = 0; q < nranks; q++) sent += plan->layout.send_bytes[q];
@@ -111,6 +140,10 @@ int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, i
     if (rank == 0) {
       printf("%-15s %-16s %14lld %10.3f %9.1f %7s %7s\n", name, "exchange alone", (long long)most,
              exchange * 1e3, (double)most / exchange / 1e9, "1.00", "-");
+      char what[32];
+      snprintf(what, sizeof what, "in %d chunks", plan->chunks);
+      printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7s\n", name, what, (long long)most,
+             chunks_alone * 1e3, (double)most / chunks_alone / 1e9, chunks_alone / exchange, "-");
       printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7llu\n", name, "transpose", (long long)most,
              transpose * 1e3, (double)most / transpose / 1e9, transpose / exchange, total_wrong);
       fflush(stdout);

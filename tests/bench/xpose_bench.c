@@ -9,6 +9,7 @@
  * the output; #wrong counts wrong elements.
  *
  * Several GPUs: mpirun -n P xpose-bench --distributed RxC [--sizes 4]
+ * [--exchange nccl,mpi,staged] [--chunks N]
  * (see bench_distributed.c). */
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -132,7 +133,8 @@ int main(int argc, char **argv) {
 
 static int bench_one_gpu(int argc, char **argv) {
   int64_t shapes[16][2];
-  int distributed = 0;
+  int distributed = 0, chunks = 0;
+  const char *engines = NULL;
   int nshapes = parse_shapes("16384x16384,32768x32768,16411x12289", shapes, 16);
   size_t sizes[8] = {1, 2, 4, 8, 16};
   int nsizes = 5, warmup = 3, iters = 20;
@@ -141,10 +143,12 @@ static int bench_one_gpu(int argc, char **argv) {
                                        {"iters", required_argument, NULL, 'n'},
                                        {"warmup", required_argument, NULL, 'w'},
                                        {"distributed", required_argument, NULL, 'd'},
+                                       {"exchange", required_argument, NULL, 'x'},
+                                       {"chunks", required_argument, NULL, 'c'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   int c;
-  while ((c = getopt_long(argc, argv, "s:e:n:w:d:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "s:e:n:w:d:x:c:h", opts, NULL)) != -1) {
     switch (c) {
       case 's': nshapes = parse_shapes(optarg, shapes, 16); break;
       case 'd':
@@ -158,21 +162,24 @@ static int bench_one_gpu(int argc, char **argv) {
         break;
       }
       case 'n': iters = atoi(optarg); break;
+      case 'x': engines = optarg; break;
+      case 'c': chunks = atoi(optarg); break;
       case 'w': warmup = atoi(optarg); break;
       default:
         printf(
             "Usage: xpose-bench [--shapes RxC,...] [--sizes 1,2,4,8,16] [--iters N] [--warmup N]\n"
-            "       mpirun -n P xpose-bench --distributed RxC [--sizes S] [--iters N]\n");
+            "       mpirun -n P xpose-bench --distributed RxC [--sizes S] [--iters N]\n"
+            "              [--exchange nccl,mpi,staged] [--chunks N]\n");
         return c == 'h' ? 0 : 2;
     }
   }
-  if (nshapes < 1 || nsizes < 1 || iters < 1 || warmup < 0) {
+  if (nshapes < 1 || nsizes < 1 || iters < 1 || warmup < 0 || chunks < 0) {
     fprintf(stderr, "xpose-bench: bad arguments\n");
     return 2;
   }
   if (distributed)
     return xpose_bench_distributed(shapes[0][0], shapes[0][1], nsizes == 5 ? 4 : sizes[0], warmup,
-                                   iters); /* default: 4-byte floats */
+                                   iters, engines, chunks); /* default: 4-byte floats */
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     printf("skipped: no GPU\n");
