@@ -36,7 +36,7 @@ if ! { configure "$build" && cmake --build "$build" -j "$(nproc)"; } > "$out/bui
   exit 1
 fi
 echo "built in $build"
-variants=("" "-DXPOSE_TILE_GROUP=8" "-DXPOSE_INPUT_SEGMENT=256" "-DXPOSE_MIN_BLOCKS=3")
+variants=("" "-DXPOSE_MIN_BLOCKS=1" "-DXPOSE_MIN_BLOCKS=3" "-DXPOSE_TILE_GROUP=8" "-DXPOSE_INPUT_SEGMENT=256")
 status=0
 for step in "$@"; do
   echo "== $step"
