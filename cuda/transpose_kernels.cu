@@ -1,23 +1,32 @@
 // Tiled GPU transpose.
 //
-// Kernels depend only on the element size S (types are bytes).  With
-// V = 16 / S elements per 16-byte chunk, each thread moves U V x V
+// Kernels depend only on the element size S (types are bytes).  Two tilings
+// share one plan: a block stages a tile in shared memory, read from input
+// rows and written to output rows in coalesced runs.
+//
+// Vector tiles (1-, 2-, 4- and 16-byte elements, rows 16-byte aligned):
+// with V = 16 / S elements per 16-byte chunk, each thread moves U V x V
 // micro-blocks: it reads V chunks from V input rows, transposes them in
-// registers (free renaming for 4, 8 and 16 bytes, byte permutes for 1 and 2)
+// registers (free renaming for 4 and 16 bytes, byte permutes for 1 and 2)
 // and writes V chunks into shared memory, which holds the output tile.
-// Warps then write whole 512-byte output-row segments.  Global reads and
-// writes are 16-byte vectors, coalesced into 128-byte and 512-byte runs.
+// Warps then write whole 512-byte output-row segments.  A tile is 32 V input
+// rows by 8 V U input columns (128 U bytes of each row).  Shared memory is
+// padded in effect by an XOR swizzle of 16-byte chunks instead of extra
+// bytes, which would break 16-byte alignment.
 //
-// A tile is 32 V input rows by 8 V U input columns (128 U bytes of each
-// row): 256 U micro-blocks, U per thread.  Shared memory is padded in effect by
-// an XOR swizzle of 16-byte chunks instead of extra bytes, which would break
-// 16-byte alignment: the eight threads of a quarter-warp that store the
-// same chunk column to eight different rows land in eight different banks,
-// and the eight that read consecutive chunks of one row do too.
+// Word tiles (8-byte elements, and 1, 2 and 4 bytes on rows that are not
+// 16-byte aligned, such as odd leading dimensions): 4-byte words (8-byte for
+// 8-byte elements) of E = W / S elements.  A warp reads one input row
+// segment of 32 words; when it does not start on a word, each lane loads the
+// aligned word, takes its neighbour's and cuts its own 4 bytes out.  Shared
+// memory holds the input tile, swizzled so that neither the row writes nor
+// the column gathers conflict.  On the way out each lane gathers the E
+// elements of one aligned word of an output row, so every store is a whole
+// aligned word except the two ends of each output segment, which the
+// neighbouring tiles share and which go element by element.
 //
-// Rows that are not 16-byte aligned (odd leading dimensions, odd pointers)
-// and partial tiles at the edges take the same path with element-wise
-// accesses; other element sizes use a plain element-wise kernel.
+// Elements off their natural alignment, and other element sizes, use a
+// plain element-wise kernel.
 #include <cstdint>
 #include <cstring>
 
@@ -26,10 +35,7 @@
 namespace {
 
 constexpr int kThreads = 256;
-
-struct Chunk {
-  uint32_t w[4];
-};
+constexpr int64_t kMaxBlocks = 0x7fffffff;
 
 template <int S> struct Element;
 template <> struct Element<1> { using type = uint8_t; };
@@ -38,16 +44,15 @@ template <> struct Element<4> { using type = uint32_t; };
 template <> struct Element<8> { using type = uint2; };
 template <> struct Element<16> { using type = uint4; };
 
-// Tuning switches, measured with jobs/gpu-check.sh variants.
-#ifndef XPOSE_STREAMING_HINTS
-#define XPOSE_STREAMING_HINTS 0  // 1: evict-first (__ldcs/__stcs); slower on unaligned rows (H100)
-#endif
+
+// Tuning switches, measured with jobs/gpu-check.sh variants
+// (tests/bench/RESULTS.md).
 #ifndef XPOSE_MIN_BLOCKS
-#define XPOSE_MIN_BLOCKS 2  // blocks per SM the register budget must allow (2: 128 registers)
+#define XPOSE_MIN_BLOCKS 2  // vector tiles: blocks per SM the register budget must allow
 #endif
-// Per element size unless set: the bytes of each input row a tile reads
-// (128, 256 or 512), and how many tiles down consecutive blocks walk before
-// moving across.  Measured on an H200 (tests/bench/RESULTS.md).
+// Vector tiles, per element size unless set: the bytes of each input row a
+// tile reads (128, 256 or 512), and how many tiles down consecutive blocks
+// walk before moving across.
 #ifdef XPOSE_INPUT_SEGMENT
 constexpr int input_segment(int) { return XPOSE_INPUT_SEGMENT; }
 #else
@@ -58,6 +63,53 @@ constexpr int tile_group(int) { return XPOSE_TILE_GROUP; }
 #else
 constexpr int tile_group(int S) { return S == 16 ? 32 : 1; }
 #endif
+// Word tiles: words per lane along each output row (the tile is 32 E depth
+// input rows tall).
+#ifdef XPOSE_WORD_TILE_DEPTH
+constexpr int word_tile_depth(int) { return XPOSE_WORD_TILE_DEPTH; }
+#else
+constexpr int word_tile_depth(int S) { return S == 2 || S == 4 ? 4 : 2; }
+#endif
+#ifndef XPOSE_WORD_MIN_BLOCKS
+#define XPOSE_WORD_MIN_BLOCKS 4  // word tiles: blocks per SM the register budget must allow
+#endif
+#ifndef XPOSE_WORD_BATCH
+#define XPOSE_WORD_BATCH 8  // word tiles: input rows a warp loads before using any
+#endif
+
+__device__ __forceinline__ int64_t divide(int64_t a, int64_t b, bool small) {
+  return small ? (int64_t)((uint32_t)a / (uint32_t)b) : a / b;
+}
+
+__device__ __forceinline__ int64_t clamp_count(int64_t n, int limit) {
+  return n < 0 ? 0 : (n > limit ? limit : n);
+}
+
+// Tile `tile` of a tiles_down x tiles_across grid, in bands of `group` tile
+// rows walked down first: blocks that run together share input rows and
+// output rows, so the DRAM pages they open and the sectors they half-fill
+// on odd pitches are shared too.  small: 32-bit arithmetic suffices (it is
+// several times cheaper).
+template <int group>
+__device__ __forceinline__ void tile_position(int64_t tile, int64_t tiles_across, int64_t tiles_down,
+                                              bool small, int64_t &tile_row, int64_t &tile_col) {
+  if (group == 1) {
+    tile_row = divide(tile, tiles_across, small);
+    tile_col = tile - tile_row * tiles_across;
+    return;
+  }
+  const int64_t band_first = divide(tile, group * tiles_across, small) * group;
+  const int64_t in_band = tile - band_first * tiles_across;
+  const int64_t band_rows = tiles_down - band_first < group ? tiles_down - band_first : group;
+  tile_col = divide(in_band, band_rows, small);
+  tile_row = band_first + in_band - tile_col * band_rows;
+}
+
+// ---- Vector tiles
+
+struct Chunk {
+  uint32_t w[4];
+};
 
 template <int S>
 struct Tile {
@@ -78,12 +130,6 @@ __device__ __forceinline__ void transpose_block(const Chunk (&in)[16 / S], Chunk
 template <>
 __device__ __forceinline__ void transpose_block<16>(const Chunk (&in)[1], Chunk (&out)[1]) {
   out[0] = in[0];
-}
-
-template <>
-__device__ __forceinline__ void transpose_block<8>(const Chunk (&in)[2], Chunk (&out)[2]) {
-  out[0] = {{in[0].w[0], in[0].w[1], in[1].w[0], in[1].w[1]}};
-  out[1] = {{in[0].w[2], in[0].w[3], in[1].w[2], in[1].w[3]}};
 }
 
 template <>
@@ -119,21 +165,12 @@ __device__ __forceinline__ void transpose_block<1>(const Chunk (&in)[16], Chunk 
 }
 
 __device__ __forceinline__ Chunk load_vector(const char *p) {
-#if XPOSE_STREAMING_HINTS
-  const uint4 v = __ldcs(reinterpret_cast<const uint4 *>(p));
-#else
   const uint4 v = *reinterpret_cast<const uint4 *>(p);
-#endif
   return {{v.x, v.y, v.z, v.w}};
 }
 
 __device__ __forceinline__ void store_vector(char *p, const Chunk &c) {
-  const uint4 v = make_uint4(c.w[0], c.w[1], c.w[2], c.w[3]);
-#if XPOSE_STREAMING_HINTS
-  __stcs(reinterpret_cast<uint4 *>(p), v);
-#else
-  *reinterpret_cast<uint4 *>(p) = v;
-#endif
+  *reinterpret_cast<uint4 *>(p) = make_uint4(c.w[0], c.w[1], c.w[2], c.w[3]);
 }
 
 // The first `valid` elements of a chunk, one element at a time; zeros after.
@@ -158,132 +195,23 @@ __device__ __forceinline__ void store_elements(char *p, const Chunk &c, int vali
     if (i < valid) *reinterpret_cast<T *>(p + i * S) = e[i];
 }
 
-// Bytes [shift, shift + 16) of the 32 bytes a, b (shift in 0..15, uniform
-// across the lanes that share a row): word selects plus funnel shifts, no
-// run-time register indexing.
-__device__ __forceinline__ Chunk window(const Chunk &a, const Chunk &b, int shift) {
-  const uint32_t x[8] = {a.w[0], a.w[1], a.w[2], a.w[3], b.w[0], b.w[1], b.w[2], b.w[3]};
-  const int q = shift >> 2, bits = (shift & 3) * 8;
-  Chunk out;
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    const uint32_t lo = q == 0 ? x[i] : q == 1 ? x[i + 1] : q == 2 ? x[i + 2] : x[i + 3];
-    const uint32_t hi = q == 0 ? x[i + 1] : q == 1 ? x[i + 2] : q == 2 ? x[i + 3] : x[i + 4];
-    out.w[i] = __funnelshift_r(lo, hi, bits);
-  }
-  return out;
-}
-
-__device__ __forceinline__ Chunk shuffle(const Chunk &c, int delta, bool up) {
-  Chunk out;
-#pragma unroll
-  for (int i = 0; i < 4; i++)
-    out.w[i] = up ? __shfl_up_sync(0xffffffffu, c.w[i], delta) : __shfl_down_sync(0xffffffffu, c.w[i], delta);
-  return out;
-}
-
-// A row segment of 8 chunks read by 8 consecutive lanes (lane & 7 = chunk)
-// starting at a byte address that need not be 16-byte aligned: every lane
-// loads an aligned chunk, the last lane one more, and each takes its
-// neighbour's to cut out its own 16 bytes.  All 32 lanes must call it.
-__device__ __forceinline__ Chunk load_unaligned_segment(const char *segment, int chunk) {
-  const int shift = (int)(reinterpret_cast<uintptr_t>(segment) & 15);
-  const char *base = segment - shift + 16 * chunk;
-  const Chunk mine = load_vector(base);
-  Chunk next = shuffle(mine, 1, false);
-  if (chunk == 7 && shift) next = load_vector(base + 16);
-  return shift ? window(mine, next, shift) : mine;
-}
-
-__device__ __forceinline__ uint32_t word_at(const Chunk &c, int i) {
-  return i == 0 ? c.w[0] : i == 1 ? c.w[1] : i == 2 ? c.w[2] : c.w[3];
-}
-
-// Bytes [from, 16) of c to the same bytes of the 16-byte aligned line, in
-// at most four naturally aligned stores (from is a multiple of S).
 template <int S>
-__device__ __forceinline__ void store_line_head(char *line, const Chunk &c, int from) {
-  int o = from;
-  if (S == 1 && (o & 1)) line[o] = (uint8_t)(word_at(c, o >> 2) >> ((o & 3) * 8)), o += 1;
-  if (S <= 2 && (o & 2))
-    *reinterpret_cast<uint16_t *>(line + o) = (uint16_t)(word_at(c, o >> 2) >> ((o & 2) * 8)), o += 2;
-  if (S <= 4 && (o & 4)) *reinterpret_cast<uint32_t *>(line + o) = word_at(c, o >> 2), o += 4;
-  if (S <= 8 && (o & 8)) *reinterpret_cast<uint2 *>(line + 8) = make_uint2(c.w[2], c.w[3]);
-}
-
-// Bytes [0, to) of c to the same bytes of the 16-byte aligned line.
-template <int S>
-__device__ __forceinline__ void store_line_tail(char *line, const Chunk &c, int to) {
-  int o = 0;
-  if (S <= 8 && (to & 8)) *reinterpret_cast<uint2 *>(line) = make_uint2(c.w[0], c.w[1]), o = 8;
-  if (S <= 4 && (to & 4)) *reinterpret_cast<uint32_t *>(line + o) = word_at(c, o >> 2), o += 4;
-  if (S <= 2 && (to & 2))
-    *reinterpret_cast<uint16_t *>(line + o) = (uint16_t)(word_at(c, o >> 2) >> ((o & 2) * 8)), o += 2;
-  if (S == 1 && (to & 1)) line[o] = (uint8_t)(word_at(c, o >> 2) >> ((o & 3) * 8));
-}
-
-// A 512-byte output-row segment written by the 32 lanes of a warp (lane =
-// chunk) at a byte address that need not be 16-byte aligned: each lane
-// stores one aligned chunk made of the previous lane's tail and its own
-// head; the segment's two ragged ends (lane 0's head, lane 31's tail) go in
-// a few naturally aligned pieces, both lanes in the same instructions.
-template <int S>
-__device__ __forceinline__ void store_unaligned_segment(char *segment, const Chunk &c, int lane) {
-  const int shift = (int)(reinterpret_cast<uintptr_t>(segment) & 15);
-  if (shift == 0) {
-    store_vector(segment + 16 * lane, c);
-    return;
-  }
-  const Chunk previous = shuffle(c, 1, true);
-  char *aligned = segment - shift + 16 * lane;  // covers previous tail + own head
-  const Chunk merged = window(previous, c, 16 - shift);  // lane 0: own head at [shift, 16)
-  if (lane > 0) store_vector(aligned, merged);
-  const Chunk tail = window(c, c, 16 - shift);  // own tail at [0, shift)
-  if (lane == 0) store_line_head<S>(aligned, merged, shift);
-  else if (lane == 31) store_line_tail<S>(aligned + 16, tail, shift);
-}
-
-__device__ __forceinline__ int64_t divide(int64_t a, int64_t b, bool small) {
-  return small ? (int64_t)((uint32_t)a / (uint32_t)b) : a / b;
-}
-
-__device__ __forceinline__ int64_t clamp_count(int64_t n, int limit) {
-  return n < 0 ? 0 : (n > limit ? limit : n);
-}
-
-template <int S, bool kAligned>
 __global__ void __launch_bounds__(kThreads, XPOSE_MIN_BLOCKS)
-    transpose_tiles(const char *__restrict__ src, int64_t src_pitch, char *__restrict__ dst,
-                    int64_t dst_pitch, int64_t rows, int64_t cols, int64_t tiles_across,
-                    int64_t tiles_down, int64_t tiles) {
+    transpose_vector_tiles(const char *__restrict__ src, int64_t src_pitch, char *__restrict__ dst,
+                           int64_t dst_pitch, int64_t rows, int64_t cols, int64_t tiles_across,
+                           int64_t tiles_down, int64_t tiles) {
   using G = Tile<S>;
   constexpr int V = G::V, U = G::U;
   extern __shared__ uint4 smem_storage[];
   Chunk *smem = reinterpret_cast<Chunk *>(smem_storage);  // G::cols rows of 32 chunks
   const int t = threadIdx.x;
   const int mj = t & 7, mi = t >> 3;  // this thread's micro-blocks: chunk column mod 8, chunk row
-  // 32-bit tile arithmetic is several times cheaper.
   const bool small = tiles <= UINT32_MAX && G::group * tiles_across <= UINT32_MAX;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    // Bands of G::group tile rows, walked down first: blocks that run
-    // together share input rows and output rows, so the DRAM pages they open
-    // and the sectors they half-fill on odd pitches are shared too.
     int64_t tile_row, tile_col;
-    if (G::group == 1) {
-      tile_row = divide(tile, tiles_across, small);
-      tile_col = tile - tile_row * tiles_across;
-    } else {
-      const int64_t band_first = divide(tile, G::group * tiles_across, small) * G::group;
-      const int64_t in_band = tile - band_first * tiles_across;
-      const int64_t band_rows = tiles_down - band_first < G::group ? tiles_down - band_first : G::group;
-      tile_col = divide(in_band, band_rows, small);
-      tile_row = band_first + in_band - tile_col * band_rows;
-    }
+    tile_position<G::group>(tile, tiles_across, tiles_down, small, tile_row, tile_col);
     const int64_t r0 = tile_row * G::rows, c0 = tile_col * G::cols;
     const bool full = r0 + G::rows <= rows && c0 + G::cols <= cols;
-    // The unaligned path reads up to 15 bytes past a segment: never past the
-    // matrix's last element, which lies in the last tile.
-    const bool last = tile_row == tiles_down - 1 && tile_col == tiles_across - 1;
 
 #pragma unroll
     for (int u = 0; u < U; u++) {
@@ -294,11 +222,11 @@ __global__ void __launch_bounds__(kThreads, XPOSE_MIN_BLOCKS)
       for (int k = 0; k < V; k++) {
         const int64_t row = r0 + mi * V + k;
         const char *p = src + row * src_pitch + col * S;
-        if (kAligned && full) in[k] = load_vector(p);
-        else if (full && !last) in[k] = load_unaligned_segment(p - mj * 16, mj);
-        else in[k] = load_elements<S>(p, row < rows ? valid_cols : 0);
+        in[k] = full ? load_vector(p) : load_elements<S>(p, row < rows ? valid_cols : 0);
       }
       transpose_block<S>(in, out);
+      // The eight threads of a quarter-warp that store the same chunk
+      // column to eight rows land in eight banks.
 #pragma unroll
       for (int k = 0; k < V; k++) smem[((mj + 8 * u) * V + k) * 32 + (mi ^ mj)] = out[k];
     }
@@ -313,15 +241,140 @@ __global__ void __launch_bounds__(kThreads, XPOSE_MIN_BLOCKS)
       const Chunk c = smem[orow * 32 + (chunk ^ ((orow / V) & 7))];
       const int64_t out_row = c0 + orow;
       char *p = dst + out_row * dst_pitch + out_col * S;
-      if (kAligned && full) store_vector(p, c);
-      else if (full) store_unaligned_segment<S>(p - chunk * 16, c, chunk);
+      if (full) store_vector(p, c);
       else if (out_row < cols) store_elements<S>(p, c, valid_out);
     }
     __syncthreads();  // the next tile reuses shared memory
   }
 }
 
-// Any other element size: one element per thread, reads coalesced.
+// ---- Word tiles
+
+template <int S>
+struct WordTile {
+  static constexpr int W = S > 4 ? S : 4;  // bytes per word
+  static constexpr int E = W / S;  // elements per word
+  static constexpr int depth = word_tile_depth(S);  // words per lane of every output row
+  static constexpr int cols = 32 * E;  // one word per lane of every input row
+  static constexpr int rows = 32 * E * depth;
+  static constexpr int smem_bytes = rows * 32 * W;
+};
+
+// Shared-memory word t, w: word w of input row t of the tile.  The XOR makes
+// a warp's row writes (w = lane) and its column gathers (t = E lane + c)
+// fall in 32 different banks.
+template <int E>
+__device__ __forceinline__ int swizzled(int t, int w) {
+  return t * 32 + (w ^ ((t / E) & 31));
+}
+
+template <int S>
+__global__ void __launch_bounds__(kThreads, XPOSE_WORD_MIN_BLOCKS)
+    transpose_word_tiles(const char *__restrict__ src, int64_t src_pitch, char *__restrict__ dst,
+                         int64_t dst_pitch, int64_t rows, int64_t cols, int64_t tiles_across,
+                         int64_t tiles_down, int64_t tiles) {
+  using G = WordTile<S>;
+  using T = typename Element<S>::type;
+  using Word = typename Element<G::W>::type;
+  constexpr int E = G::E, W = G::W, kRowsPerWarp = G::rows / 8, kColsPerWarp = G::cols / 8;
+  constexpr int kBatch = kRowsPerWarp < XPOSE_WORD_BATCH ? kRowsPerWarp : XPOSE_WORD_BATCH;
+  extern __shared__ uint4 smem_storage[];
+  Word *smem = reinterpret_cast<Word *>(smem_storage);
+  const char *smem_bytes = reinterpret_cast<const char *>(smem_storage);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const bool small = tiles <= UINT32_MAX;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int64_t tile_row, tile_col;
+    tile_position<1>(tile, tiles_across, tiles_down, small, tile_row, tile_col);
+    const int64_t r0 = tile_row * G::rows, c0 = tile_col * G::cols;
+    const bool full = r0 + G::rows <= rows && c0 + G::cols <= cols;
+    // Word loads reach up to 3 bytes past a segment: never past the matrix's
+    // last element, which lies in the last tile.
+    const bool last = tile_row == tiles_down - 1 && tile_col == tiles_across - 1;
+
+    // In: word `lane` of input rows warp + 8 i, in batches whose loads are
+    // all issued before any is used.
+#pragma unroll
+    for (int first = 0; first < kRowsPerWarp; first += kBatch) {
+      Word words[kBatch];
+      if (full && !last) {
+        uint32_t next[kBatch];  // E > 1: the word after the segment (lane 31)
+#pragma unroll
+        for (int i = 0; i < kBatch; i++) {
+          const char *segment = src + (r0 + warp + 8 * (first + i)) * src_pitch + c0 * S;
+          if constexpr (E == 1) {
+            words[i] = reinterpret_cast<const Word *>(segment)[lane];
+          } else {
+            const int shift = (int)(reinterpret_cast<uintptr_t>(segment) & 3);
+            const uint32_t *aligned = reinterpret_cast<const uint32_t *>(segment - shift);
+            words[i] = aligned[lane];
+            if (lane == 31 && shift) next[i] = aligned[32];
+          }
+        }
+        if constexpr (E > 1) {
+#pragma unroll
+          for (int i = 0; i < kBatch; i++) {
+            const char *segment = src + (r0 + warp + 8 * (first + i)) * src_pitch + c0 * S;
+            const int shift = (int)(reinterpret_cast<uintptr_t>(segment) & 3);
+            const uint32_t following = __shfl_down_sync(0xffffffffu, words[i], 1);
+            words[i] = __funnelshift_r(words[i], lane == 31 ? next[i] : following, shift * 8);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < kBatch; i++) {
+          const int64_t row = r0 + warp + 8 * (first + i);
+          const T *segment = reinterpret_cast<const T *>(src + row * src_pitch + c0 * S);
+          T e[E];
+#pragma unroll
+          for (int k = 0; k < E; k++)
+            e[k] = row < rows && c0 + E * lane + k < cols ? segment[E * lane + k] : T{};
+          memcpy(&words[i], e, W);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < kBatch; i++) smem[swizzled<E>(warp + 8 * (first + i), lane)] = words[i];
+    }
+    __syncthreads();
+
+    // Out: output row oc of the tile (input column c0 + oc); lane gathers
+    // aligned word lane + 32 j of it, and lane 0 one more word at the end.
+    const int valid_rows = full ? G::rows : (int)clamp_count(rows - r0, G::rows);
+#pragma unroll
+    for (int i = 0; i < kColsPerWarp; i++) {
+      const int oc = warp + 8 * i;
+      const int64_t out_row = c0 + oc;
+      if (!full && out_row >= cols) break;
+      char *segment = dst + out_row * dst_pitch + r0 * S;
+      const int lead = (int)(reinterpret_cast<uintptr_t>(segment) & (W - 1)) / S;  // elements before the first word
+      Word *aligned = reinterpret_cast<Word *>(segment - lead * S);
+#pragma unroll
+      for (int j = 0; j <= G::depth; j++) {
+        const int g = lane + 32 * j, t0 = E * g - lead;  // word g holds tile rows t0 .. t0 + E - 1
+        if (t0 >= valid_rows) break;
+        T e[E];
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+          const int t = t0 + k < 0 ? 0 : (t0 + k < G::rows ? t0 + k : G::rows - 1);  // in the tile
+          e[k] = *reinterpret_cast<const T *>(smem_bytes + W * swizzled<E>(t, oc / E) + (oc % E) * S);
+        }
+        if (t0 >= 0 && t0 + E <= valid_rows) {
+          Word word;  // assembled in registers: a memcpy straight to memory may go byte by byte
+          memcpy(&word, e, W);
+          aligned[g] = word;
+        } else {
+#pragma unroll
+          for (int k = 0; k < E; k++)
+            if (t0 + k >= 0 && t0 + k < valid_rows) reinterpret_cast<T *>(&aligned[g])[k] = e[k];
+        }
+      }
+    }
+    __syncthreads();  // the next tile reuses shared memory
+  }
+}
+
+// ---- Anything else: one element per thread, reads coalesced.
+
 __global__ void transpose_elements(const char *__restrict__ src, int64_t src_pitch,
                                    char *__restrict__ dst, int64_t dst_pitch, int64_t rows,
                                    int64_t cols, int64_t elem_size) {
@@ -334,36 +387,68 @@ __global__ void transpose_elements(const char *__restrict__ src, int64_t src_pit
   }
 }
 
-constexpr int64_t kMaxBlocks = 0x7fffffff;
+// ---- Launchers
 
-template <int S, bool kAligned>
-cudaError_t launch_tiles(const char *src, int64_t src_pitch, char *dst, int64_t dst_pitch,
-                         int64_t rows, int64_t cols, cudaStream_t stream) {
-  using G = Tile<S>;
-  static bool configured = false;  // per instantiation; racing threads set the same value
-  if (!configured) {
-    const cudaError_t err = cudaFuncSetAttribute(transpose_tiles<S, kAligned>,
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 G::smem_bytes);
-    if (err != cudaSuccess) return err;
-    configured = true;
-  }
-  const int64_t tiles_down = (rows + G::rows - 1) / G::rows;
-  const int64_t tiles_across = (cols + G::cols - 1) / G::cols;
+// Lets `kernel` use `bytes` of dynamic shared memory, once per kernel.
+template <typename Kernel>
+cudaError_t allow_shared_memory(Kernel kernel, int bytes, bool &configured) {
+  if (configured) return cudaSuccess;
+  const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  configured = err == cudaSuccess;  // racing threads set the same value
+  return err;
+}
+
+// One block per tile of the grid (a tile_rows x tile_cols tiling), capped.
+template <typename Kernel>
+cudaError_t launch_grid(Kernel kernel, int tile_rows, int tile_cols, int smem_bytes, const char *src,
+                        int64_t src_pitch, char *dst, int64_t dst_pitch, int64_t rows, int64_t cols,
+                        cudaStream_t stream) {
+  const int64_t tiles_down = (rows + tile_rows - 1) / tile_rows;
+  const int64_t tiles_across = (cols + tile_cols - 1) / tile_cols;
   const int64_t tiles = tiles_down * tiles_across;
   const unsigned blocks = (unsigned)(tiles < kMaxBlocks ? tiles : kMaxBlocks);
-  transpose_tiles<S, kAligned><<<blocks, kThreads, G::smem_bytes, stream>>>(
-      src, src_pitch, dst, dst_pitch, rows, cols, tiles_across, tiles_down, tiles);
+  kernel<<<blocks, kThreads, smem_bytes, stream>>>(src, src_pitch, dst, dst_pitch, rows, cols,
+                                                   tiles_across, tiles_down, tiles);
   return cudaGetLastError();
 }
 
 template <int S>
+cudaError_t launch_vector_tiles(const char *src, int64_t src_pitch, char *dst, int64_t dst_pitch,
+                                int64_t rows, int64_t cols, cudaStream_t stream) {
+  using G = Tile<S>;
+  static bool configured = false;  // per instantiation
+  const cudaError_t err = allow_shared_memory(transpose_vector_tiles<S>, G::smem_bytes, configured);
+  if (err != cudaSuccess) return err;
+  return launch_grid(transpose_vector_tiles<S>, G::rows, G::cols, G::smem_bytes, src, src_pitch, dst,
+                     dst_pitch, rows, cols, stream);
+}
+
+template <int S>
+cudaError_t launch_word_tiles(const char *src, int64_t src_pitch, char *dst, int64_t dst_pitch,
+                              int64_t rows, int64_t cols, cudaStream_t stream) {
+  using G = WordTile<S>;
+  static bool configured = false;
+  const cudaError_t err = allow_shared_memory(transpose_word_tiles<S>, G::smem_bytes, configured);
+  if (err != cudaSuccess) return err;
+  return launch_grid(transpose_word_tiles<S>, G::rows, G::cols, G::smem_bytes, src, src_pitch, dst,
+                     dst_pitch, rows, cols, stream);
+}
+
+// Elements on their natural alignment.  16-byte elements always have
+// 16-byte aligned rows; 8-byte ones are fastest in word tiles either way.
+template <int S>
 cudaError_t launch_sized(const char *src, int64_t ld_src, char *dst, int64_t ld_dst, int64_t rows,
                          int64_t cols, cudaStream_t stream) {
-  const bool aligned = ((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15) == 0 &&
-                       (ld_src * S) % 16 == 0 && (ld_dst * S) % 16 == 0;
-  return aligned ? launch_tiles<S, true>(src, ld_src * S, dst, ld_dst * S, rows, cols, stream)
-                 : launch_tiles<S, false>(src, ld_src * S, dst, ld_dst * S, rows, cols, stream);
+  const int64_t src_pitch = ld_src * S, dst_pitch = ld_dst * S;
+  if constexpr (S == 8) {
+    return launch_word_tiles<S>(src, src_pitch, dst, dst_pitch, rows, cols, stream);
+  } else {
+    const bool aligned = ((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15) == 0 &&
+                         src_pitch % 16 == 0 && dst_pitch % 16 == 0;
+    if (S == 16 || aligned) return launch_vector_tiles<S>(src, src_pitch, dst, dst_pitch, rows, cols, stream);
+    if constexpr (S < 16) return launch_word_tiles<S>(src, src_pitch, dst, dst_pitch, rows, cols, stream);
+    return cudaErrorInvalidValue;  // not reached: natural alignment makes 16-byte rows aligned
+  }
 }
 
 }  // namespace
@@ -374,7 +459,10 @@ extern "C" cudaError_t xpose_cuda_transpose(const void *src, int64_t ld_src, voi
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   const char *s = static_cast<const char *>(src);
   char *d = static_cast<char *>(dst);
-  switch (elem_size) {
+  // Elements off their natural alignment go the element-wise way.
+  const bool natural = ((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) &
+                        (elem_size - 1)) == 0;
+  switch (natural ? elem_size : 0) {
     case 1: return launch_sized<1>(s, ld_src, d, ld_dst, rows, cols, stream);
     case 2: return launch_sized<2>(s, ld_src, d, ld_dst, rows, cols, stream);
     case 4: return launch_sized<4>(s, ld_src, d, ld_dst, rows, cols, stream);

@@ -36,7 +36,8 @@ if ! { configure "$build" && cmake --build "$build" -j "$(nproc)"; } > "$out/bui
   exit 1
 fi
 echo "built in $build"
-variants=("" "-DXPOSE_MIN_BLOCKS=1" "-DXPOSE_MIN_BLOCKS=3" "-DXPOSE_TILE_GROUP=8" "-DXPOSE_INPUT_SEGMENT=256")
+variants=("" "-DXPOSE_WORD_BATCH=8" "-DXPOSE_WORD_MIN_BLOCKS=1" "-DXPOSE_WORD_MIN_BLOCKS=3"
+  "-DXPOSE_WORD_TILE_DEPTH=2" "-DXPOSE_WORD_BATCH=4")
 status=0
 for step in "$@"; do
   echo "== $step"
@@ -68,7 +69,7 @@ for step in "$@"; do
       done ;;
     ncu)  # hardware counters of the kernel on an aligned and an odd shape
       for shape in 16384x16384 16411x12289; do
-        ncu --clock-control none -k regex:transpose_tiles -c 1 --section SpeedOfLight \
+        ncu --clock-control none -k regex:transpose_ -c 1 --section SpeedOfLight \
           --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats \
           "$build/tests/bench/xpose-bench" --shapes $shape --sizes 4 --iters 1 --warmup 0
       done > "$out/ncu.log" 2>&1

@@ -72,6 +72,7 @@ int main(int argc, char **argv) {
     check(sizes[s], 1009, 997, 0, 0);
     check(sizes[s], 4099, 3001, 0, 0);
     check(sizes[s], 1024, 2048, 16, 0); /* aligned with padding */
+    check(sizes[s], 257, 129, 1, 1);    /* elements off their natural alignment */
     check(sizes[s], 3000, 1, 0, 0);
     check(sizes[s], 1, 3000, 0, 0);
   }
