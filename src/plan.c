@@ -9,7 +9,11 @@
 #include "check.h"
 
 enum { DEFAULT_MAX_MESSAGE_BYTES = 1 << 30 };
+/* Automatic chunks: about this many bytes of each rank's rows.  NCCL pays
+ * per grouped call (2 x H200, 8 GiB per rank: 16 chunks cost its exchange
+ * 21%, 8 chunks 3%), MPI on copy engines nothing (tests/bench/RESULTS.md). */
 static const int64_t AUTO_CHUNK_BYTES = (int64_t)256 << 20;
+static const int64_t AUTO_CHUNK_BYTES_NCCL = (int64_t)1 << 30;
 
 void xpose_config_init(xpose_config *config) {
   config->backend = XPOSE_BACKEND_AUTO;
@@ -132,15 +136,16 @@ fail:
   return res;
 }
 
-static int chunk_count(const xpose_config *config, int64_t rows, int64_t cols, size_t elem_size,
-                       int nranks) {
+static int chunk_count(const xpose_config *config, xpose_exchange_kind engine, int64_t rows,
+                       int64_t cols, size_t elem_size, int nranks) {
   if (nranks == 1) return 1;
   if (config->pipeline_chunks > 0)
     return config->pipeline_chunks < XPOSE_MAX_CHUNKS ? config->pipeline_chunks : XPOSE_MAX_CHUNKS;
   if (config->backend != XPOSE_BACKEND_CUDA) return 1;
-  /* From agreed arguments only, so every rank cuts the same chunks. */
+  /* From agreed values only, so every rank cuts the same chunks. */
   const int64_t per_rank = rows / nranks * (int64_t)elem_size * cols;
-  const int64_t chunks = per_rank / AUTO_CHUNK_BYTES + 1;
+  const int64_t target = engine == XPOSE_EXCHANGE_NCCL ? AUTO_CHUNK_BYTES_NCCL : AUTO_CHUNK_BYTES;
+  const int64_t chunks = per_rank > target ? (per_rank + target - 1) / target : 1;
   return chunks < XPOSE_MAX_CHUNKS ? (int)chunks : XPOSE_MAX_CHUNKS;
 }
 
@@ -189,11 +194,11 @@ static int engines_available(xpose_backend_kind backend) {
 }
 
 /* Collective: every rank picks the same engine, one that all of them have. */
-static xpose_status create_exchange(xpose_plan plan, const xpose_config *config,
-                                    size_t max_message) {
+static xpose_status choose_engine(MPI_Comm comm, const xpose_config *config,
+                                  xpose_exchange_kind *engine) {
   xpose_status res = XPOSE_SUCCESS;
   int mine = engines_available(config->backend), common = 0;
-  XPOSE_MPICHECKGOTO(MPI_Allreduce(&mine, &common, 1, MPI_INT, MPI_BAND, plan->comm), res, fail);
+  XPOSE_MPICHECKGOTO(MPI_Allreduce(&mine, &common, 1, MPI_INT, MPI_BAND, comm), res, fail);
   xpose_exchange_kind kind = config->exchange;
   if (kind == XPOSE_EXCHANGE_AUTO) {
     static const xpose_exchange_kind preference[] = {XPOSE_EXCHANGE_NCCL, XPOSE_EXCHANGE_MPI,
@@ -208,8 +213,16 @@ static xpose_status create_exchange(xpose_plan plan, const xpose_config *config,
                           "(use the nccl or staged exchange)"
                         : "exchange engine %d is not available on every rank",
                     (int)kind);
+  *engine = kind;
+fail:
+  return res;
+}
+
+static xpose_status create_exchange(xpose_plan plan, const xpose_config *config,
+                                    xpose_exchange_kind engine, size_t max_message) {
+  xpose_status res = XPOSE_SUCCESS;
   const int cuda = config->backend == XPOSE_BACKEND_CUDA;
-  switch (kind) {
+  switch (engine) {
 #ifdef XPOSE_HAVE_NCCL
     case XPOSE_EXCHANGE_NCCL:
       res = xpose_exchange_nccl_create(plan->comm, plan->nranks, plan->backend, &plan->exchange);
@@ -227,7 +240,6 @@ static xpose_status create_exchange(xpose_plan plan, const xpose_config *config,
                                     max_message, cuda ? "cuda-aware-mpi" : "mpi", &plan->exchange);
       break;
   }
-fail:
   return res;
 }
 
@@ -287,13 +299,15 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   plan->elem_size = elem_size;
   xpose_block_range(rows, plan->nranks, plan->rank, &plan->in_first, &plan->in_count);
   xpose_block_range(cols, plan->nranks, plan->rank, &plan->out_first, &plan->out_count);
-  plan->chunks = chunk_count(config, rows, cols, elem_size, plan->nranks);
+  xpose_exchange_kind engine = XPOSE_EXCHANGE_MPI;
+  XPOSE_CHECKGOTO(choose_engine(plan->comm, config, &engine), res, fail); /* same on every rank */
+  plan->chunks = chunk_count(config, engine, rows, cols, elem_size, plan->nranks);
 
   local = create_backend(config->backend, &plan->backend);
   if (local == XPOSE_SUCCESS) local = build_layout(plan);
   /* Engines may be collective to create (NCCL): only when all ranks got here. */
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
-  local = create_exchange(plan, config, max_message);
+  local = create_exchange(plan, config, engine, max_message);
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
   *plan_out = plan;
   return XPOSE_SUCCESS;

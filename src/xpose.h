@@ -68,8 +68,9 @@ typedef struct {
    * 0 selects the default (1 GiB); values above INT_MAX are clamped. */
   size_t max_message_bytes;
   /* Chunks each block is exchanged in, so that packing, transfers and
-   * placing of different chunks overlap.  0: automatic (about 256 MiB per
-   * chunk on GPUs, up to 16; one on the host). */
+   * placing of different chunks overlap.  0: automatic (on GPUs about
+   * 1 GiB of each rank's rows per chunk with NCCL, 256 MiB otherwise, up
+   * to 16; one on the host). */
   int pipeline_chunks;
 } xpose_config;
 
