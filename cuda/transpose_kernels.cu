@@ -1,7 +1,7 @@
 // Tiled GPU transpose.
 //
-// Kernels depend only on the element size S (types are bytes).  Two tilings
-// share one plan: a block stages a tile in shared memory, read from input
+// Kernels depend only on the element size S (types are bytes).  In both
+// tilings below a block stages a tile in shared memory, read from input
 // rows and written to output rows in coalesced runs.
 //
 // Vector tiles (1-, 2-, 4- and 16-byte elements, rows 16-byte aligned):
@@ -43,7 +43,6 @@ template <> struct Element<2> { using type = uint16_t; };
 template <> struct Element<4> { using type = uint32_t; };
 template <> struct Element<8> { using type = uint2; };
 template <> struct Element<16> { using type = uint4; };
-
 
 // Tuning switches, measured with jobs/gpu-check.sh variants
 // (tests/bench/RESULTS.md).
@@ -280,7 +279,7 @@ __global__ void __launch_bounds__(kThreads, XPOSE_WORD_MIN_BLOCKS)
   constexpr int kBatch = kRowsPerWarp < XPOSE_WORD_BATCH ? kRowsPerWarp : XPOSE_WORD_BATCH;
   extern __shared__ uint4 smem_storage[];
   Word *smem = reinterpret_cast<Word *>(smem_storage);
-  const char *smem_bytes = reinterpret_cast<const char *>(smem_storage);
+  const char *smem_raw = reinterpret_cast<const char *>(smem_storage);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const bool small = tiles <= UINT32_MAX;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -356,7 +355,7 @@ __global__ void __launch_bounds__(kThreads, XPOSE_WORD_MIN_BLOCKS)
 #pragma unroll
         for (int k = 0; k < E; k++) {
           const int t = t0 + k < 0 ? 0 : (t0 + k < G::rows ? t0 + k : G::rows - 1);  // in the tile
-          e[k] = *reinterpret_cast<const T *>(smem_bytes + W * swizzled<E>(t, oc / E) + (oc % E) * S);
+          e[k] = *reinterpret_cast<const T *>(smem_raw + W * swizzled<E>(t, oc / E) + (oc % E) * S);
         }
         if (t0 >= 0 && t0 + E <= valid_rows) {
           Word word;  // assembled in registers: a memcpy straight to memory may go byte by byte
