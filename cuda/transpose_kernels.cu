@@ -397,40 +397,20 @@ cudaError_t allow_shared_memory(Kernel kernel, int bytes, bool &configured) {
   return err;
 }
 
-// One block per tile of the grid (a tile_rows x tile_cols tiling), capped.
-template <typename Kernel>
-cudaError_t launch_grid(Kernel kernel, int tile_rows, int tile_cols, int smem_bytes, const char *src,
-                        int64_t src_pitch, char *dst, int64_t dst_pitch, int64_t rows, int64_t cols,
-                        cudaStream_t stream) {
-  const int64_t tiles_down = (rows + tile_rows - 1) / tile_rows;
-  const int64_t tiles_across = (cols + tile_cols - 1) / tile_cols;
+// Tiling G with its kernel: one block per tile, capped.
+template <typename G, typename Kernel>
+cudaError_t launch_tiles(Kernel kernel, const char *src, int64_t src_pitch, char *dst, int64_t dst_pitch,
+                         int64_t rows, int64_t cols, cudaStream_t stream) {
+  static bool configured = false;  // per tiling, which has one kernel
+  const cudaError_t err = allow_shared_memory(kernel, G::smem_bytes, configured);
+  if (err != cudaSuccess) return err;
+  const int64_t tiles_down = (rows + G::rows - 1) / G::rows;
+  const int64_t tiles_across = (cols + G::cols - 1) / G::cols;
   const int64_t tiles = tiles_down * tiles_across;
   const unsigned blocks = (unsigned)(tiles < kMaxBlocks ? tiles : kMaxBlocks);
-  kernel<<<blocks, kThreads, smem_bytes, stream>>>(src, src_pitch, dst, dst_pitch, rows, cols,
-                                                   tiles_across, tiles_down, tiles);
+  kernel<<<blocks, kThreads, G::smem_bytes, stream>>>(src, src_pitch, dst, dst_pitch, rows, cols,
+                                                      tiles_across, tiles_down, tiles);
   return cudaGetLastError();
-}
-
-template <int S>
-cudaError_t launch_vector_tiles(const char *src, int64_t src_pitch, char *dst, int64_t dst_pitch,
-                                int64_t rows, int64_t cols, cudaStream_t stream) {
-  using G = Tile<S>;
-  static bool configured = false;  // per instantiation
-  const cudaError_t err = allow_shared_memory(transpose_vector_tiles<S>, G::smem_bytes, configured);
-  if (err != cudaSuccess) return err;
-  return launch_grid(transpose_vector_tiles<S>, G::rows, G::cols, G::smem_bytes, src, src_pitch, dst,
-                     dst_pitch, rows, cols, stream);
-}
-
-template <int S>
-cudaError_t launch_word_tiles(const char *src, int64_t src_pitch, char *dst, int64_t dst_pitch,
-                              int64_t rows, int64_t cols, cudaStream_t stream) {
-  using G = WordTile<S>;
-  static bool configured = false;
-  const cudaError_t err = allow_shared_memory(transpose_word_tiles<S>, G::smem_bytes, configured);
-  if (err != cudaSuccess) return err;
-  return launch_grid(transpose_word_tiles<S>, G::rows, G::cols, G::smem_bytes, src, src_pitch, dst,
-                     dst_pitch, rows, cols, stream);
 }
 
 // Elements on their natural alignment.  16-byte elements always have
@@ -440,12 +420,17 @@ cudaError_t launch_sized(const char *src, int64_t ld_src, char *dst, int64_t ld_
                          int64_t cols, cudaStream_t stream) {
   const int64_t src_pitch = ld_src * S, dst_pitch = ld_dst * S;
   if constexpr (S == 8) {
-    return launch_word_tiles<S>(src, src_pitch, dst, dst_pitch, rows, cols, stream);
+    return launch_tiles<WordTile<S>>(transpose_word_tiles<S>, src, src_pitch, dst, dst_pitch, rows, cols,
+                                     stream);
   } else {
     const bool aligned = ((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15) == 0 &&
                          src_pitch % 16 == 0 && dst_pitch % 16 == 0;
-    if (S == 16 || aligned) return launch_vector_tiles<S>(src, src_pitch, dst, dst_pitch, rows, cols, stream);
-    if constexpr (S < 16) return launch_word_tiles<S>(src, src_pitch, dst, dst_pitch, rows, cols, stream);
+    if (S == 16 || aligned)
+      return launch_tiles<Tile<S>>(transpose_vector_tiles<S>, src, src_pitch, dst, dst_pitch, rows, cols,
+                                   stream);
+    if constexpr (S < 16)
+      return launch_tiles<WordTile<S>>(transpose_word_tiles<S>, src, src_pitch, dst, dst_pitch, rows, cols,
+                                       stream);
     return cudaErrorInvalidValue;  // not reached: natural alignment makes 16-byte rows aligned
   }
 }
