@@ -61,6 +61,9 @@ fail:
   return res;
 }
 
+/* Lanes follow the caller's stream through an event at each start; with
+ * none set that is the legacy default stream, so cudaMemcpy and cudaMemset
+ * issued before execution come first too. */
 static xpose_status cuda_begin(xpose_backend *backend) {
   cuda_state *st = backend->state;
   xpose_status res = XPOSE_SUCCESS;
@@ -148,9 +151,6 @@ xpose_status xpose_backend_cuda_create(xpose_backend **backend) {
   *backend = calloc(1, sizeof **backend);
   XPOSE_REQUIREGOTO(st && *backend, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
                     "cannot allocate the CUDA backend");
-  /* Lanes are ordered after the caller's stream by an event at each start;
-   * without one set, that is the legacy default stream, so cudaMemcpy and
-   * cudaMemset issued before execution come first too. */
   /* Transfers first, the own block last (see execute.c). */
   int least = 0, greatest = 0;
   XPOSE_CUDACHECKGOTO(cudaDeviceGetStreamPriorityRange(&least, &greatest), res, fail);
