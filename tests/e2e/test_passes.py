@@ -126,8 +126,11 @@ class Interrupted(ToolTestCase):
         # About 100 000 tiny passes: seconds of work, interrupted early.
         self.write_h5("in.h5", {"/m": pattern((2500, 2500), "<f8")})
         cmd = [MPIEXEC, NUMPROC_FLAG, "2", *PREFLAGS, XPOSE, "--memory", "2K", "in.h5", "out.h5"]
+        # Open MPI's default grace between forwarding SIGTERM and SIGKILL (1 s), not
+        # the suite's 0: with none, a rank waiting for a CPU dies before its handler runs.
+        env = dict(os.environ, OMPI_MCA_odls_base_sigkill_timeout="1")
         proc = subprocess.Popen(cmd, cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=True, env=env)
         deadline = time.time() + 30
         while not self.leftovers() and time.time() < deadline and proc.poll() is None:
             time.sleep(0.05)
