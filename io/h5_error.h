@@ -3,6 +3,7 @@
 #ifndef XIO_ERROR_H
 #define XIO_ERROR_H
 
+#include <hdf5.h>
 #include <mpi.h>
 
 #if defined(__GNUC__)
@@ -20,6 +21,16 @@ int xio_fail(xio_error *err, const char *format, ...) XIO_PRINTF(2, 3);
 
 /* Like xio_fail, appending HDF5's innermost error description. */
 int xio_fail_h5(xio_error *err, const char *format, ...) XIO_PRINTF(2, 3);
+
+/* 0 when code is MPI_SUCCESS; otherwise -1 with the failed call and MPI's
+ * reason in err.  For `if (XIO_MPI(MPI_Bcast(...), err)) ...`. */
+int xio_mpi_failed(int code, const char *call, xio_error *err);
+#define XIO_MPI(call, err) xio_mpi_failed((call), #call, (err))
+
+/* Closes *id with `close` (H5Pclose, H5Sclose, H5Tclose, ...) unless it is
+ * invalid, and marks it invalid.  A failure sets *rc to -1 with a message in
+ * err, unless *rc already records one. */
+void xio_release(herr_t (*close)(hid_t), hid_t *id, int *rc, xio_error *err);
 
 /* Collective.  Returns 0 when every rank passed rc == 0; otherwise -1 on
  * every rank, with err->message set to the lowest failing rank's message. */

@@ -30,7 +30,7 @@ static hid_t file_access(MPI_Comm comm) {
   if (fapl < 0) return fapl;
   if (H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0 ||
       H5Pset_all_coll_metadata_ops(fapl, 1) < 0 || H5Pset_coll_metadata_write(fapl, 1) < 0) {
-    H5Pclose(fapl);
+    (void)H5Pclose(fapl); /* failing already: the caller reports HDF5's first error */
     return H5I_INVALID_HID;
   }
   return fapl;
@@ -64,6 +64,7 @@ static herr_t visit_link(hid_t group, const char *name, const xio_link_info *inf
   if (info->type != H5L_TYPE_HARD) return 0;
   hid_t obj = H5Oopen(group, name, H5P_DEFAULT);
   if (obj < 0) return 0;
+  herr_t status = 0;
   if (H5Iget_type(obj) == H5I_DATASET) {
     hid_t space = H5Dget_space(obj);
     if (space >= 0 && H5Sget_simple_extent_ndims(space) == 2) {
@@ -76,10 +77,10 @@ static herr_t visit_link(hid_t group, const char *name, const xio_link_info *inf
         snprintf(search->listing + used, sizeof search->listing - used, ", ...");
       search->count++;
     }
-    if (space >= 0) H5Sclose(space);
+    if (space >= 0 && H5Sclose(space) < 0) status = -1;
   }
-  H5Oclose(obj);
-  return 0;
+  if (H5Oclose(obj) < 0) status = -1;
+  return status; /* a failure stops the visit, which reports it */
 }
 
 static int find_only_2d_dataset(hid_t file, const char *path, char *dataset, size_t size,
@@ -102,8 +103,11 @@ static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
   if (space < 0) return xio_fail_h5(err, "%s:%s: cannot read its shape", path, m->dataset);
   const int ndims = H5Sget_simple_extent_ndims(space);
   hsize_t dims[H5S_MAX_RANK] = {0};
-  if (ndims > 0) H5Sget_simple_extent_dims(space, dims, NULL);
-  H5Sclose(space);
+  int rc = ndims < 0 || (ndims > 0 && H5Sget_simple_extent_dims(space, dims, NULL) < 0)
+               ? xio_fail_h5(err, "%s:%s: cannot read its shape", path, m->dataset)
+               : 0;
+  xio_release(H5Sclose, &space, &rc, err);
+  if (rc) return -1;
   if (ndims != 2) {
     char shape[256] = "";
     size_t used = 0;
@@ -121,8 +125,9 @@ static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
   hid_t stored = H5Dget_type(m->dset);
   if (stored < 0) return xio_fail_h5(err, "%s:%s: cannot read its datatype", path, m->dataset);
   m->type = H5Tcopy(stored); /* transient, even when the stored type is committed */
-  H5Tclose(stored);
-  if (m->type < 0) return xio_fail_h5(err, "%s:%s: cannot copy its datatype", path, m->dataset);
+  if (m->type < 0) rc = xio_fail_h5(err, "%s:%s: cannot copy its datatype", path, m->dataset);
+  xio_release(H5Tclose, &stored, &rc, err);
+  if (rc) return -1;
   char why[128];
   if (xio_type_check_fixed(m->type, why, sizeof why) != 0)
     return xio_fail(err, "%s:%s holds %s; xpose moves fixed-size elements only", path, m->dataset,
@@ -141,7 +146,7 @@ static int open_dataset(MPI_Comm comm, const char *path, const char *dataset, in
     m->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot open as an HDF5 file", path);
   }
-  if (fapl >= 0) H5Pclose(fapl);
+  xio_release(H5Pclose, &fapl, &rc, err);
   if (xio_agree(comm, rc, err)) return -1;
 
   if (search && !dataset[0]) {
@@ -198,15 +203,15 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *dataset, hid_
     m->rows = rows;
     m->cols = cols;
     m->elem_size = H5Tget_size(type);
-    rc = xio_agree(comm, rc, err);
+    if (m->elem_size == 0 && rc == 0) rc = xio_fail_h5(err, "%s: cannot size its datatype", path);
   } else {
     rc = -1;
   }
-  if (space >= 0) H5Sclose(space);
-  if (fapl >= 0) H5Pclose(fapl);
-  if (lcpl >= 0) H5Pclose(lcpl);
-  if (dcpl >= 0) H5Pclose(dcpl);
-  return rc;
+  xio_release(H5Sclose, &space, &rc, err);
+  xio_release(H5Pclose, &fapl, &rc, err);
+  xio_release(H5Pclose, &lcpl, &rc, err);
+  xio_release(H5Pclose, &dcpl, &rc, err);
+  return xio_agree(comm, rc, err);
 }
 
 /* ---- collective block transfers ---- */
@@ -239,11 +244,14 @@ static int transfer_block(const xio_matrix *m, int writing, int64_t row, int64_t
       rc = xio_fail_h5(err, "cannot set up an empty selection");
   }
   /* Every rank enters the collective call, even after a local failure
-   * (with nothing selected), so no rank waits inside MPI-IO forever. */
+   * (with nothing selected), so no rank waits inside MPI-IO forever.  Only
+   * where even that cannot be set up does this rank stay out. */
   if (rc != 0 && fspace >= 0 && mspace >= 0) {
-    H5Sselect_none(fspace);
-    H5Sselect_none(mspace);
     buf = &dummy;
+    if (H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0) {
+      xio_release(H5Sclose, &fspace, &rc, err);
+      xio_release(H5Sclose, &mspace, &rc, err);
+    }
   }
   if (fspace >= 0 && mspace >= 0 && dxpl >= 0) {
     herr_t status = writing ? H5Dwrite(m->dset, m->type, mspace, fspace, dxpl, buf)
@@ -251,9 +259,9 @@ static int transfer_block(const xio_matrix *m, int writing, int64_t row, int64_t
     if (status < 0 && rc == 0)
       rc = xio_fail_h5(err, "%s %s failed", writing ? "writing" : "reading", m->dataset);
   }
-  if (mspace >= 0) H5Sclose(mspace);
-  if (fspace >= 0) H5Sclose(fspace);
-  if (dxpl >= 0) H5Pclose(dxpl);
+  xio_release(H5Sclose, &mspace, &rc, err);
+  xio_release(H5Sclose, &fspace, &rc, err);
+  xio_release(H5Pclose, &dxpl, &rc, err);
   return xio_agree(m->comm, rc, err);
 }
 
@@ -284,31 +292,35 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
   hid_t space = attr >= 0 ? H5Aget_space(attr) : H5I_INVALID_HID;
   hid_t out = H5I_INVALID_HID;
   void *buf = NULL;
-  herr_t status = -1;
-  if (type < 0 || space < 0) {
-    xio_fail_h5(copy->err, "cannot read attribute %s", name);
+  int rc = 0;
+  const hssize_t points = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+  const H5S_class_t kind = space >= 0 ? H5Sget_simple_extent_type(space) : H5S_NO_CLASS;
+  const size_t size = type >= 0 ? H5Tget_size(type) : 0;
+  if (type < 0 || space < 0 || points < 0 || kind == H5S_NO_CLASS || size == 0) {
+    rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
   } else if (xio_type_has_reference(type)) {
     copy->skipped++;
-    status = 0;
   } else {
-    const hssize_t points = H5Sget_simple_extent_npoints(space);
-    const size_t bytes = (size_t)(points > 0 ? points : 0) * H5Tget_size(type);
-    buf = calloc(1, bytes ? bytes : 1);
-    int has_data = points > 0 && H5Sget_simple_extent_type(space) != H5S_NULL;
-    if (buf && (!has_data || H5Aread(attr, type, buf) >= 0)) {
+    const int has_data = points > 0 && kind != H5S_NULL;
+    buf = calloc(has_data ? (size_t)points : 1, size);
+    if (!buf || (has_data && H5Aread(attr, type, buf) < 0)) {
+      rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
+    } else {
       out = H5Acreate2(copy->to, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-      if (out >= 0 && (!has_data || H5Awrite(out, type, buf) >= 0)) status = 0;
-      if (has_data) XIO_RECLAIM(type, space, buf); /* frees variable-length parts */
+      if (out < 0 || (has_data && H5Awrite(out, type, buf) < 0))
+        rc = xio_fail_h5(copy->err, "cannot copy attribute %s", name);
+      /* frees variable-length parts */
+      if (has_data && XIO_RECLAIM(type, space, buf) < 0 && rc == 0)
+        rc = xio_fail_h5(copy->err, "cannot release attribute %s", name);
     }
-    if (status < 0) xio_fail_h5(copy->err, "cannot copy attribute %s", name);
   }
   free(buf);
-  if (out >= 0) H5Aclose(out);
-  if (space >= 0) H5Sclose(space);
-  if (type >= 0) H5Tclose(type);
-  if (attr >= 0) H5Aclose(attr);
-  if (status < 0) copy->failed = 1;
-  return status < 0 ? -1 : 0;
+  xio_release(H5Aclose, &out, &rc, copy->err);
+  xio_release(H5Sclose, &space, &rc, copy->err);
+  xio_release(H5Tclose, &type, &rc, copy->err);
+  xio_release(H5Aclose, &attr, &rc, copy->err);
+  if (rc) copy->failed = 1;
+  return rc ? -1 : 0;
 }
 
 int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to, int *skipped,
@@ -328,7 +340,7 @@ int xio_close(xio_matrix *m, xio_error *err) {
   if (m->comm == MPI_COMM_NULL) return 0;
   int rc = 0;
   if (m->dset >= 0 && H5Dclose(m->dset) < 0) rc = xio_fail_h5(err, "closing %s failed", m->dataset);
-  if (m->type >= 0) H5Tclose(m->type);
+  xio_release(H5Tclose, &m->type, &rc, err);
   if (m->file >= 0 && H5Fclose(m->file) < 0 && rc == 0)
     rc = xio_fail_h5(err, "closing the file of %s failed", m->dataset);
   const MPI_Comm comm = m->comm;

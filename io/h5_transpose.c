@@ -1,64 +1,8 @@
 #include "h5_transpose.h"
 
 #include <stdlib.h>
-#ifdef XPOSE_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
-/* A pass's blocks: host buffers for HDF5, and device copies for the CUDA
- * backend (the host ones pinned, so the copies run at full speed). */
-typedef struct {
-  int on_gpu;
-  void *in_host, *out_host, *in_dev, *out_dev;
-} pass_buffers;
-
-static int buffers_alloc(pass_buffers *b, int on_gpu, size_t in_bytes, size_t out_bytes) {
-  *b = (pass_buffers){on_gpu, NULL, NULL, NULL, NULL};
-#ifdef XPOSE_HAVE_CUDA
-  if (on_gpu)
-    return cudaMallocHost(&b->in_host, in_bytes + 1) == cudaSuccess &&
-                   cudaMallocHost(&b->out_host, out_bytes + 1) == cudaSuccess &&
-                   cudaMalloc(&b->in_dev, in_bytes + 1) == cudaSuccess &&
-                   cudaMalloc(&b->out_dev, out_bytes + 1) == cudaSuccess
-               ? 0
-               : -1;
-#endif
-  b->in_host = malloc(in_bytes + 1);
-  b->out_host = malloc(out_bytes + 1);
-  return b->in_host && b->out_host ? 0 : -1;
-}
-
-static void buffers_free(pass_buffers *b) {
-#ifdef XPOSE_HAVE_CUDA
-  if (b->on_gpu) {
-    cudaFreeHost(b->in_host);
-    cudaFreeHost(b->out_host);
-    cudaFree(b->in_dev);
-    cudaFree(b->out_dev);
-    return;
-  }
-#endif
-  free(b->in_host);
-  free(b->out_host);
-}
-
-/* Transposes the pass whose input block is in b->in_host into b->out_host. */
-static xpose_status transpose_pass(xpose_plan plan, const pass_buffers *b, size_t in_bytes,
-                                   size_t out_bytes) {
-#ifdef XPOSE_HAVE_CUDA
-  if (b->on_gpu) {
-    if (cudaMemcpy(b->in_dev, b->in_host, in_bytes, cudaMemcpyHostToDevice) != cudaSuccess)
-      return XPOSE_ERROR_CUDA;
-    const xpose_status st = xpose_execute(plan, b->in_dev, b->out_dev);
-    if (st == XPOSE_SUCCESS &&
-        cudaMemcpy(b->out_host, b->out_dev, out_bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
-      return XPOSE_ERROR_CUDA;
-    return st;
-  }
-#endif
-  (void)in_bytes, (void)out_bytes;
-  return xpose_execute(plan, b->in_host, b->out_host);
-}
+#include "pass_buffers.h"
 
 /* Pass indices with equal block shapes next to each other: at most four
  * plans get made (an NCCL communicator each, on GPUs). */
@@ -97,8 +41,8 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
                   xio_transpose_stats *stats, xio_error *err) {
   MPI_Comm comm = in->comm;
   int rank, nranks, rc = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
+  if (XIO_MPI(MPI_Comm_rank(comm, &rank), err) || XIO_MPI(MPI_Comm_size(comm, &nranks), err))
+    return -1;
   const size_t es = in->elem_size;
   *stats = (xio_transpose_stats){0};
   stats->exchange = "none";
@@ -120,13 +64,14 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   int64_t in_first, in_rows, out_first, out_rows;
   xpose_block_range(grid->block_rows, nranks, 0, &in_first, &in_rows); /* rank 0 has the most */
   xpose_block_range(grid->block_cols, nranks, 0, &out_first, &out_rows);
-  pass_buffers buffers;
+  xio_pass_buffers buffers;
   const int on_gpu = options->config.backend == XPOSE_BACKEND_CUDA;
-  if (buffers_alloc(&buffers, on_gpu, (size_t)(in_rows * grid->block_cols) * es,
-                    (size_t)(out_rows * grid->block_rows) * es))
-    rc = xio_fail(err, "cannot allocate %llu bytes of pass buffers%s on rank %d",
+  xio_error detail;
+  if (xio_pass_buffers_alloc(&buffers, on_gpu, (size_t)(in_rows * grid->block_cols) * es,
+                             (size_t)(out_rows * grid->block_rows) * es, &detail))
+    rc = xio_fail(err, "cannot allocate %llu bytes of pass buffers%s on rank %d: %s",
                   (unsigned long long)stats->buffer_bytes / 2, on_gpu ? " (host and GPU)" : "",
-                  rank);
+                  rank, detail.message);
   int64_t *order = passes_by_shape(grid);
   if (!order && rc == 0) rc = xio_fail(err, "cannot allocate the pass order");
   rc = xio_agree(comm, rc, err);
@@ -152,11 +97,11 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
     rc = xio_read_block(in, row0 + in_first, in_rows, col0, ncols, buffers.in_host, err);
     double t1 = MPI_Wtime();
     if (rc == 0) {
-      st = transpose_pass(sp.plan, &buffers, (size_t)(in_rows * ncols) * es,
-                          (size_t)(out_rows * nrows) * es);
-      if (st != XPOSE_SUCCESS)
-        rc = xio_fail(err, "transposing pass %lld failed: %s", (long long)pass,
-                      xpose_status_string(st));
+      st = xio_pass_transpose(sp.plan, &buffers, (size_t)(in_rows * ncols) * es,
+                              (size_t)(out_rows * nrows) * es, err);
+      if (st != XPOSE_SUCCESS && st != XPOSE_ERROR_CUDA) /* a failed copy says so in err */
+        xio_fail(err, "transposing pass %lld failed: %s", (long long)pass, xpose_status_string(st));
+      rc = xio_agree(comm, st == XPOSE_SUCCESS ? 0 : -1, err); /* the write is collective */
     }
     double t2 = MPI_Wtime();
     if (rc == 0)
@@ -170,7 +115,7 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
       options->progress(done + 1, passes, bytes_done, total_bytes, options->progress_user_data);
   }
   xpose_plan_destroy(sp.plan);
-  buffers_free(&buffers);
+  xio_pass_buffers_free(&buffers);
   free(order);
   return rc;
 }

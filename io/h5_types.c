@@ -4,6 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int unreadable(char *why, size_t why_size) {
+  snprintf(why, why_size, "a datatype HDF5 cannot describe");
+  return -1;
+}
+
+/* Checks a part of a type (an array's base, a compound's member) and
+ * releases it. */
+static int check_part(hid_t part, char *why, size_t why_size) {
+  if (part < 0) return unreadable(why, why_size);
+  const int rc = xio_type_check_fixed(part, why, why_size);
+  return H5Tclose(part) < 0 ? unreadable(why, why_size) : rc;
+}
+
 int xio_type_check_fixed(hid_t type, char *why, size_t why_size) {
   switch (H5Tget_class(type)) {
     case H5T_VLEN: snprintf(why, why_size, "variable-length sequences"); return -1;
@@ -16,20 +29,12 @@ int xio_type_check_fixed(hid_t type, char *why, size_t why_size) {
         return -1;
       }
       return 0;
-    case H5T_ARRAY: {
-      hid_t base = H5Tget_super(type);
-      int rc = xio_type_check_fixed(base, why, why_size);
-      H5Tclose(base);
-      return rc;
-    }
+    case H5T_ARRAY: return check_part(H5Tget_super(type), why, why_size);
     case H5T_COMPOUND: {
       const int n = H5Tget_nmembers(type);
-      for (int i = 0; i < n; i++) {
-        hid_t member = H5Tget_member_type(type, (unsigned)i);
-        int rc = xio_type_check_fixed(member, why, why_size);
-        H5Tclose(member);
-        if (rc) return rc;
-      }
+      if (n < 0) return unreadable(why, why_size);
+      for (int i = 0; i < n; i++)
+        if (check_part(H5Tget_member_type(type, (unsigned)i), why, why_size)) return -1;
       return 0;
     }
     case H5T_NO_CLASS:
@@ -63,12 +68,13 @@ void xio_type_describe(hid_t type, char *text, size_t text_size) {
       for (int i = 0; i < n && used < text_size; i++) {
         char *name = H5Tget_member_name(type, (unsigned)i);
         hid_t member = H5Tget_member_type(type, (unsigned)i);
-        char inner[128];
-        xio_type_describe(member, inner, sizeof inner);
+        char inner[128] = "?";
+        if (member >= 0) xio_type_describe(member, inner, sizeof inner);
         used += (size_t)snprintf(text + used, text_size - used, "%s%s: %s", i ? ", " : "",
                                  name ? name : "?", inner);
-        H5Tclose(member);
-        H5free_memory(name);
+        /* A description for messages: what cannot be released is only leaked. */
+        if (member >= 0) (void)H5Tclose(member);
+        if (name) (void)H5free_memory(name);
       }
       if (used < text_size) snprintf(text + used, text_size - used, "}");
       return;
@@ -80,8 +86,10 @@ void xio_type_describe(hid_t type, char *text, size_t text_size) {
 static hid_t complex_type(hid_t part) {
   const size_t size = H5Tget_size(part);
   hid_t type = H5Tcreate(H5T_COMPOUND, 2 * size);
-  H5Tinsert(type, "r", 0, part);
-  H5Tinsert(type, "i", size, part);
+  if (type >= 0 && (H5Tinsert(type, "r", 0, part) < 0 || H5Tinsert(type, "i", size, part) < 0)) {
+    (void)H5Tclose(type); /* failing already */
+    return H5I_INVALID_HID;
+  }
   return type;
 }
 
@@ -102,7 +110,10 @@ hid_t xio_type_from_name(const char *name, int big_endian) {
     const unsigned long size = strtoul(name + 1, &end, 10);
     if (*end || size > (1u << 20)) return H5I_INVALID_HID;
     hid_t type = H5Tcreate(name[0] == 's' ? H5T_STRING : H5T_OPAQUE, size);
-    if (type >= 0 && name[0] == 's') H5Tset_strpad(type, H5T_STR_NULLPAD);
+    if (type >= 0 && name[0] == 's' && H5Tset_strpad(type, H5T_STR_NULLPAD) < 0) {
+      (void)H5Tclose(type); /* failing already */
+      return H5I_INVALID_HID;
+    }
     return type;
   }
   return H5I_INVALID_HID;

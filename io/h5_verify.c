@@ -14,7 +14,7 @@ static int checksum(const xio_matrix *m, int transposed, uint64_t budget, uint64
                     xio_error *err) {
   const size_t es = m->elem_size;
   xio_slab_walk walk;
-  xio_slab_walk_init(m->comm, m->rows, m->cols, es, budget, &walk);
+  if (xio_slab_walk_init(m->comm, m->rows, m->cols, es, budget, &walk, err)) return -1;
   unsigned char *buf = malloc((size_t)(walk.piece_rows * walk.piece_cols) * es + 1);
   int rc = buf ? 0 : xio_fail(err, "cannot allocate the verification buffer");
   rc = xio_agree(m->comm, rc, err);
@@ -33,8 +33,7 @@ static int checksum(const xio_matrix *m, int transposed, uint64_t budget, uint64
   }
   free(buf);
   if (rc) return -1;
-  MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, m->comm);
-  return 0;
+  return XIO_MPI(MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, m->comm), err);
 }
 
 int xio_verify_transpose(const xio_matrix *in, const xio_matrix *out, uint64_t memory_budget,

@@ -3,11 +3,11 @@
 #include "passes.h"
 #include "xpose.h"
 
-void xio_slab_walk_init(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size,
-                        uint64_t budget, xio_slab_walk *walk) {
+int xio_slab_walk_init(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size, uint64_t budget,
+                       xio_slab_walk *walk, xio_error *err) {
   int rank, nranks;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &nranks);
+  if (XIO_MPI(MPI_Comm_rank(comm, &rank), err) || XIO_MPI(MPI_Comm_size(comm, &nranks), err))
+    return -1;
   xpose_block_range(rows, nranks, rank, &walk->first, &walk->count);
   walk->cols = cols;
   if (budget > XIO_MAX_TRANSFER_BYTES) budget = XIO_MAX_TRANSFER_BYTES;
@@ -24,7 +24,7 @@ void xio_slab_walk_init(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_s
   }
   walk->col_pieces = cols ? (cols + walk->piece_cols - 1) / walk->piece_cols : 0;
   walk->local = walk->col_pieces * ((walk->count + walk->piece_rows - 1) / walk->piece_rows);
-  MPI_Allreduce(&walk->local, &walk->total, 1, MPI_INT64_T, MPI_MAX, comm);
+  return XIO_MPI(MPI_Allreduce(&walk->local, &walk->total, 1, MPI_INT64_T, MPI_MAX, comm), err);
 }
 
 void xio_slab_walk_piece(const xio_slab_walk *walk, int64_t p, int64_t *r0, int64_t *nr,

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "h5_error.h"
+
 typedef struct {
   int64_t first, count, cols;     /* this rank's rows [first, first + count) */
   int64_t piece_rows, piece_cols; /* whole rows when one fits, else parts of a row */
@@ -15,9 +17,10 @@ typedef struct {
   int64_t total;                  /* pieces on the busiest rank: the loop count */
 } xio_slab_walk;
 
-/* Collective.  budget: bytes for one piece (capped at XIO_MAX_TRANSFER_BYTES). */
-void xio_slab_walk_init(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size,
-                        uint64_t budget, xio_slab_walk *walk);
+/* Collective.  budget: bytes for one piece (capped at XIO_MAX_TRANSFER_BYTES).
+ * 0, or -1 with a message when MPI fails. */
+int xio_slab_walk_init(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size, uint64_t budget,
+                       xio_slab_walk *walk, xio_error *err);
 
 /* Piece p of walk->total; empty (nr = nc = 0) beyond this rank's pieces. */
 void xio_slab_walk_piece(const xio_slab_walk *walk, int64_t p, int64_t *r0, int64_t *nr,

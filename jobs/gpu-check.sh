@@ -6,9 +6,8 @@
 #   jobs/gpu-check.sh kernels sanitizer bench
 # Steps: kernels (GPU kernel test), sanitizer (compute-sanitizer on a small
 # case), bench (xpose-bench, one GPU), ctest (the whole suite), gpu-tests
-# (the GPU tests, verbosely), distributed (xpose-bench on 2 GPUs),
-# variants-build then variants (the kernel's tuning switches side by side),
-# ncu (hardware counters of the kernel).
+# (the GPU tests, verbosely), distributed (xpose-bench on 2 GPUs), ncu
+# (hardware counters of the kernel).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/gpu-logs}"
@@ -36,8 +35,6 @@ if ! { configure "$build" && cmake --build "$build" -j "$(nproc)"; } > "$out/bui
   exit 1
 fi
 echo "built in $build"
-variants=("" "-DXPOSE_WORD_BATCH=8" "-DXPOSE_WORD_MIN_BLOCKS=1" "-DXPOSE_WORD_MIN_BLOCKS=3"
-  "-DXPOSE_WORD_TILE_DEPTH=2" "-DXPOSE_WORD_BATCH=4")
 status=0
 for step in "$@"; do
   echo "== $step"
@@ -53,20 +50,6 @@ for step in "$@"; do
       rc=$?
       grep -E "^[0-9]+: (engine|GPU|skipped)|tests passed|Failed|FAILED" "$out/gpu-tests${XPOSE_MPI:+-$XPOSE_MPI}.log" | tail -20
       [ $rc -eq 0 ] ;;
-    variants-build)  # the kernel's tuning switches, each a build of xpose-bench, in parallel
-      for i in "${!variants[@]}"; do
-        mkdir -p "$build-v$i"
-        { configure "$build-v$i" -DCMAKE_CUDA_FLAGS="${variants[$i]}" &&
-          cmake --build "$build-v$i" --target xpose-bench -j 4; } > "$build-v$i/variant.log" 2>&1 &
-      done
-      wait ;;
-    variants)  # the kernel's tuning switches, side by side on the first GPU
-      for i in "${!variants[@]}"; do
-        echo "-- ${variants[$i]:-defaults}"
-        [ -x "$build-v$i/tests/bench/xpose-bench" ] || { tail -5 "$build-v$i/variant.log"; continue; }
-        CUDA_VISIBLE_DEVICES=0 "$build-v$i/tests/bench/xpose-bench" --shapes 16384x16384,16411x12289 \
-          --sizes 1,2,4,8,16 --iters 10 2>&1 | tee -a "$out/variants.log" | awk '$3 == "xpose" || $3 == "cublas-geam"'
-      done ;;
     ncu)  # hardware counters of the kernel on an aligned and an odd shape
       for shape in 16384x16384 16411x12289; do
         ncu --clock-control none -k regex:transpose_ -c 1 --section SpeedOfLight \

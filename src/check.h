@@ -1,13 +1,11 @@
-/* Check macros in the style of NCCL's checks.h: every MPI (and later CUDA,
- * NCCL) call goes through one of these; a failure is logged with file, line
- * and the call, sets `res` and jumps to the function's single cleanup label. */
+/* Check macros in the style of NCCL's checks.h: every MPI call goes through
+ * one of these (CUDA calls through cuda_check.h, NCCL calls through
+ * exchange/nccl.c's); a failure is logged with file, line and the call,
+ * sets `res` and jumps to the function's single cleanup label. */
 #ifndef XPOSE_CHECK_H
 #define XPOSE_CHECK_H
 
 #include "log.h"
-
-/* Logs an MPI error code with its MPI_Error_string. */
-void xpose_log_mpi_error(const char *file, int line, const char *call, int mpi_error);
 
 #define XPOSE_CHECKGOTO(call, res, label) \
   do {                                    \

@@ -6,10 +6,12 @@
  * and copies the received, already transposed blocks into their column
  * ranges of out ("placing"); its own block goes straight from in to out.
  *
- * The exchange runs in chunks (ranges of each block's columns) through a
- * pipeline, so that with the CUDA backend chunk k is packed while chunk
- * k - 1 travels and chunk k - 2 is placed, and the own block is transposed
- * chunk by chunk in the gaps, each on a lane of its own:
+ * Where each piece goes was worked out with the plan (layout.c); this file
+ * only runs the pieces in order.  The exchange runs in chunks (ranges of
+ * each block's columns) through a pipeline, so that with the CUDA backend
+ * chunk k is packed while chunk k - 1 travels and chunk k - 2 is placed,
+ * and the own block is transposed chunk by chunk in the gaps, each on a
+ * lane of its own:
  *
  *   PACK    pack 0 | pack 1 | pack 2 | ...
  *   COMM             send 0 | send 1 | send 2 | ...
@@ -23,6 +25,7 @@
  * its packing is done.  On the host every step runs in order as it is issued
  * and chunking only splits the messages. */
 #include "check.h"
+#include "collective.h"
 #include "plan.h"
 
 enum { EVENT_PACKED = 0, EVENT_RECEIVED = XPOSE_MAX_CHUNKS };
@@ -32,53 +35,33 @@ static int overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_byte
   return a_bytes > 0 && b_bytes > 0 && x < y + (uintptr_t)b_bytes && y < x + (uintptr_t)a_bytes;
 }
 
-/* Transposes chunk k of every block for another rank into the send buffer. */
-static xpose_status pack_chunk(xpose_plan plan, int k, const void *in) {
+static xpose_status transpose(xpose_plan plan, int lane, const xpose_transpose_piece *t,
+                              const void *src, void *dst) {
+  return plan->backend->ops->transpose(plan->backend, lane, (const char *)src + t->src_offset,
+                                       t->ld_src, (char *)dst + t->dst_offset, t->ld_dst, t->rows,
+                                       t->cols, plan->elem_size);
+}
+
+/* Transposes the chunk of every block for another rank into the send buffer. */
+static xpose_status pack_chunk(xpose_plan plan, const xpose_chunk_layout *c, const void *in) {
   xpose_status res = XPOSE_SUCCESS;
-  const int64_t p = plan->nranks, es = (int64_t)plan->elem_size;
-  for (int64_t step = 1; step < p; step++) {
-    const int64_t q = (plan->rank + step) % p;
-    int64_t first, count, chunk_first, chunk_count;
-    xpose_block_range(plan->cols, p, q, &first, &count);
-    xpose_block_range(count, plan->chunks, k, &chunk_first, &chunk_count);
-    XPOSE_CHECKGOTO(
-        plan->backend->ops->transpose(
-            plan->backend, XPOSE_LANE_PACK, (const char *)in + (first + chunk_first) * es,
-            plan->cols, (char *)plan->send_buf + plan->chunk_layouts[k].send_offsets[q],
-            plan->in_count, plan->in_count, chunk_count, es),
-        res, fail);
-  }
+  for (int i = 0; i < c->npeers; i++)
+    XPOSE_CHECKGOTO(transpose(plan, XPOSE_LANE_PACK, &c->pack[i], in, plan->send_buf), res, fail);
 fail:
   return res;
 }
 
-/* Transposes chunk k of the own block straight into out. */
-static xpose_status own_chunk(xpose_plan plan, int k, const void *in, void *out) {
-  const int64_t es = (int64_t)plan->elem_size;
-  int64_t mine_first, mine_count;
-  xpose_block_range(plan->out_count, plan->chunks, k, &mine_first, &mine_count);
-  return plan->backend->ops->transpose(
-      plan->backend, XPOSE_LANE_SELF, (const char *)in + (plan->out_first + mine_first) * es,
-      plan->cols, (char *)out + (mine_first * plan->rows + plan->in_first) * es, plan->rows,
-      plan->in_count, mine_count, (size_t)es);
-}
-
-/* Copies chunk k of every received block into its place in out. */
-static xpose_status place_chunk(xpose_plan plan, int k, void *out) {
+/* Copies the chunk of every received block into its place in out. */
+static xpose_status place_chunk(xpose_plan plan, const xpose_chunk_layout *c, void *out) {
   xpose_status res = XPOSE_SUCCESS;
-  const int64_t p = plan->nranks, es = (int64_t)plan->elem_size;
-  int64_t mine_first, mine_count;
-  xpose_block_range(plan->out_count, plan->chunks, k, &mine_first, &mine_count);
-  for (int64_t q = 0; q < p; q++) {
-    if (q == plan->rank) continue;
-    int64_t first, count;
-    xpose_block_range(plan->rows, p, q, &first, &count);
-    XPOSE_CHECKGOTO(plan->backend->ops->copy_2d(
-                        plan->backend, XPOSE_LANE_UNPACK,
-                        (const char *)plan->recv_buf + plan->chunk_layouts[k].recv_offsets[q],
-                        (size_t)(count * es), (char *)out + (mine_first * plan->rows + first) * es,
-                        (size_t)(plan->rows * es), mine_count, (size_t)(count * es)),
-                    res, fail);
+  for (int i = 0; i < c->npeers; i++) {
+    const xpose_copy_piece *p = &c->place[i];
+    XPOSE_CHECKGOTO(
+        plan->backend->ops->copy_2d(plan->backend, XPOSE_LANE_UNPACK,
+                                    (const char *)plan->recv_buf + p->src_offset,
+                                    (size_t)p->src_pitch, (char *)out + p->dst_offset,
+                                    (size_t)p->dst_pitch, p->rows, (size_t)p->row_bytes),
+        res, fail);
   }
 fail:
   return res;
@@ -87,14 +70,14 @@ fail:
 xpose_status xpose_execute(xpose_plan plan, const void *in, void *out) {
   if (!plan) return XPOSE_ERROR_INVALID_ARGUMENT;
   xpose_status res = XPOSE_SUCCESS, local = XPOSE_SUCCESS;
-  const int64_t es = (int64_t)plan->elem_size;
   const xpose_backend_ops *ops = plan->backend->ops;
   xpose_backend *backend = plan->backend;
   xpose_exchange *exchange = plan->exchange;
+  const xpose_layout *layout = &plan->layout;
 
   /* A bad pointer on one rank must not leave the others in the exchange. */
-  const int64_t in_bytes = plan->in_count * plan->cols * es;
-  const int64_t out_bytes = plan->out_count * plan->rows * es;
+  const int64_t in_bytes = layout->in.count * plan->cols * (int64_t)plan->elem_size;
+  const int64_t out_bytes = layout->out.count * plan->rows * (int64_t)plan->elem_size;
   if ((!in && in_bytes > 0) || (!out && out_bytes > 0)) {
     xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__, "xpose_execute: NULL buffer on rank %d",
                plan->rank);
@@ -109,16 +92,17 @@ xpose_status xpose_execute(xpose_plan plan, const void *in, void *out) {
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
 
   XPOSE_CHECKGOTO(ops->begin(backend), res, fail);
-  for (int k = 0; k <= plan->chunks; k++) {
-    if (k < plan->chunks) {
-      XPOSE_CHECKGOTO(pack_chunk(plan, k, in), res, fail);
+  for (int k = 0; k <= layout->nchunks; k++) {
+    if (k < layout->nchunks) {
+      const xpose_chunk_layout *c = &layout->chunks[k];
+      XPOSE_CHECKGOTO(pack_chunk(plan, c, in), res, fail);
       XPOSE_CHECKGOTO(ops->record(backend, XPOSE_LANE_PACK, EVENT_PACKED + k), res, fail);
-      XPOSE_CHECKGOTO(own_chunk(plan, k, in, out), res, fail);
+      XPOSE_CHECKGOTO(transpose(plan, XPOSE_LANE_SELF, &c->own, in, out), res, fail);
       XPOSE_CHECKGOTO(ops->wait_event(backend, XPOSE_LANE_COMM, EVENT_PACKED + k), res, fail);
       if (!exchange->stream_ordered)
         XPOSE_CHECKGOTO(ops->sync_event(backend, EVENT_PACKED + k), res, fail);
-      XPOSE_CHECKGOTO(exchange->ops->start(exchange, k % XPOSE_EXCHANGE_SLOTS,
-                                           &plan->chunk_layouts[k], plan->send_buf, plan->recv_buf),
+      XPOSE_CHECKGOTO(exchange->ops->start(exchange, k % XPOSE_EXCHANGE_SLOTS, &c->exchange,
+                                           plan->send_buf, plan->recv_buf),
                       res, fail);
     }
     if (k > 0) {
@@ -126,7 +110,7 @@ xpose_status xpose_execute(xpose_plan plan, const void *in, void *out) {
       XPOSE_CHECKGOTO(ops->record(backend, XPOSE_LANE_COMM, EVENT_RECEIVED + k - 1), res, fail);
       XPOSE_CHECKGOTO(ops->wait_event(backend, XPOSE_LANE_UNPACK, EVENT_RECEIVED + k - 1), res,
                       fail);
-      XPOSE_CHECKGOTO(place_chunk(plan, k - 1, out), res, fail);
+      XPOSE_CHECKGOTO(place_chunk(plan, &layout->chunks[k - 1], out), res, fail);
     }
   }
   XPOSE_CHECKGOTO(ops->synchronize(backend), res, fail);

@@ -1,5 +1,6 @@
 #include "log.h"
 
+#include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -24,4 +25,14 @@ void xpose_logf(xpose_log_level level, const char *file, int line, const char *f
   vsnprintf(message + used, sizeof message - (size_t)used, format, args);
   va_end(args);
   log_handler(level, message, log_user_data);
+}
+
+void xpose_log_mpi_error(const char *file, int line, const char *call, int mpi_error) {
+  if (!xpose_log_enabled()) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(mpi_error, text, &length) != MPI_SUCCESS) length = 0;
+  text[length] = '\0';
+  xpose_logf(XPOSE_LOG_ERROR, file, line, "%s failed: %s", call,
+             length ? text : "unknown MPI error");
 }

@@ -1,6 +1,4 @@
-#include "check.h"
-
-#include <mpi.h>
+#include "xpose.h"
 
 const char *xpose_status_string(xpose_status status) {
   switch (status) {
@@ -14,14 +12,4 @@ const char *xpose_status_string(xpose_status status) {
     case XPOSE_ERROR_INTERNAL: return "internal error";
   }
   return "unknown status";
-}
-
-void xpose_log_mpi_error(const char *file, int line, const char *call, int mpi_error) {
-  if (!xpose_log_enabled()) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  if (MPI_Error_string(mpi_error, text, &length) != MPI_SUCCESS) length = 0;
-  text[length] = '\0';
-  xpose_logf(XPOSE_LOG_ERROR, file, line, "%s failed: %s", call,
-             length ? text : "unknown MPI error");
 }

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cuda_kernels.h"
 #include "cuda_test_util.h"
 #include "test_util.h"
-#include "transpose_kernels.h"
 
 static long long cases;
 

@@ -4,7 +4,7 @@
  * the streaming-store path, at misaligned addresses. */
 #include <string.h>
 
-#include "host_kernels.h"
+#include "backend/host_kernels.h"
 #include "test_util.h"
 
 static void check_case(xpose_host_kernel kernel, size_t es, int64_t rows, int64_t cols,

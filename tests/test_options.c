@@ -6,7 +6,7 @@
 #include "test_util.h"
 #include "xpose.h"
 
-static int parse(const char *line, xpose_cli_options *o, char *error) {
+static int parse(const char *line, tool_options *o, char *error) {
   static char copy[512]; /* options point into it */
   char *argv[32];
   int argc = 0;
@@ -14,11 +14,11 @@ static int parse(const char *line, xpose_cli_options *o, char *error) {
   for (char *tok = strtok(copy, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
   argv[argc] = NULL;
   error[0] = '\0';
-  return xpose_cli_parse(argc, argv, o, error, 256);
+  return tool_parse_options(argc, argv, o, error, 256);
 }
 
 static void expect_error(const char *line, const char *message) {
-  xpose_cli_options o;
+  tool_options o;
   char error[256];
   EXPECT(parse(line, &o, error) == -1 && strstr(error, message),
          "'%s': expected an error containing '%s', got '%s'", line, message, error);
@@ -26,18 +26,18 @@ static void expect_error(const char *line, const char *message) {
 
 static void expect_size(const char *text, uint64_t expected) {
   uint64_t got = 0;
-  EXPECT(xpose_parse_size(text, &got) == 0 && got == expected, "size '%s' = %llu, expected %llu",
+  EXPECT(tool_parse_size(text, &got) == 0 && got == expected, "size '%s' = %llu, expected %llu",
          text, (unsigned long long)got, (unsigned long long)expected);
 }
 
 static void expect_bad_size(const char *text) {
   uint64_t got = 0;
-  EXPECT(xpose_parse_size(text, &got) == -1, "size '%s' accepted as %llu", text,
+  EXPECT(tool_parse_size(text, &got) == -1, "size '%s' accepted as %llu", text,
          (unsigned long long)got);
 }
 
 int main(void) {
-  xpose_cli_options o;
+  tool_options o;
   char error[256];
   EXPECT(parse("in.h5 out.h5:/t", &o, error) == 0, "%s", error);
   EXPECT(!strcmp(o.input, "in.h5") && !strcmp(o.output, "out.h5:/t"), "positional arguments");
@@ -101,15 +101,15 @@ int main(void) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) expect_bad_size(bad[i]);
 
   int64_t v = 0;
-  EXPECT(xpose_parse_count("9223372036854775807", &v) == 0 && v == INT64_MAX, "INT64_MAX");
+  EXPECT(tool_parse_count("9223372036854775807", &v) == 0 && v == INT64_MAX, "INT64_MAX");
   const char *bad_counts[] = {"0", "-1", "12a", "", "9223372036854775808", "1e3"};
   for (size_t i = 0; i < sizeof bad_counts / sizeof *bad_counts; i++)
-    EXPECT(xpose_parse_count(bad_counts[i], &v) == -1, "count '%s' accepted", bad_counts[i]);
+    EXPECT(tool_parse_count(bad_counts[i], &v) == -1, "count '%s' accepted", bad_counts[i]);
 
   char text[32];
-  xpose_format_bytes(512, text, sizeof text);
+  tool_format_bytes(512, text, sizeof text);
   EXPECT(!strcmp(text, "512 B"), "%s", text);
-  xpose_format_bytes(3ull << 29, text, sizeof text);
+  tool_format_bytes(3ull << 29, text, sizeof text);
   EXPECT(!strcmp(text, "1.50 GiB"), "%s", text);
 
   if (test_failures) return 1;

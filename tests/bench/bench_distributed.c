@@ -27,15 +27,16 @@ typedef enum { TIME_TRANSPOSE, TIME_EXCHANGE, TIME_EXCHANGE_CHUNKS } timed_part;
  * by chunk as the pipeline starts and waits for them. */
 static xpose_status exchange_only(xpose_plan plan, int chunked) {
   xpose_exchange *ex = plan->exchange;
+  const xpose_layout *layout = &plan->layout;
   xpose_status res = XPOSE_SUCCESS;
   if (!chunked) {
-    res = ex->ops->start(ex, 0, &plan->layout, plan->send_buf, plan->recv_buf);
+    res = ex->ops->start(ex, 0, &layout->whole, plan->send_buf, plan->recv_buf);
     if (res == XPOSE_SUCCESS) res = ex->ops->wait(ex, 0);
   }
-  for (int k = 0; chunked && k <= plan->chunks && res == XPOSE_SUCCESS; k++) {
-    if (k < plan->chunks)
-      res = ex->ops->start(ex, k % XPOSE_EXCHANGE_SLOTS, &plan->chunk_layouts[k], plan->send_buf,
-                           plan->recv_buf);
+  for (int k = 0; chunked && k <= layout->nchunks && res == XPOSE_SUCCESS; k++) {
+    if (k < layout->nchunks)
+      res = ex->ops->start(ex, k % XPOSE_EXCHANGE_SLOTS, &layout->chunks[k].exchange,
+                           plan->send_buf, plan->recv_buf);
     if (k > 0 && res == XPOSE_SUCCESS) res = ex->ops->wait(ex, (k - 1) % XPOSE_EXCHANGE_SLOTS);
   }
   if (res == XPOSE_SUCCESS) res = plan->backend->ops->synchronize(plan->backend);
@@ -116,17 +117,18 @@ int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, i
     }
     const char *name = xpose_plan_exchange_name(plan);
     void *in = NULL, *out = NULL;
-    const size_t in_bytes = (size_t)(plan->in_count * cols) * es;
-    const size_t out_bytes = (size_t)(plan->out_count * rows) * es;
+    const xpose_range in_rows = plan->layout.in, out_rows = plan->layout.out;
+    const size_t in_bytes = (size_t)(in_rows.count * cols) * es;
+    const size_t out_bytes = (size_t)(out_rows.count * rows) * es;
     if (cudaMalloc(&in, in_bytes + 1) != cudaSuccess ||
         cudaMalloc(&out, out_bytes + 1) != cudaSuccess)
       MPI_Abort(MPI_COMM_WORLD, 1);
-    xpose_test_fill_rows(in, plan->in_first, plan->in_count, cols, es, seed, 0);
+    xpose_test_fill_rows(in, in_rows.first, in_rows.count, cols, es, seed, 0);
     cudaMemset(out, 0xA5, out_bytes);
     cudaDeviceSynchronize();
     unsigned long long wrong = 0, total_wrong = 0;
     if (xpose_execute(plan, in, out) != XPOSE_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
-    xpose_test_count_wrong_slab(out, plan->out_first, plan->out_count, rows, es, seed, &wrong, 0);
+    xpose_test_count_wrong_slab(out, out_rows.first, out_rows.count, rows, es, seed, &wrong, 0);
     MPI_Allreduce(&wrong, &total_wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     all_wrong += total_wrong;
     /* The staged engine moves a few GB/s: fewer runs. */
@@ -135,13 +137,13 @@ int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, i
     const double chunks_alone = time_part(plan, TIME_EXCHANGE_CHUNKS, in, out, 1, n);
     const double transpose = time_part(plan, TIME_TRANSPOSE, in, out, warmup < 1 ? 1 : warmup, n);
     int64_t sent = 0, most = 0;
-    for (int q = 0; q < nranks; q++) sent += plan->layout.send_bytes[q];
+    for (int q = 0; q < nranks; q++) sent += plan->layout.whole.send_bytes[q];
     MPI_Allreduce(&sent, &most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0) {
       printf("%-15s %-16s %14lld %10.3f %9.1f %7s %7s\n", name, "exchange alone", (long long)most,
              exchange * 1e3, (double)most / exchange / 1e9, "1.00", "-");
       char what[32];
-      snprintf(what, sizeof what, "in %d chunks", plan->chunks);
+      snprintf(what, sizeof what, "in %d chunks", plan->layout.nchunks);
       printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7s\n", name, what, (long long)most,
              chunks_alone * 1e3, (double)most / chunks_alone / 1e9, chunks_alone / exchange, "-");
       printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7llu\n", name, "transpose", (long long)most,

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "host_kernels.h"
+#include "backend/host_kernels.h"
 #include "xpose.h"
 #ifdef XPOSE_HAVE_OPENBLAS
 #include <cblas.h>

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend/cuda_kernels.h"
 #include "bench_distributed.h"
 #include "cuda_test_util.h"
-#include "transpose_kernels.h"
 #include "xpose.h"
 
 #define CUBLAS_OK(call)                                                                     \

@@ -92,16 +92,26 @@ class Types(ToolTestCase):
         self.assertEqual(host.returncode, 0, host)
         self.assertIn("2 rank(s) (host, mpi)", host.stdout)
         self.assertTransposed("in.h5", "/data", "out.h5", "/data")
-        # With a GPU per rank: a correct transpose on them; without: one clear error.
+        # With a GPU per rank: a correct transpose on them; without: one clear
+        # usage error for --backend cuda, and auto on the host with one note
+        # saying why (where xpose was built with CUDA).
         cuda = self.xpose(2, "--backend", "cuda", "--force", "in.h5", "out2.h5")
+        auto = self.xpose(2, "in.h5", "out3.h5")
+        self.assertEqual(auto.returncode, 0, auto)
+        self.assertTransposed("in.h5", "/data", "out3.h5", "/data")
         if cuda.returncode == 0:
             self.assertIn("2 rank(s) (cuda, ", cuda.stdout)
             self.assertTransposed("in.h5", "/data", "out2.h5", "/data")
+            self.assertIn("2 rank(s) (cuda, ", auto.stdout)
         else:
-            self.assertEqual(cuda.returncode, 1, cuda)
+            self.assertEqual(cuda.returncode, 2, cuda)
             self.assertEqual(cuda.stderr.count("xpose: error: --backend cuda: "), 1, cuda)
             self.assertFalse(os.path.exists(self.path("out2.h5")))
             self.assertEqual(self.leftovers(), [])
+            self.assertIn("2 rank(s) (host, mpi)", auto.stdout)
+            built_with_cuda = "CUDA backend" in self.xpose(1, "--version").stdout
+            notes = auto.stderr.count("xpose: note: transposing on the host: rank 0 can use no GPU")
+            self.assertEqual(notes, 1 if built_with_cuda else 0, auto)
 
     def test_empty_dimension(self):
         self.write_h5("in.h5", {"/data": np.zeros((0, 5), dtype="<f4")})

@@ -1,0 +1,32 @@
+/* A pass's blocks in memory: host buffers for HDF5 and, with the CUDA
+ * backend, device copies for the transpose (the host ones pinned, so the
+ * copies run at full speed).  The only CUDA calls of io/ are here. */
+#ifndef XIO_PASS_BUFFERS_H
+#define XIO_PASS_BUFFERS_H
+
+#include <stddef.h>
+
+#include "h5_error.h"
+#include "xpose.h"
+
+typedef struct {
+  int on_gpu;
+  size_t in_bytes, out_bytes; /* capacity */
+  void *in_host, *out_host, *in_dev, *out_dev;
+} xio_pass_buffers;
+
+/* Local.  Room for in_bytes of input block and out_bytes of output block;
+ * device copies too with on_gpu.  -1 with a message on failure; the buffers
+ * are freeable either way. */
+int xio_pass_buffers_alloc(xio_pass_buffers *b, int on_gpu, size_t in_bytes, size_t out_bytes,
+                           xio_error *err);
+
+void xio_pass_buffers_free(xio_pass_buffers *b);
+
+/* Collective.  Transposes the pass whose input block (in_bytes) is in
+ * b->in_host into b->out_host (out_bytes), through the GPU with on_gpu.
+ * Returns the plan's status, or XPOSE_ERROR_CUDA with the failed copy in err. */
+xpose_status xio_pass_transpose(xpose_plan plan, const xio_pass_buffers *b, size_t in_bytes,
+                                size_t out_bytes, xio_error *err);
+
+#endif

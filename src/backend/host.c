@@ -1,0 +1,112 @@
+/* Host backend: malloc'd scratch and the cache-blocked CPU kernels. */
+#define _GNU_SOURCE /* madvise */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "backend/backend.h"
+#include "backend/host_kernels.h"
+#include "check.h"
+
+enum { HUGE_PAGE_BYTES = 2 << 20 };
+
+static xpose_status host_alloc(xpose_backend *backend, size_t bytes, void **ptr) {
+  (void)backend;
+  *ptr = NULL;
+  if (bytes == 0) return XPOSE_SUCCESS;
+  /* Large scratch goes on huge pages where the kernel allows it: the
+   * transpose walks many rows at once and 4 KiB pages run out of TLB reach. */
+  const size_t align = bytes >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : 64;
+  if (posix_memalign(ptr, align, bytes) != 0) {
+    *ptr = NULL;
+    xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__, "cannot allocate %zu bytes of host scratch",
+               bytes);
+    return XPOSE_ERROR_OUT_OF_MEMORY;
+  }
+#ifdef MADV_HUGEPAGE
+  if (align == HUGE_PAGE_BYTES) (void)madvise(*ptr, bytes, MADV_HUGEPAGE); /* advisory only */
+#endif
+  return XPOSE_SUCCESS;
+}
+
+static void host_release(xpose_backend *backend, void *ptr) {
+  (void)backend;
+  free(ptr);
+}
+
+static xpose_status host_transpose(xpose_backend *backend, int lane, const void *src,
+                                   int64_t ld_src, void *dst, int64_t ld_dst, int64_t rows,
+                                   int64_t cols, size_t elem_size) {
+  (void)backend, (void)lane;
+  xpose_host_transpose(src, ld_src, dst, ld_dst, rows, cols, elem_size);
+  return XPOSE_SUCCESS;
+}
+
+static xpose_status host_copy_2d(xpose_backend *backend, int lane, const void *src,
+                                 size_t src_pitch, void *dst, size_t dst_pitch, int64_t rows,
+                                 size_t row_bytes) {
+  (void)backend, (void)lane;
+  for (int64_t i = 0; i < rows; i++)
+    memcpy((char *)dst + (size_t)i * dst_pitch, (const char *)src + (size_t)i * src_pitch,
+           row_bytes);
+  return XPOSE_SUCCESS;
+}
+
+/* Host work is done when its call returns: nothing to order or wait for. */
+static xpose_status host_nothing(xpose_backend *backend) {
+  (void)backend;
+  return XPOSE_SUCCESS;
+}
+
+static xpose_status host_lane_event(xpose_backend *backend, int lane, int event) {
+  (void)backend, (void)lane, (void)event;
+  return XPOSE_SUCCESS;
+}
+
+static xpose_status host_sync_event(xpose_backend *backend, int event) {
+  (void)backend, (void)event;
+  return XPOSE_SUCCESS;
+}
+
+static xpose_status host_set_stream(xpose_backend *backend, void *stream) {
+  (void)backend, (void)stream;
+  xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__, "streams belong to plans of the CUDA backend");
+  return XPOSE_ERROR_INVALID_ARGUMENT;
+}
+
+static xpose_status host_check_buffer(xpose_backend *backend, const void *ptr, const char *what) {
+  (void)backend, (void)ptr, (void)what;
+  return XPOSE_SUCCESS;
+}
+
+static void *host_stream(xpose_backend *backend, int lane) {
+  (void)backend, (void)lane;
+  return NULL;
+}
+
+static void host_destroy(xpose_backend *backend) { free(backend); }
+
+static const xpose_backend_ops host_ops = {
+    .name = "host",
+    .device_memory = 0,
+    .alloc = host_alloc,
+    .release = host_release,
+    .transpose = host_transpose,
+    .copy_2d = host_copy_2d,
+    .set_stream = host_set_stream,
+    .begin = host_nothing,
+    .record = host_lane_event,
+    .wait_event = host_lane_event,
+    .sync_event = host_sync_event,
+    .synchronize = host_nothing,
+    .check_buffer = host_check_buffer,
+    .stream = host_stream,
+    .destroy = host_destroy,
+};
+
+xpose_status xpose_backend_host_create(xpose_backend **backend) {
+  *backend = calloc(1, sizeof **backend);
+  if (!*backend) return XPOSE_ERROR_OUT_OF_MEMORY;
+  (*backend)->ops = &host_ops;
+  return XPOSE_SUCCESS;
+}

@@ -1,0 +1,180 @@
+/* NCCL exchange: one grouped ncclSend/ncclRecv per peer on the backend's
+ * COMM lane.  NCCL counts are size_t, so no message needs splitting.
+ *
+ * NCCL is loaded when an engine is first asked for, not linked: an xpose
+ * built with NCCL still runs on nodes without it (CPU nodes, or GPU nodes
+ * where only the other engines are installed), and the engine is then
+ * simply not available.  The header gives the functions' types. */
+#define _GNU_SOURCE /* dlopen's RTLD_ names */
+#include <dlfcn.h>
+#include <nccl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cuda_check.h"
+#include "exchange/exchange.h"
+
+/* ---- the library, loaded once per process ---- */
+
+static struct {
+  __typeof__(&ncclGetVersion) get_version;
+  __typeof__(&ncclGetErrorString) error_string;
+  __typeof__(&ncclGetUniqueId) get_unique_id;
+  __typeof__(&ncclCommInitRank) comm_init_rank;
+  __typeof__(&ncclCommDestroy) comm_destroy;
+  __typeof__(&ncclGroupStart) group_start;
+  __typeof__(&ncclGroupEnd) group_end;
+  __typeof__(&ncclSend) send;
+  __typeof__(&ncclRecv) recv;
+  int loaded;
+  char why[256]; /* when not loaded */
+} nccl;
+
+static pthread_once_t nccl_once = PTHREAD_ONCE_INIT;
+
+#define XPOSE_NCCL_SONAME "libnccl.so.2"
+
+static void *symbol(void *handle, const char *name) {
+  void *address = dlsym(handle, name);
+  if (!address && !nccl.why[0])
+    snprintf(nccl.why, sizeof nccl.why, "%s has no %s (NCCL 2.7 or later is needed)",
+             XPOSE_NCCL_SONAME, name);
+  return address;
+}
+
+static void load_nccl(void) {
+  /* By soname first (LD_LIBRARY_PATH, the system's paths), then where the
+   * build found it. */
+  void *handle = dlopen(XPOSE_NCCL_SONAME, RTLD_NOW | RTLD_LOCAL);
+#ifdef XPOSE_NCCL_BUILD_PATH
+  if (!handle) handle = dlopen(XPOSE_NCCL_BUILD_PATH, RTLD_NOW | RTLD_LOCAL);
+#endif
+  if (!handle) {
+    snprintf(nccl.why, sizeof nccl.why, "cannot load %s: %s", XPOSE_NCCL_SONAME, dlerror());
+    return;
+  }
+#define LOAD(field, name) nccl.field = (__typeof__(nccl.field))symbol(handle, name)
+  LOAD(get_version, "ncclGetVersion");
+  LOAD(error_string, "ncclGetErrorString");
+  LOAD(get_unique_id, "ncclGetUniqueId");
+  LOAD(comm_init_rank, "ncclCommInitRank");
+  LOAD(comm_destroy, "ncclCommDestroy");
+  LOAD(group_start, "ncclGroupStart");
+  LOAD(group_end, "ncclGroupEnd");
+  LOAD(send, "ncclSend");
+  LOAD(recv, "ncclRecv");
+#undef LOAD
+  if (nccl.why[0]) {
+    dlclose(handle);
+    return;
+  }
+  int version = 0;
+  if (nccl.get_version(&version) == ncclSuccess)
+    xpose_logf(XPOSE_LOG_DEBUG, NULL, 0, "loaded NCCL %d", version);
+  nccl.loaded = 1; /* the handle stays open for the process */
+}
+
+#define XPOSE_NCCLCHECKGOTO(call, res, label)                                 \
+  do {                                                                        \
+    ncclResult_t check_nccl_ = (call);                                        \
+    if (check_nccl_ != ncclSuccess) {                                         \
+      xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__, "%s failed: %s", #call, \
+                 nccl.error_string(check_nccl_));                             \
+      (res) = XPOSE_ERROR_NCCL;                                               \
+      goto label;                                                             \
+    }                                                                         \
+  } while (0)
+
+/* ---- the engine ---- */
+
+typedef struct {
+  ncclComm_t comm;
+  xpose_backend *backend;
+  int rank;
+} nccl_state;
+
+static xpose_status nccl_start(xpose_exchange *exchange, int slot, const xpose_exchange_layout *l,
+                               const void *send, void *recv) {
+  (void)slot; /* stream-ordered: nothing to keep per slot */
+  nccl_state *st = exchange->state;
+  cudaStream_t stream = (cudaStream_t)st->backend->ops->stream(st->backend, XPOSE_LANE_COMM);
+  xpose_status res = XPOSE_SUCCESS;
+  XPOSE_NCCLCHECKGOTO(nccl.group_start(), res, fail);
+  for (int k = 1; k < l->nranks; k++) {
+    const int to = (st->rank + k) % l->nranks, from = (st->rank - k + l->nranks) % l->nranks;
+    if (l->send_bytes[to] > 0)
+      XPOSE_NCCLCHECKGOTO(nccl.send((const char *)send + l->send_offsets[to],
+                                    (size_t)l->send_bytes[to], ncclUint8, to, st->comm, stream),
+                          res, group);
+    if (l->recv_bytes[from] > 0)
+      XPOSE_NCCLCHECKGOTO(nccl.recv((char *)recv + l->recv_offsets[from],
+                                    (size_t)l->recv_bytes[from], ncclUint8, from, st->comm, stream),
+                          res, group);
+  }
+group:
+  if (nccl.group_end() != ncclSuccess && res == XPOSE_SUCCESS) res = XPOSE_ERROR_NCCL;
+fail:
+  return res;
+}
+
+static xpose_status nccl_wait(xpose_exchange *exchange, int slot) {
+  (void)exchange, (void)slot; /* what follows on the COMM lane sees the data */
+  return XPOSE_SUCCESS;
+}
+
+static void nccl_destroy(xpose_exchange *exchange) {
+  nccl_state *st = exchange->state;
+  if (st->comm) nccl.comm_destroy(st->comm);
+  free(st);
+  free(exchange);
+}
+
+static const xpose_exchange_ops nccl_ops = {
+    .start = nccl_start, .wait = nccl_wait, .destroy = nccl_destroy};
+
+/* Collective: bootstraps an NCCL communicator over the plan's. */
+static xpose_status nccl_create(const xpose_exchange_setup *setup, xpose_exchange **exchange) {
+  xpose_status res = XPOSE_SUCCESS;
+  nccl_state *st = calloc(1, sizeof *st);
+  *exchange = calloc(1, sizeof **exchange);
+  ncclUniqueId id;
+  int nranks = 0;
+  XPOSE_REQUIREGOTO(st && *exchange, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
+                    "cannot allocate the NCCL exchange");
+  st->backend = setup->backend;
+  XPOSE_MPICHECKGOTO(MPI_Comm_rank(setup->comm, &st->rank), res, fail);
+  XPOSE_MPICHECKGOTO(MPI_Comm_size(setup->comm, &nranks), res, fail);
+  if (st->rank == 0) XPOSE_NCCLCHECKGOTO(nccl.get_unique_id(&id), res, fail);
+  XPOSE_MPICHECKGOTO(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, setup->comm), res, fail);
+  XPOSE_NCCLCHECKGOTO(nccl.comm_init_rank(&st->comm, nranks, id, st->rank), res, fail);
+  (*exchange)->ops = &nccl_ops;
+  (*exchange)->name = "nccl";
+  (*exchange)->stream_ordered = 1;
+  (*exchange)->state = st;
+  return XPOSE_SUCCESS;
+fail:
+  free(st);
+  free(*exchange);
+  *exchange = NULL;
+  return res;
+}
+
+static int nccl_available(xpose_backend *backend, MPI_Comm comm, char *why, size_t why_size) {
+  (void)comm;
+  if (!backend->ops->device_memory) {
+    snprintf(why, why_size, "it moves device buffers, and the %s backend has none",
+             backend->ops->name);
+    return 0;
+  }
+  pthread_once(&nccl_once, load_nccl);
+  if (!nccl.loaded) snprintf(why, why_size, "%s", nccl.why);
+  return nccl.loaded;
+}
+
+const xpose_exchange_engine xpose_exchange_nccl = {
+    .kind = XPOSE_EXCHANGE_NCCL,
+    .name = "nccl",
+    .available = nccl_available,
+    .create = nccl_create,
+};

@@ -1,0 +1,121 @@
+#include "layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/* The one split (block.c), as a range. */
+static xpose_range split(int64_t n, int64_t parts, int64_t index) {
+  xpose_range r = {0, 0};
+  xpose_block_range(n, parts, index, &r.first, &r.count);
+  return r;
+}
+
+static int exchange_layout_alloc(xpose_exchange_layout *l, int nranks) {
+  l->nranks = nranks;
+  l->send_bytes = calloc((size_t)nranks, sizeof(int64_t));
+  l->send_offsets = calloc((size_t)nranks, sizeof(int64_t));
+  l->recv_bytes = calloc((size_t)nranks, sizeof(int64_t));
+  l->recv_offsets = calloc((size_t)nranks, sizeof(int64_t));
+  return l->send_bytes && l->send_offsets && l->recv_bytes && l->recv_offsets ? 0 : -1;
+}
+
+static void exchange_layout_free(xpose_exchange_layout *l) {
+  free(l->send_bytes);
+  free(l->send_offsets);
+  free(l->recv_bytes);
+  free(l->recv_offsets);
+}
+
+xpose_status xpose_layout_build(int rank, int nranks, int64_t rows, int64_t cols, size_t elem_size,
+                                int nchunks, xpose_layout *layout) {
+  xpose_status res = XPOSE_SUCCESS;
+  const int p = nranks;
+  const int64_t es = (int64_t)elem_size;
+  memset(layout, 0, sizeof *layout);
+  /* Every rank's input rows R_q and output rows C_q (= input columns). */
+  xpose_range *rows_of = calloc((size_t)p, sizeof *rows_of);
+  xpose_range *cols_of = calloc((size_t)p, sizeof *cols_of);
+  layout->chunks = calloc((size_t)nchunks, sizeof *layout->chunks);
+  XPOSE_REQUIREGOTO(rows_of && cols_of && layout->chunks, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
+                    "cannot allocate the layout of %d ranks", p);
+  layout->nchunks = nchunks;
+  XPOSE_REQUIREGOTO(exchange_layout_alloc(&layout->whole, p) == 0, XPOSE_ERROR_OUT_OF_MEMORY, res,
+                    fail, "cannot allocate the exchange layout");
+  for (int q = 0; q < p; q++) {
+    rows_of[q] = split(rows, p, q);
+    cols_of[q] = split(cols, p, q);
+  }
+  const xpose_range in = rows_of[rank], out = cols_of[rank];
+  layout->in = in;
+  layout->out = out;
+
+  /* All chunks at once: to q my rows x its columns, from q its rows x my
+   * columns, each peer's block after the previous one's.  The own block is
+   * transposed in place and never travels. */
+  xpose_exchange_layout *whole = &layout->whole;
+  for (int q = 0; q < p; q++) {
+    if (q == rank) continue;
+    whole->send_offsets[q] = layout->send_bytes;
+    whole->send_bytes[q] = in.count * cols_of[q].count * es;
+    whole->recv_offsets[q] = layout->recv_bytes;
+    whole->recv_bytes[q] = rows_of[q].count * out.count * es;
+    layout->send_bytes += whole->send_bytes[q];
+    layout->recv_bytes += whole->recv_bytes[q];
+  }
+
+  for (int k = 0; k < nchunks; k++) {
+    xpose_chunk_layout *c = &layout->chunks[k];
+    c->npeers = p - 1;
+    c->pack = calloc((size_t)p, sizeof *c->pack);
+    c->place = calloc((size_t)p, sizeof *c->place);
+    XPOSE_REQUIREGOTO(exchange_layout_alloc(&c->exchange, p) == 0 && c->pack && c->place,
+                      XPOSE_ERROR_OUT_OF_MEMORY, res, fail, "cannot allocate the chunk layouts");
+    const xpose_range mine = split(out.count, nchunks, k); /* of my output rows */
+    c->own = (xpose_transpose_piece){.src_offset = (out.first + mine.first) * es,
+                                     .ld_src = cols,
+                                     .dst_offset = (mine.first * rows + in.first) * es,
+                                     .ld_dst = rows,
+                                     .rows = in.count,
+                                     .cols = mine.count};
+    for (int step = 1; step < p; step++) { /* peers in a ring: no rank is everyone's first */
+      const int q = (rank + step) % p;
+      const xpose_range theirs = split(cols_of[q].count, nchunks, k); /* of q's output rows */
+      xpose_exchange_layout *x = &c->exchange;
+      x->send_bytes[q] = in.count * theirs.count * es;
+      x->send_offsets[q] = whole->send_offsets[q] + theirs.first * in.count * es;
+      x->recv_bytes[q] = mine.count * rows_of[q].count * es;
+      x->recv_offsets[q] = whole->recv_offsets[q] + mine.first * rows_of[q].count * es;
+      c->pack[step - 1] =
+          (xpose_transpose_piece){.src_offset = (cols_of[q].first + theirs.first) * es,
+                                  .ld_src = cols,
+                                  .dst_offset = x->send_offsets[q],
+                                  .ld_dst = in.count,
+                                  .rows = in.count,
+                                  .cols = theirs.count};
+      c->place[step - 1] =
+          (xpose_copy_piece){.src_offset = x->recv_offsets[q],
+                             .src_pitch = rows_of[q].count * es,
+                             .dst_offset = (mine.first * rows + rows_of[q].first) * es,
+                             .dst_pitch = rows * es,
+                             .rows = mine.count,
+                             .row_bytes = rows_of[q].count * es};
+    }
+  }
+fail:
+  free(rows_of);
+  free(cols_of);
+  return res;
+}
+
+void xpose_layout_free(xpose_layout *layout) {
+  exchange_layout_free(&layout->whole);
+  for (int k = 0; layout->chunks && k < layout->nchunks; k++) {
+    exchange_layout_free(&layout->chunks[k].exchange);
+    free(layout->chunks[k].pack);
+    free(layout->chunks[k].place);
+  }
+  free(layout->chunks);
+  memset(layout, 0, sizeof *layout);
+}

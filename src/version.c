@@ -1,0 +1,3 @@
+#include "xpose.h"
+
+int xpose_version(void) { return XPOSE_VERSION; }

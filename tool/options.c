@@ -1,0 +1,143 @@
+#include "options.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "size.h"
+#include "xpose.h"
+
+enum { OPT_VERIFY = 256, OPT_MAX_MESSAGE, OPT_BACKEND, OPT_EXCHANGE, OPT_GPU_MEMORY };
+
+/* Index of `value` in `names` (NULL-terminated, in enum order), or -1. */
+static int choice(const char *value, const char *const *names) {
+  for (int i = 0; names[i]; i++)
+    if (strcmp(value, names[i]) == 0) return i;
+  return -1;
+}
+
+const char *tool_usage(void) {
+  return "Usage: xpose [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
+         "Transpose a 2-D HDF5 dataset of any size and fixed-size type.\n"
+         "Run it under MPI (mpirun -n P xpose ...) or on its own as one rank.\n"
+         "\n"
+         "IN's dataset defaults to the file's only 2-D dataset; OUT's to IN's dataset path.\n"
+         "OUT.h5 is a new file with the transposed dataset (same datatype, same attributes);\n"
+         "it appears under its name only once complete.\n"
+         "\n"
+         "Options:\n"
+         "  -m, --memory SIZE      memory per rank for xpose's buffers (default: half of the\n"
+         "                         node's memory, shared among the node's ranks); larger\n"
+         "                         datasets are transposed in passes.  SIZE is bytes with an\n"
+         "                         optional K, M, G or T (powers of 1024), e.g. 512M, 1.5G\n"
+         "      --gpu-memory SIZE  device memory per GPU for xpose's buffers (default: half\n"
+         "                         of the GPU's free memory)\n"
+         "      --backend B        auto (a GPU per rank when GPUs are present), cuda or host\n"
+         "      --exchange E       how GPUs exchange blocks: auto (the best available, named\n"
+         "                         with --verbose), nccl, mpi (CUDA-aware MPI) or staged\n"
+         "                         (through host memory, any MPI)\n"
+         "      --verify           re-read input and output and check that the output is the\n"
+         "                         transpose of the input (position-keyed XXH3 checksums)\n"
+         "  -f, --force            replace OUT.h5 if it exists\n"
+         "  -q, --quiet            print errors only\n"
+         "  -v, --verbose          print the pass plan, timings and library messages\n"
+         "      --max-message SIZE split messages between ranks above SIZE (default 1G;\n"
+         "                         at most 2G - 1)\n"
+         "  -h, --help             print this help and exit\n"
+         "  -V, --version          print the version and exit\n"
+         "\n"
+         "Exit status: 0 success, 1 error, 2 usage error, 3 verification failed.\n";
+}
+
+static int usage_error(char *error, size_t size, const char *format, const char *what) {
+  snprintf(error, size, format, what);
+  return -1;
+}
+
+int tool_parse_options(int argc, char **argv, tool_options *options, char *error,
+                       size_t error_size) {
+  static const struct option long_options[] = {
+      {"memory", required_argument, NULL, 'm'},
+      {"verify", no_argument, NULL, OPT_VERIFY},
+      {"force", no_argument, NULL, 'f'},
+      {"quiet", no_argument, NULL, 'q'},
+      {"verbose", no_argument, NULL, 'v'},
+      {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
+      {"gpu-memory", required_argument, NULL, OPT_GPU_MEMORY},
+      {"backend", required_argument, NULL, OPT_BACKEND},
+      {"exchange", required_argument, NULL, OPT_EXCHANGE},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
+      {NULL, 0, NULL, 0},
+  };
+  memset(options, 0, sizeof *options);
+  optind = 0; /* GNU: restart scanning, so parsing can run more than once */
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":m:fqvhV", long_options, NULL)) != -1) {
+    switch (c) {
+      case 'm':
+        if (tool_parse_size(optarg, &options->memory_bytes) != 0)
+          return usage_error(error, error_size,
+                             "invalid --memory '%s': expected a size such as 512M or 4G", optarg);
+        break;
+      case OPT_MAX_MESSAGE:
+        if (tool_parse_size(optarg, &options->max_message_bytes) != 0 ||
+            options->max_message_bytes > INT_MAX)
+          return usage_error(error, error_size,
+                             "invalid --max-message '%s': expected a size from 1 to 2G - 1",
+                             optarg);
+        break;
+      case OPT_GPU_MEMORY:
+        if (tool_parse_size(optarg, &options->gpu_memory_bytes) != 0)
+          return usage_error(error, error_size,
+                             "invalid --gpu-memory '%s': expected a size such as 8G", optarg);
+        break;
+      case OPT_BACKEND: {
+        static const char *const names[] = {"auto", "host", "cuda", NULL};
+        if ((options->backend = choice(optarg, names)) < 0)
+          return usage_error(error, error_size,
+                             "invalid --backend '%s': expected auto, cuda or host", optarg);
+        break;
+      }
+      case OPT_EXCHANGE: {
+        static const char *const names[] = {"auto", "mpi", "nccl", "staged", NULL};
+        if ((options->exchange = choice(optarg, names)) < 0)
+          return usage_error(error, error_size,
+                             "invalid --exchange '%s': expected auto, nccl, mpi or staged", optarg);
+        break;
+      }
+      case OPT_VERIFY: options->verify = 1; break;
+      case 'f': options->force = 1; break;
+      case 'q': options->quiet = 1; break;
+      case 'v': options->verbose = 1; break;
+      case 'h': options->help = 1; break;
+      case 'V': options->version = 1; break;
+      case ':':
+        return usage_error(error, error_size, "option '%s' needs a value", argv[optind - 1]);
+      default: {
+        char name[3] = {'-', (char)optopt, '\0'}; /* optopt is 0 for long options */
+        return usage_error(error, error_size, "unknown option '%s'",
+                           optopt ? name : argv[optind - 1]);
+      }
+    }
+  }
+  if (options->help || options->version) return 0;
+  if (options->backend == XPOSE_BACKEND_HOST && options->exchange != XPOSE_EXCHANGE_AUTO &&
+      options->exchange != XPOSE_EXCHANGE_MPI)
+    return usage_error(
+        error, error_size, "%s",
+        "--exchange nccl and staged move GPU buffers: they need --backend cuda or auto");
+  if (options->quiet && options->verbose)
+    return usage_error(error, error_size, "%s", "--quiet and --verbose exclude each other");
+  const int positional = argc - optind;
+  if (positional < 2)
+    return usage_error(error, error_size, "%s",
+                       "missing arguments: expected IN.h5[:/dataset] OUT.h5[:/dataset]");
+  if (positional > 2)
+    return usage_error(error, error_size, "unexpected argument '%s'", argv[optind + 2]);
+  options->input = argv[optind];
+  options->output = argv[optind + 1];
+  return 0;
+}

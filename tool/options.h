@@ -1,0 +1,30 @@
+/* The command line of `xpose`. */
+#ifndef TOOL_OPTIONS_H
+#define TOOL_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  const char *input, *output; /* "file.h5[:/dataset]" */
+  uint64_t memory_bytes;      /* per rank; 0: from the node's memory */
+  uint64_t gpu_memory_bytes;  /* per GPU; 0: half of its free memory */
+  int backend;                /* an xpose_backend_kind */
+  int exchange;               /* an xpose_exchange_kind */
+  uint64_t max_message_bytes; /* 0: the library's default */
+  int verify, force, quiet, verbose;
+  int help, version;
+} tool_options;
+
+/* Exit statuses of the tools. */
+enum { TOOL_EXIT_OK = 0, TOOL_EXIT_ERROR = 1, TOOL_EXIT_USAGE = 2, TOOL_EXIT_VERIFY = 3 };
+
+/* Returns 0, or -1 with one line in error (a usage error: exit 2).  With
+ * --help or --version set, positional arguments are not required. */
+int tool_parse_options(int argc, char **argv, tool_options *options, char *error,
+                       size_t error_size);
+
+/* The --help text. */
+const char *tool_usage(void);
+
+#endif

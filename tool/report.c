@@ -1,0 +1,93 @@
+#define _POSIX_C_SOURCE 200809L /* fileno */
+#include "report.h"
+
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "size.h"
+#include "xpose.h"
+
+static struct {
+  const char *program;
+  int rank, quiet, verbose, tty;
+  double start, last_print, delay;
+  int progress_shown;
+} report = {"xpose", 0, 0, 0, 0, 0.0, 0.0, 2.0, 0};
+
+static void library_log(xpose_log_level level, const char *message, void *user_data) {
+  (void)user_data;
+  static const char *const names[] = {"error", "warning", "info", "debug"};
+  if (level > XPOSE_LOG_WARN && !report.verbose) return;
+  fprintf(stderr, "%s[rank %d]: %s: %s\n", report.program, report.rank, names[level], message);
+}
+
+void tool_report_setup(const char *program, int rank, int quiet, int verbose) {
+  report.program = program;
+  report.rank = rank;
+  report.quiet = quiet;
+  report.verbose = verbose;
+  report.tty = isatty(fileno(stderr));
+  const char *delay = getenv("XPOSE_PROGRESS_DELAY"); /* seconds before the first line */
+  if (delay && *delay) report.delay = atof(delay);
+  report.start = report.last_print = MPI_Wtime();
+  xpose_set_log_handler(library_log, NULL);
+}
+
+static void vprint(FILE *stream, const char *prefix, const char *format, va_list args) {
+  fprintf(stream, "%s: %s", report.program, prefix);
+  vfprintf(stream, format, args);
+  fputc('\n', stream);
+  fflush(stream);
+}
+
+#define REPORT_BODY(condition, stream, prefix) \
+  if (!(condition)) return;                    \
+  va_list args;                                \
+  va_start(args, format);                      \
+  vprint(stream, prefix, format, args);        \
+  va_end(args)
+
+void tool_report_error(const char *format, ...) {
+  REPORT_BODY(report.rank == 0, stderr, "error: ");
+}
+void tool_report_warning(const char *format, ...) {
+  REPORT_BODY(report.rank == 0 && !report.quiet, stderr, "warning: ");
+}
+void tool_report_note(const char *format, ...) {
+  REPORT_BODY(report.rank == 0 && !report.quiet, stderr, "note: ");
+}
+void tool_report_result(const char *format, ...) {
+  REPORT_BODY(report.rank == 0 && !report.quiet, stdout, "");
+}
+void tool_report_verbose(const char *format, ...) {
+  REPORT_BODY(report.rank == 0 && report.verbose, stderr, "");
+}
+
+void tool_report_progress_begin(void) { report.start = report.last_print = MPI_Wtime(); }
+
+void tool_report_progress(int64_t passes_done, int64_t passes, uint64_t bytes_done,
+                          uint64_t bytes_total, void *user_data) {
+  (void)user_data;
+  if (report.rank != 0 || report.quiet) return;
+  const double now = MPI_Wtime(), elapsed = now - report.start;
+  const int last = passes_done == passes;
+  /* Nothing for short runs; the first line after 2 s, then a redraw twice a
+   * second on a terminal or a new line every 10 s in a log, and the end. */
+  if (elapsed < report.delay || (last && !report.progress_shown)) return;
+  if (!last && report.progress_shown && now - report.last_print < (report.tty ? 0.5 : 10.0)) return;
+  char done[32], total[32];
+  tool_format_bytes(bytes_done, done, sizeof done);
+  tool_format_bytes(bytes_total, total, sizeof total);
+  const double fraction = bytes_total ? (double)bytes_done / (double)bytes_total : 1.0;
+  const double left = fraction > 0 ? elapsed * (1.0 - fraction) / fraction : 0.0;
+  fprintf(stderr, "%s%s: pass %lld/%lld, %3.0f%% (%s of %s), %.2f GB/s, %.0f s left%s",
+          report.tty ? "\r" : "", report.program, (long long)passes_done, (long long)passes,
+          100.0 * fraction, done, total, 2.0 * (double)bytes_done / elapsed / 1e9, left,
+          report.tty && !last ? "   " : "\n");
+  fflush(stderr);
+  report.last_print = now;
+  report.progress_shown = 1;
+}

@@ -1,0 +1,37 @@
+/* What the tools print: errors once (rank 0), library messages, progress
+ * on long runs, verbose details.  Results go to stdout, the rest to stderr. */
+#ifndef TOOL_REPORT_H
+#define TOOL_REPORT_H
+
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define TOOL_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define TOOL_PRINTF(fmt, args)
+#endif
+
+/* Call once after MPI_Init; installs the library's log handler. */
+void tool_report_setup(const char *program, int rank, int quiet, int verbose);
+
+/* Rank 0 only. "program: error: ..." on stderr. */
+void tool_report_error(const char *format, ...) TOOL_PRINTF(1, 2);
+/* Rank 0 only. "program: warning: ..." on stderr, unless quiet. */
+void tool_report_warning(const char *format, ...) TOOL_PRINTF(1, 2);
+/* Rank 0 only. "program: note: ..." on stderr, unless quiet. */
+void tool_report_note(const char *format, ...) TOOL_PRINTF(1, 2);
+/* Rank 0 only. A result line on stdout, unless quiet. */
+void tool_report_result(const char *format, ...) TOOL_PRINTF(1, 2);
+/* Rank 0 only. A detail on stderr with --verbose. */
+void tool_report_verbose(const char *format, ...) TOOL_PRINTF(1, 2);
+
+/* Starts the clock the progress line measures rates against. */
+void tool_report_progress_begin(void);
+
+/* Progress callback (see xio_progress_fn): after a couple of seconds, rank 0
+ * shows passes, percentage, rate and time left on stderr, redrawn in place
+ * on a terminal and every 10 s otherwise (batch logs). */
+void tool_report_progress(int64_t passes_done, int64_t passes, uint64_t bytes_done,
+                          uint64_t bytes_total, void *user_data);
+
+#endif
