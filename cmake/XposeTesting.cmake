@@ -18,6 +18,10 @@ separate_arguments(_xpose_preflags UNIX_COMMAND "${MPIEXEC_PREFLAGS} ${XPOSE_MPI
 set(XPOSE_MPI_TEST_ENVIRONMENT
   "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_btl_vader_single_copy_mechanism=none;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_odls_base_sigkill_timeout=0")
 
+# What test scripts need to start MPI jobs themselves, flags as one string.
+string(JOIN " " _xpose_preflags_text ${_xpose_preflags})
+set(XPOSE_MPI_SCRIPT_ENVIRONMENT "${XPOSE_MPI_TEST_ENVIRONMENT};MPIEXEC=${MPIEXEC_EXECUTABLE};MPIEXEC_NUMPROC_FLAG=${MPIEXEC_NUMPROC_FLAG};MPIEXEC_PREFLAGS=${_xpose_preflags_text}")
+
 function(xpose_add_mpi_test)
   cmake_parse_arguments(T "" "NAME;RANKS;TIMEOUT" "COMMAND" ${ARGN})
   if(NOT T_TIMEOUT)
