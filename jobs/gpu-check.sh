@@ -6,8 +6,9 @@
 #   jobs/gpu-check.sh kernels sanitizer bench
 # Steps: kernels (GPU kernel test), sanitizer (compute-sanitizer on a small
 # case), bench (xpose-bench, one GPU), ctest (the whole suite), gpu-tests
-# (the GPU tests, verbosely), distributed (xpose-bench on 2 GPUs), ncu
-# (hardware counters of the kernel).
+# (the GPU tests, verbosely), distributed (xpose-bench on 2 GPUs), tools
+# (the xpose tool on 2 GPUs with each engine, in passes, verified), package
+# (the installed-package tests), ncu (hardware counters of the kernel).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/gpu-logs}"
@@ -57,6 +58,14 @@ for step in "$@"; do
           "$build/tests/bench/xpose-bench" --shapes $shape --sizes 4 --iters 1 --warmup 0
       done > "$out/ncu.log" 2>&1
       grep -E "DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Duration|L2 Hit|Mem Busy|Max Bandwidth|Stall|Warp Cycles Per Issued" "$out/ncu.log" | head -40 ;;
+    tools)  # the tool on 2 GPUs, each engine, passes far smaller than the data, verified
+      ldd "$build/xpose" | grep -E "libcudart|libnccl" && echo "xpose links CUDA libraries"
+      "$build/xpose-gen" --force --quiet --type f64 4099 3001 /tmp/gpu-check-in.h5 &&
+        for engine in nccl mpi staged; do
+          mpirun -n 2 "$build/xpose" --backend cuda --exchange $engine --gpu-memory 4M --memory 64M \
+            --verify --force /tmp/gpu-check-in.h5 /tmp/gpu-check-out.h5 2>&1 | tail -2
+        done | tee "$out/tools${XPOSE_MPI:+-$XPOSE_MPI}.log" ;;
+    package) (cd "$build" && ctest -L package --output-on-failure) 2>&1 | tee "$out/package.log" | tail -8 ;;
     distributed)  # xpose-bench on 2 GPUs, every exchange engine
       mpirun -n 2 "$build/tests/bench/xpose-bench" --distributed 65536x65536 --iters 5 2>&1 \
         | tee "$out/distributed${XPOSE_MPI:+-$XPOSE_MPI}.log" ;;
