@@ -60,11 +60,16 @@ for step in "$@"; do
       grep -E "DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Duration|L2 Hit|Mem Busy|Max Bandwidth|Stall|Warp Cycles Per Issued" "$out/ncu.log" | head -40 ;;
     tools)  # the tool on 2 GPUs, each engine, passes far smaller than the data, verified
       ldd "$build/xpose" | grep -E "libcudart|libnccl" && echo "xpose links CUDA libraries"
-      "$build/xpose-gen" --force --quiet --type f64 4099 3001 /tmp/gpu-check-in.h5 &&
-        for engine in nccl mpi staged; do
-          mpirun -n 2 "$build/xpose" --backend cuda --exchange $engine --gpu-memory 4M --memory 64M \
-            --verify --force /tmp/gpu-check-in.h5 /tmp/gpu-check-out.h5 2>&1 | tail -2
-        done | tee "$out/tools${XPOSE_MPI:+-$XPOSE_MPI}.log" ;;
+      log="$out/tools${XPOSE_MPI:+-$XPOSE_MPI}.log" failed=0
+      "$build/xpose-gen" --force --quiet --type f64 4099 3001 /tmp/gpu-check-in.h5 || failed=1
+      for engine in nccl mpi staged; do
+        mpirun -n 2 "$build/xpose" --backend cuda --exchange $engine --gpu-memory 4M --memory 64M \
+          --verify --force /tmp/gpu-check-in.h5 /tmp/gpu-check-out.h5 >> "$log" 2>&1
+        rc=$?
+        echo "$engine: exit $rc: $(grep "^xpose: /tmp" "$log" | tail -1)"
+        [ $rc -eq 0 ] || failed=1
+      done
+      [ $failed -eq 0 ] ;;
     package) (cd "$build" && ctest -L package --output-on-failure) 2>&1 | tee "$out/package.log" | tail -8 ;;
     distributed)  # xpose-bench on 2 GPUs, every exchange engine
       mpirun -n 2 "$build/tests/bench/xpose-bench" --distributed 65536x65536 --iters 5 2>&1 \

@@ -5,10 +5,12 @@
 # it starts, transposes on the host with one note saying why, and refuses
 # --backend cuda with exit 2.  As root, a private mount namespace hides the
 # CUDA toolkit and every directory of CUDA or NCCL libraries the loader
-# knows outside the system's own; otherwise only LD_LIBRARY_PATH is emptied.
+# knows outside the system's own; either way LD_LIBRARY_PATH loses the
+# directories that hold them.
 #   check_no_cuda_runtime.sh XPOSE XPOSE_GEN
 # From ctest: MPIEXEC, MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS.
 set -euo pipefail
+shopt -s extglob
 xpose="$(readlink -f "$1")" gen="$(readlink -f "$2")"
 fail() {
   echo "FAILED: $*" >&2
@@ -23,6 +25,7 @@ if [ "${3:-}" != --hidden ]; then
   hide=()
   for dir in $(readlink -f /usr/local/cuda 2>/dev/null) \
     $(ldconfig -p | sed -n 's/.*\(libcudart\|libnccl\|libcuda\)\.so.* => \(.*\)/\2/p' | xargs -r -n1 dirname); do
+    dir="$(readlink -f "$dir")"
     case "$dir" in /lib* | /usr/lib* | /usr/lib64*) continue ;; esac
     inside=no
     for h in "${hide[@]}"; do [[ "$dir/" == "$h/"* ]] && inside=yes; done
@@ -34,10 +37,16 @@ if [ "${3:-}" != --hidden ]; then
       "$0" "$xpose" "$gen" --hidden "${hide[@]}"
   fi
   echo "note: cannot hide the CUDA libraries here (needs root and mount namespaces);" \
-    "checking with an empty LD_LIBRARY_PATH only"
+    "checking with them off LD_LIBRARY_PATH only"
 fi
 
-export LD_LIBRARY_PATH=
+kept=()
+IFS=: read -r -a entries <<< "${LD_LIBRARY_PATH:-}"
+for dir in "${entries[@]}"; do
+  compgen -G "$dir/lib@(cudart|nccl|cuda).so*" > /dev/null || kept+=("$dir")
+done
+LD_LIBRARY_PATH="$(IFS=:; echo "${kept[*]}")"
+export LD_LIBRARY_PATH
 read -r -a preflags <<< "${MPIEXEC_PREFLAGS:-}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/xpose-no-cuda-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
