@@ -57,8 +57,9 @@ typedef struct {
   xpose_exchange_kind kind;
   const char *name;
   /* Collective over comm: whether this rank can run the engine with this
-   * backend; if not, a reason in why.  select.c asks every engine, in
-   * registry order, on every rank. */
+   * backend.  If it could apply but cannot run (a library missing), a reason
+   * in why; an engine for other buffers declines without one.  select.c asks
+   * every engine, in registry order, on every rank. */
   int (*available)(xpose_backend *backend, MPI_Comm comm, char *why, size_t why_size);
   /* Collective where the engine needs it (NCCL bootstraps a communicator). */
   xpose_status (*create)(const xpose_exchange_setup *setup, xpose_exchange **exchange);
