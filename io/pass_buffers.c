@@ -3,16 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #ifdef XPOSE_HAVE_CUDA
-#include <cuda_runtime_api.h>
-
-/* 0, or -1 with the failed call and CUDA's reason in err (the last error
- * cleared, as the library's check does). */
-static int cuda_failed(cudaError_t code, const char *call, xio_error *err) {
-  if (code == cudaSuccess) return 0;
-  (void)cudaGetLastError();
-  return xio_fail(err, "%s failed: %s", call, cudaGetErrorString(code));
-}
-#define XIO_CUDA(call, err) cuda_failed((call), #call, (err))
+#include "cuda_error.h"
 #endif
 
 /* One byte more than asked, so that empty blocks still get a buffer. */
@@ -20,8 +11,6 @@ int xio_pass_buffers_alloc(xio_pass_buffers *b, int on_gpu, size_t in_bytes, siz
                            xio_error *err) {
   memset(b, 0, sizeof *b);
   b->on_gpu = on_gpu;
-  b->in_bytes = in_bytes;
-  b->out_bytes = out_bytes;
 #ifdef XPOSE_HAVE_CUDA
   if (on_gpu)
     return XIO_CUDA(cudaMallocHost(&b->in_host, in_bytes + 1), err) ||

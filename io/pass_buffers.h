@@ -11,7 +11,6 @@
 
 typedef struct {
   int on_gpu;
-  size_t in_bytes, out_bytes; /* capacity */
   void *in_host, *out_host, *in_dev, *out_dev;
 } xio_pass_buffers;
 

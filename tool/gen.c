@@ -13,6 +13,7 @@
 #include "node_memory.h"
 #include "options.h"
 #include "report.h"
+#include "session.h"
 #include "size.h"
 #include "slab_walk.h"
 #include "xpose.h"
@@ -206,6 +207,7 @@ static int generate(const gen_options *o, MPI_Comm comm) {
                            o->cols, &m, &err);
   snprintf(name, sizeof name, "%s", m.dataset);
   xio_release(H5Tclose, &type, &rc, &err); /* the matrix holds its own copy */
+  rc = xio_agree(comm, rc, &err);          /* a local failure, before collective calls */
   xio_slab_walk walk;
   if (rc == 0) rc = xio_slab_walk_init(comm, o->rows, o->cols, es, budget, &walk, &err);
   if (rc == 0) {
@@ -243,21 +245,12 @@ static int generate(const gen_options *o, MPI_Comm comm) {
 }
 
 int main(int argc, char **argv) {
-  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-    fprintf(stderr, "xpose-gen: error: MPI_Init failed\n");
-    return TOOL_EXIT_ERROR;
-  }
-  xio_error err = {""};
-  int rank = 0, exit_code = TOOL_EXIT_OK;
+  int rank;
+  int exit_code = tool_session_start("xpose-gen", &argc, &argv, &rank);
+  if (exit_code != TOOL_EXIT_OK) return exit_code;
   gen_options o;
   char error[256];
-  /* HDF5 errors are reported once, by us, not printed by HDF5. */
-  if (XIO_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank), &err) ||
-      (H5Eset_auto2(H5E_DEFAULT, NULL, NULL) < 0 &&
-       xio_fail(&err, "cannot take over HDF5's error reporting"))) {
-    fprintf(stderr, "xpose-gen: error: %s\n", err.message);
-    exit_code = TOOL_EXIT_ERROR;
-  } else if (parse(argc, argv, &o, error, sizeof error) != 0) {
+  if (parse(argc, argv, &o, error, sizeof error) != 0) {
     if (rank == 0)
       fprintf(stderr, "xpose-gen: %s\nTry 'xpose-gen --help' for more information.\n", error);
     exit_code = TOOL_EXIT_USAGE;
@@ -267,9 +260,5 @@ int main(int argc, char **argv) {
     tool_report_setup("xpose-gen", rank, o.quiet, 0);
     exit_code = generate(&o, MPI_COMM_WORLD);
   }
-  if (MPI_Finalize() != MPI_SUCCESS && exit_code == TOOL_EXIT_OK) {
-    fprintf(stderr, "xpose-gen: error: MPI_Finalize failed on rank %d\n", rank);
-    exit_code = TOOL_EXIT_ERROR;
-  }
-  return exit_code;
+  return tool_session_end("xpose-gen", rank, exit_code);
 }

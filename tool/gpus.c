@@ -6,16 +6,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "cuda_error.h"
 #include "report.h"
-
-/* 0, or -1 with the failed call and CUDA's reason in err (the last error
- * cleared, as the library's check does). */
-static int cuda_failed(cudaError_t code, const char *call, xio_error *err) {
-  if (code == cudaSuccess) return 0;
-  (void)cudaGetLastError();
-  return xio_fail(err, "%s failed: %s", call, cudaGetErrorString(code));
-}
-#define TOOL_CUDA(call, err) cuda_failed((call), #call, (err))
 
 void tool_why_no_gpu(char *why, size_t why_size) {
   int devices = 0, driver = 0, runtime = 0;
@@ -39,7 +31,7 @@ void tool_why_no_gpu(char *why, size_t why_size) {
 
 int tool_default_gpu_budget(MPI_Comm comm, uint64_t *budget, xio_error *err) {
   size_t free_bytes = 0, total = 0;
-  int rc = TOOL_CUDA(cudaMemGetInfo(&free_bytes, &total), err);
+  int rc = XIO_CUDA(cudaMemGetInfo(&free_bytes, &total), err);
   uint64_t mine = free_bytes / 2;
   if (xio_agree(comm, rc, err) ||
       XIO_MPI(MPI_Allreduce(&mine, budget, 1, MPI_UINT64_T, MPI_MIN, comm), err))
@@ -57,9 +49,9 @@ int tool_report_gpu_map(MPI_Comm comm, int device, xio_error *err) {
   struct cudaDeviceProp prop;
   if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "?");
   xio_error ignored; /* only a description: what cannot be read shows as "?" */
-  if (TOOL_CUDA(cudaDeviceGetPCIBusId(bus, sizeof bus, device), &ignored))
+  if (XIO_CUDA(cudaDeviceGetPCIBusId(bus, sizeof bus, device), &ignored))
     snprintf(bus, sizeof bus, "?");
-  if (TOOL_CUDA(cudaGetDeviceProperties(&prop, device), &ignored))
+  if (XIO_CUDA(cudaGetDeviceProperties(&prop, device), &ignored))
     snprintf(prop.name, sizeof prop.name, "?");
   snprintf(line, sizeof line, "rank %d on %s: GPU %d, %s (PCI %s)", rank, host, device, prop.name,
            bus);

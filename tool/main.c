@@ -12,6 +12,7 @@
 #include "node_memory.h"
 #include "options.h"
 #include "report.h"
+#include "session.h"
 #include "size.h"
 #include "xpose.h"
 
@@ -193,21 +194,12 @@ fail:
 }
 
 int main(int argc, char **argv) {
-  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-    fprintf(stderr, "xpose: error: MPI_Init failed\n");
-    return TOOL_EXIT_ERROR;
-  }
-  xio_error err = {""};
-  int rank = 0, exit_code = TOOL_EXIT_OK;
+  int rank;
+  int exit_code = tool_session_start("xpose", &argc, &argv, &rank);
+  if (exit_code != TOOL_EXIT_OK) return exit_code;
   tool_options opt;
   char error[256];
-  /* HDF5 errors are reported once, by us, not printed by HDF5. */
-  if (XIO_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank), &err) ||
-      (H5Eset_auto2(H5E_DEFAULT, NULL, NULL) < 0 &&
-       xio_fail(&err, "cannot take over HDF5's error reporting"))) {
-    fprintf(stderr, "xpose: error: %s\n", err.message);
-    exit_code = TOOL_EXIT_ERROR;
-  } else if (tool_parse_options(argc, argv, &opt, error, sizeof error) != 0) {
+  if (tool_parse_options(argc, argv, &opt, error, sizeof error) != 0) {
     if (rank == 0) fprintf(stderr, "xpose: %s\nTry 'xpose --help' for more information.\n", error);
     exit_code = TOOL_EXIT_USAGE;
   } else if (opt.help) {
@@ -234,9 +226,5 @@ int main(int argc, char **argv) {
     tool_report_setup("xpose", rank, opt.quiet, opt.verbose);
     exit_code = run(&opt, MPI_COMM_WORLD);
   }
-  if (MPI_Finalize() != MPI_SUCCESS && exit_code == TOOL_EXIT_OK) {
-    fprintf(stderr, "xpose: error: MPI_Finalize failed on rank %d\n", rank);
-    exit_code = TOOL_EXIT_ERROR;
-  }
-  return exit_code;
+  return tool_session_end("xpose", rank, exit_code);
 }
