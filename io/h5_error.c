@@ -20,7 +20,7 @@ static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data) {
 
 int xio_fail_h5(xio_error *err, const char *format, ...) {
   char detail[256] = "";
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
+  if (H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail) < 0) detail[0] = '\0';
   va_list args;
   va_start(args, format);
   int used = vsnprintf(err->message, sizeof err->message, format, args);
