@@ -1,6 +1,7 @@
 /* A pass's blocks in memory: host buffers for HDF5 and, with the CUDA
  * backend, device copies for the transpose (the host ones pinned, so the
- * copies run at full speed).  The only CUDA calls of io/ are here. */
+ * copies run at full speed).  io/'s only CUDA work is here; cuda_error.h
+ * checks it (and tool/gpus.c's). */
 #ifndef XIO_PASS_BUFFERS_H
 #define XIO_PASS_BUFFERS_H
 
