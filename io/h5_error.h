@@ -16,6 +16,9 @@ typedef struct {
   char message[1024];
 } xio_error;
 
+/* What a collective loop returns when a rank asked it to stop (no error). */
+enum { XIO_STOPPED = 1 };
+
 /* Formats err->message and returns -1, for `return xio_fail(err, ...)`. */
 int xio_fail(xio_error *err, const char *format, ...) XIO_PRINTF(2, 3);
 

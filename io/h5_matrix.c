@@ -136,61 +136,67 @@ static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
   return m->elem_size > 0 ? 0 : xio_fail(err, "%s:%s has 0-byte elements", path, m->dataset);
 }
 
-static int open_dataset(MPI_Comm comm, const char *path, const char *dataset, int search,
-                        xio_matrix *m, xio_error *err) {
+/* `path` is opened; `shown` names it in messages (the user's name for a
+ * file written under a temporary one). */
+static int open_dataset(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
+                        int search, unsigned flags, xio_matrix *m, xio_error *err) {
   matrix_init(m, comm);
   int rc = 0;
   hid_t fapl = file_access(comm);
   if (fapl < 0) rc = xio_fail_h5(err, "cannot set up MPI-IO file access");
   if (rc == 0) {
-    m->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-    if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot open as an HDF5 file", path);
+    m->file = H5Fopen(path, flags, fapl);
+    if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot open as an HDF5 file", shown);
   }
   xio_release(H5Pclose, &fapl, &rc, err);
   if (xio_agree(comm, rc, err)) return -1;
 
   if (search && !dataset[0]) {
-    rc = find_only_2d_dataset(m->file, path, m->dataset, sizeof m->dataset, err);
+    rc = find_only_2d_dataset(m->file, shown, m->dataset, sizeof m->dataset, err);
   } else {
     snprintf(m->dataset, sizeof m->dataset, "%s", dataset);
     htri_t exists = H5Lexists(m->file, m->dataset, H5P_DEFAULT);
     /* H5Lexists fails (< 0) when an intermediate group is missing. */
-    if (exists <= 0) rc = xio_fail(err, "%s has no dataset %s", path, m->dataset);
+    if (exists <= 0) rc = xio_fail(err, "%s has no dataset %s", shown, m->dataset);
   }
   if (rc == 0) {
     m->dset = H5Dopen2(m->file, m->dataset, H5P_DEFAULT);
-    if (m->dset < 0) rc = xio_fail_h5(err, "%s:%s is not a dataset", path, m->dataset);
+    if (m->dset < 0) rc = xio_fail_h5(err, "%s:%s is not a dataset", shown, m->dataset);
   }
-  if (rc == 0) rc = describe_dataset(m, path, err);
+  if (rc == 0) rc = describe_dataset(m, shown, err);
   return xio_agree(comm, rc, err);
 }
 
 int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_matrix *m,
                    xio_error *err) {
-  return open_dataset(comm, path, dataset ? dataset : "", 1, m, err);
+  return open_dataset(comm, path, path, dataset ? dataset : "", 1, H5F_ACC_RDONLY, m, err);
 }
 
-int xio_open_existing(MPI_Comm comm, const char *path, const char *dataset, xio_matrix *m,
+int xio_open_existing(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
+                      int writable, xio_matrix *m, xio_error *err) {
+  return open_dataset(comm, path, shown, dataset, 0, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, m,
+                      err);
+}
+
+int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
+                      hid_t type, int64_t rows, int64_t cols, uint64_t userblock, xio_matrix *m,
                       xio_error *err) {
-  return open_dataset(comm, path, dataset, 0, m, err);
-}
-
-int xio_create_output(MPI_Comm comm, const char *path, const char *dataset, hid_t type,
-                      int64_t rows, int64_t cols, xio_matrix *m, xio_error *err) {
   matrix_init(m, comm);
   int rc = 0;
-  hid_t fapl = file_access(comm), lcpl = H5Pcreate(H5P_LINK_CREATE),
-        dcpl = H5Pcreate(H5P_DATASET_CREATE), space = H5I_INVALID_HID;
+  hid_t fapl = file_access(comm), fcpl = H5Pcreate(H5P_FILE_CREATE),
+        lcpl = H5Pcreate(H5P_LINK_CREATE), dcpl = H5Pcreate(H5P_DATASET_CREATE),
+        space = H5I_INVALID_HID;
   /* The 1.8 format keeps attributes larger than 64 KiB (dense storage). */
-  if (fapl < 0 || lcpl < 0 || dcpl < 0 ||
+  if (fapl < 0 || fcpl < 0 || lcpl < 0 || dcpl < 0 ||
+      (userblock && H5Pset_userblock(fcpl, (hsize_t)userblock) < 0) ||
       H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
       H5Pset_create_intermediate_group(lcpl, 1) < 0 || H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
       H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
       H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0)
     rc = xio_fail_h5(err, "cannot set up the output file's properties");
   if (rc == 0) {
-    m->file = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
-    if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot create", path);
+    m->file = H5Fcreate(path, H5F_ACC_EXCL, fcpl, fapl);
+    if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot create", shown);
   }
   if (xio_agree(comm, rc, err) == 0) {
     snprintf(m->dataset, sizeof m->dataset, "%s%s", dataset[0] == '/' ? "" : "/", dataset);
@@ -199,16 +205,17 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *dataset, hid_
     m->type = H5Tcopy(type);
     if (space >= 0 && m->type >= 0)
       m->dset = H5Dcreate2(m->file, m->dataset, m->type, space, lcpl, dcpl, H5P_DEFAULT);
-    if (m->dset < 0) rc = xio_fail_h5(err, "%s: cannot create dataset %s", path, m->dataset);
+    if (m->dset < 0) rc = xio_fail_h5(err, "%s: cannot create dataset %s", shown, m->dataset);
     m->rows = rows;
     m->cols = cols;
     m->elem_size = H5Tget_size(type);
-    if (m->elem_size == 0 && rc == 0) rc = xio_fail_h5(err, "%s: cannot size its datatype", path);
+    if (m->elem_size == 0 && rc == 0) rc = xio_fail_h5(err, "%s: cannot size its datatype", shown);
   } else {
     rc = -1;
   }
   xio_release(H5Sclose, &space, &rc, err);
   xio_release(H5Pclose, &fapl, &rc, err);
+  xio_release(H5Pclose, &fcpl, &rc, err);
   xio_release(H5Pclose, &lcpl, &rc, err);
   xio_release(H5Pclose, &dcpl, &rc, err);
   return xio_agree(comm, rc, err);
@@ -334,6 +341,21 @@ int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to, int *skipp
   }
   *skipped = copy.skipped;
   return xio_agree(from->comm, rc, err);
+}
+
+int xio_flush(const xio_matrix *m, xio_error *err) {
+  int rc = 0;
+  if (H5Fflush(m->file, H5F_SCOPE_GLOBAL) < 0)
+    rc = xio_fail_h5(err, "flushing %s to storage failed", m->dataset);
+  return xio_agree(m->comm, rc, err);
+}
+
+int xio_data_end(const xio_matrix *m, uint64_t *bytes, xio_error *err) {
+  const haddr_t offset = H5Dget_offset(m->dset);
+  const hsize_t size = H5Dget_storage_size(m->dset);
+  int rc = offset == HADDR_UNDEF ? xio_fail_h5(err, "cannot locate %s in its file", m->dataset) : 0;
+  *bytes = rc ? 0 : (uint64_t)offset + (uint64_t)size;
+  return xio_agree(m->comm, rc, err);
 }
 
 int xio_close(xio_matrix *m, xio_error *err) {

@@ -28,13 +28,16 @@ int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_mat
                    xio_error *err);
 
 /* Creates a new file (failing if it exists) holding a rows x cols dataset of
- * `type`, contiguous, never filled (every element gets written). */
-int xio_create_output(MPI_Comm comm, const char *path, const char *dataset, hid_t type,
-                      int64_t rows, int64_t cols, xio_matrix *m, xio_error *err);
-
-/* Reopens a file written by xio_create_output read-only. */
-int xio_open_existing(MPI_Comm comm, const char *path, const char *dataset, xio_matrix *m,
+ * `type`, contiguous, allocated at once, never filled (every element gets
+ * written), after a user block of `userblock` bytes (0, or a power of 2 from
+ * 512) that HDF5 leaves alone.  Messages call the file `shown`. */
+int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
+                      hid_t type, int64_t rows, int64_t cols, uint64_t userblock, xio_matrix *m,
                       xio_error *err);
+
+/* Opens path's dataset, read-only or for writing; messages call it `shown`. */
+int xio_open_existing(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
+                      int writable, xio_matrix *m, xio_error *err);
 
 /* This rank's block [row, row + nrows) x [col, col + ncols), row-major and
  * contiguous in buf; blocks may be empty.  Collective MPI-IO. */
@@ -47,6 +50,13 @@ int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col
  * Attributes holding references cannot survive the move to another file:
  * they are left out and counted in *skipped. */
 int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to, int *skipped, xio_error *err);
+
+/* Flushes what was written through to storage (MPI_File_sync). */
+int xio_flush(const xio_matrix *m, xio_error *err);
+
+/* Where the dataset's elements end in its file (contiguous, allocated), in
+ * bytes from the file's start. */
+int xio_data_end(const xio_matrix *m, uint64_t *bytes, xio_error *err);
 
 /* Closes everything; a failed flush of a written file is reported.  Every
  * rank must call it for the same matrix, open or not. */

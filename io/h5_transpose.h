@@ -1,5 +1,8 @@
 /* Out-of-core distributed transpose of an HDF5 dataset into another, in
- * passes that fit a per-rank memory budget (see passes.h for the shapes). */
+ * passes that fit a per-rank memory budget (see passes.h for the shapes),
+ * checksummed as it goes, and resumable: after every pass the loop can
+ * flush the output and report how far it got, and it can start from a
+ * later pass of the same grid. */
 #ifndef XIO_TRANSPOSE_H
 #define XIO_TRANSPOSE_H
 
@@ -7,9 +10,26 @@
 #include "passes.h"
 #include "xpose.h"
 
+/* Position-keyed checksums (checksum.h) over every rank, of the elements
+ * the passes done so far read from the input and wrote to the output. */
+typedef struct {
+  uint64_t read, written;
+} xio_checksums;
+
+/* How far a run got: the first `passes_done` passes of the grid's order. */
+typedef struct {
+  xio_pass_grid grid;
+  int64_t passes_done;
+  xio_checksums sums;
+} xio_progress;
+
 /* Called on every rank after each pass. */
 typedef void (*xio_progress_fn)(int64_t passes_done, int64_t passes, uint64_t bytes_done,
                                 uint64_t bytes_total, void *user_data);
+
+/* Collective.  Called once the output holds `done` on storage; returns 0 or
+ * -1 with a message (on any rank: the loop agrees). */
+typedef int (*xio_checkpoint_fn)(const xio_progress *done, void *user_data, xio_error *err);
 
 typedef struct {
   uint64_t memory_budget;     /* bytes per rank for xpose's own host buffers */
@@ -17,19 +37,36 @@ typedef struct {
   xpose_config config;        /* backend resolved: HOST or CUDA (current device) */
   xio_progress_fn progress;
   void *progress_user_data;
+  /* Resuming: where an earlier run stopped (its grid, which must fit the
+   * budget); NULL starts afresh with a grid planned for the budget. */
+  const xio_progress *resume_from;
+  /* Checkpoints: before the first pass, after the last, on a stop, and
+   * after any pass that ends checkpoint_seconds or more after the previous
+   * checkpoint. */
+  xio_checkpoint_fn checkpoint;
+  double checkpoint_seconds;
+  void *checkpoint_user_data;
+  /* Local; nonzero asks every rank to stop after the current pass. */
+  int (*stop_requested)(void);
 } xio_transpose_options;
 
 typedef struct {
-  xio_pass_grid grid;
+  xio_progress done;     /* as far as the loop got (all passes when it returns 0) */
   uint64_t buffer_bytes; /* per rank, largest: blocks plus plan scratch */
-  double read_seconds, transpose_seconds, write_seconds;
+  double read_seconds, transpose_seconds, write_seconds, checksum_seconds;
   const char *exchange; /* the engine the plans used */
 } xio_transpose_stats;
+
+/* The budget the passes must fit per rank: the host's, or with the CUDA
+ * backend the GPU's (which holds the plan's scratch too). */
+uint64_t xio_transpose_budget(const xio_transpose_options *options);
 
 /* Collective.  out must be an in->cols x in->rows dataset of in's type.
  * With the CUDA backend every pass goes host -> GPU -> host: the GPU holds
  * the blocks and the plan's scratch (within gpu_memory_budget), the host
- * the blocks (pinned, within memory_budget). */
+ * the blocks (pinned, within memory_budget).  Returns 0 when every pass is
+ * done and checkpointed, XIO_STOPPED when stop_requested() asked for a
+ * stop and the passes done are checkpointed, or -1 with a message. */
 int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
                   xio_transpose_stats *stats, xio_error *err);
 

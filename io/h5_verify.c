@@ -3,36 +3,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
+#include "checksum.h"
 #include "slab_walk.h"
 
-/* Sum of element checksums of m.  With `transposed`, m is the output and
- * its element (r, c) sits at input position (c, r). */
-static int checksum(const xio_matrix *m, int transposed, uint64_t budget, uint64_t *sum,
-                    xio_error *err) {
+int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_budget,
+                        int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
   const size_t es = m->elem_size;
   xio_slab_walk walk;
-  if (xio_slab_walk_init(m->comm, m->rows, m->cols, es, budget, &walk, err)) return -1;
+  if (xio_slab_walk_init(m->comm, m->rows, m->cols, es, memory_budget, &walk, err)) return -1;
   unsigned char *buf = malloc((size_t)(walk.piece_rows * walk.piece_cols) * es + 1);
   int rc = buf ? 0 : xio_fail(err, "cannot allocate the verification buffer");
   rc = xio_agree(m->comm, rc, err);
   uint64_t total = 0;
+  const uint64_t key_cols = (uint64_t)(transposed ? m->rows : m->cols); /* A's columns */
   for (int64_t p = 0; rc == 0 && p < walk.total; p++) {
+    if (stop_requested) {
+      int stop = stop_requested(), any = 0;
+      rc = XIO_MPI(MPI_Allreduce(&stop, &any, 1, MPI_INT, MPI_MAX, m->comm), err);
+      if (rc == 0 && any) rc = XIO_STOPPED;
+      if (rc) break;
+    }
     int64_t r0, nr, c0, nc;
     xio_slab_walk_piece(&walk, p, &r0, &nr, &c0, &nc);
     rc = xio_read_block(m, r0, nr, c0, nc, buf, err);
-    for (int64_t i = 0; rc == 0 && i < nr; i++)
-      for (int64_t j = 0; j < nc; j++) {
-        const uint64_t r = (uint64_t)(r0 + i), c = (uint64_t)(c0 + j);
-        const uint64_t position =
-            transposed ? c * (uint64_t)m->rows + r : r * (uint64_t)m->cols + c;
-        total += XXH3_64bits_withSeed(buf + (size_t)(i * nc + j) * es, es, position);
-      }
+    if (rc == 0 && transposed)
+      total +=
+          xio_checksum_block(buf, nr, nc, es, xio_output_first_key(r0, c0, m->rows), 1, key_cols);
+    else if (rc == 0)
+      total +=
+          xio_checksum_block(buf, nr, nc, es, (uint64_t)r0 * key_cols + (uint64_t)c0, key_cols, 1);
   }
   free(buf);
-  if (rc) return -1;
+  if (rc) return rc;
   return XIO_MPI(MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, m->comm), err);
 }
 
@@ -49,8 +51,8 @@ int xio_verify_transpose(const xio_matrix *in, const xio_matrix *out, uint64_t m
     return 0;
   }
   uint64_t in_sum = 0, out_sum = 0;
-  if (checksum(in, 0, memory_budget, &in_sum, err) ||
-      checksum(out, 1, memory_budget, &out_sum, err))
+  if (xio_checksum_matrix(in, 0, memory_budget, NULL, &in_sum, err) ||
+      xio_checksum_matrix(out, 1, memory_budget, NULL, &out_sum, err))
     return -1;
   *match = in_sum == out_sum;
   snprintf(detail, detail_size, "checksums %016llx (input) and %016llx (output)",

@@ -64,6 +64,12 @@ int xio_pass_grid_plan(int64_t rows, int64_t cols, size_t elem_size, int64_t ran
   return 0;
 }
 
+int xio_pass_grid_fits(const xio_pass_grid *grid, size_t elem_size, int64_t ranks,
+                       uint64_t budget) {
+  return grid->rows == 0 || grid->cols == 0 ||
+         fits(grid->block_rows, grid->block_cols, elem_size, ranks, budget);
+}
+
 int64_t xio_pass_count(const xio_pass_grid *grid) { return grid->row_passes * grid->col_passes; }
 
 void xio_pass_block(const xio_pass_grid *grid, int64_t index, int64_t *row0, int64_t *nrows,

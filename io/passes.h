@@ -40,6 +40,10 @@ uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks);
 int xio_pass_grid_plan(int64_t rows, int64_t cols, size_t elem_size, int64_t ranks, uint64_t budget,
                        xio_pass_grid *grid);
 
+/* 1 when grid's blocks (planned for another run, say) fit budget bytes per
+ * rank on `ranks` ranks. */
+int xio_pass_grid_fits(const xio_pass_grid *grid, size_t elem_size, int64_t ranks, uint64_t budget);
+
 int64_t xio_pass_count(const xio_pass_grid *grid);
 
 /* Block of pass `index` (0 <= index < count): column bands outermost. */

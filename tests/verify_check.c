@@ -19,8 +19,8 @@ int main(int argc, char **argv) {
   char detail[256] = "";
   if (argc != 5) {
     if (rank == 0) fprintf(stderr, "usage: verify_check IN.h5 /dataset OUT.h5 /dataset\n");
-  } else if (xio_open_existing(MPI_COMM_WORLD, argv[1], argv[2], &in, &err) == 0 &&
-             xio_open_existing(MPI_COMM_WORLD, argv[3], argv[4], &out, &err) == 0 &&
+  } else if (xio_open_existing(MPI_COMM_WORLD, argv[1], argv[1], argv[2], 0, &in, &err) == 0 &&
+             xio_open_existing(MPI_COMM_WORLD, argv[3], argv[3], argv[4], 0, &out, &err) == 0 &&
              xio_verify_transpose(&in, &out, 4096, &match, detail, sizeof detail, &err) == 0) {
     code = match ? 0 : 3;
     if (rank == 0) printf("%s: %s\n", match ? "transpose" : "not the transpose", detail);

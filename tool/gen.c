@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "file_safety.h"
 #include "h5_matrix.h"
 #include "h5_types.h"
 #include "node_memory.h"
 #include "options.h"
+#include "output_file.h"
 #include "report.h"
 #include "session.h"
 #include "size.h"
@@ -179,7 +179,8 @@ static int generate(const gen_options *o, MPI_Comm comm) {
   xio_matrix m;
   xio_matrix_reset(&m);
   char file[4096], dataset[512], type_text[256], name[sizeof m.dataset];
-  tool_output_file output = {"", ""};
+  tool_output_file output;
+  memset(&output, 0, sizeof output);
   hid_t type = xio_type_from_name(o->type_name, o->big_endian);
   if (type < 0) {
     tool_report_error("unknown --type '%s' (see xpose-gen --help)", o->type_name);
@@ -201,10 +202,10 @@ static int generate(const gen_options *o, MPI_Comm comm) {
   int rc = budget ? 0 : tool_default_memory_budget(comm, &budget, &err);
   const double start = MPI_Wtime();
   unsigned char *buf = NULL;
-  if (rc == 0) rc = tool_output_prepare(comm, file, NULL, o->force, &output, &err);
+  if (rc == 0) rc = tool_output_prepare(comm, file, NULL, o->force, 0, &output, &err);
   if (rc == 0)
-    rc = xio_create_output(comm, output.temp_path, dataset[0] ? dataset : "/matrix", type, o->rows,
-                           o->cols, &m, &err);
+    rc = xio_create_output(comm, output.partial_path, file, dataset[0] ? dataset : "/matrix", type,
+                           o->rows, o->cols, 0, &m, &err);
   snprintf(name, sizeof name, "%s", m.dataset);
   xio_release(H5Tclose, &type, &rc, &err); /* the matrix holds its own copy */
   rc = xio_agree(comm, rc, &err);          /* a local failure, before collective calls */
@@ -233,7 +234,7 @@ static int generate(const gen_options *o, MPI_Comm comm) {
     tool_report_error("%s", err.message);
     xio_error ignored;
     xio_close(&m, &ignored);
-    tool_output_discard(comm, &output);
+    tool_output_release(comm, &output, 0);
     return TOOL_EXIT_ERROR;
   }
   char size_text[32];

@@ -3,17 +3,20 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "file_safety.h"
 #include "gpus.h"
 #include "h5_matrix.h"
 #include "h5_transpose.h"
 #include "h5_types.h"
 #include "h5_verify.h"
+#include "input_file.h"
 #include "node_memory.h"
 #include "options.h"
+#include "output_file.h"
 #include "report.h"
+#include "resume_record.h"
 #include "session.h"
 #include "size.h"
+#include "stop_signals.h"
 #include "xpose.h"
 
 typedef struct {
@@ -32,17 +35,19 @@ static int parse_paths(const tool_options *opt, dataset_path *in, dataset_path *
 static void print_plan(const xio_matrix *in, uint64_t budget, int nranks,
                        const xio_transpose_stats *stats) {
   char budget_text[32], buffers[32];
+  const xio_pass_grid *grid = &stats->done.grid;
   tool_format_bytes(budget, budget_text, sizeof budget_text);
   tool_format_bytes(stats->buffer_bytes, buffers, sizeof buffers);
   tool_report_verbose("%d rank(s), memory budget %s per rank, buffers %s per rank", nranks,
                       budget_text, buffers);
   tool_report_verbose(
       "%lld pass(es): %lld x %lld grid of blocks up to %lld x %lld (of %lld x %lld)",
-      (long long)xio_pass_count(&stats->grid), (long long)stats->grid.row_passes,
-      (long long)stats->grid.col_passes, (long long)stats->grid.block_rows,
-      (long long)stats->grid.block_cols, (long long)in->rows, (long long)in->cols);
-  tool_report_verbose("time on rank 0: read %.3f s, transpose and exchange %.3f s, write %.3f s",
-                      stats->read_seconds, stats->transpose_seconds, stats->write_seconds);
+      (long long)xio_pass_count(grid), (long long)grid->row_passes, (long long)grid->col_passes,
+      (long long)grid->block_rows, (long long)grid->block_cols, (long long)in->rows,
+      (long long)in->cols);
+  tool_report_verbose(
+      "time on rank 0: read %.3f s, transpose and exchange %.3f s, checksums %.3f s, write %.3f s",
+      stats->read_seconds, stats->transpose_seconds, stats->checksum_seconds, stats->write_seconds);
 }
 
 /* Collective.  Host or CUDA for this run; with CUDA, each rank's GPU is
@@ -86,110 +91,317 @@ static int choose_backend(const tool_options *opt, MPI_Comm comm, xpose_backend_
   return TOOL_EXIT_USAGE;
 }
 
-static int run(const tool_options *opt, MPI_Comm comm) {
-  int nranks = 0, exit_code = TOOL_EXIT_ERROR;
-  xio_error err = {""};
+/* One run of xpose: what its steps share. */
+typedef struct {
+  const tool_options *opt;
+  MPI_Comm comm;
+  int rank, nranks;
   dataset_path in_path, out_path;
   xio_matrix in, out;
-  xio_matrix_reset(&in);
-  xio_matrix_reset(&out);
-  tool_output_file output = {"", ""};
-  if (parse_paths(opt, &in_path, &out_path, &err)) {
-    tool_report_error("%s", err.message);
-    return TOOL_EXIT_USAGE;
-  }
+  tool_output_file output;
+  tool_resume_record record; /* identity and progress of the partial output */
+  int resumed;
+  xpose_backend_kind backend;
+  uint64_t budget, gpu_budget;
+} transpose_run;
 
-  xpose_backend_kind backend = XPOSE_BACKEND_HOST;
-  const int backend_status = choose_backend(opt, comm, &backend, &err);
-  if (backend_status != TOOL_EXIT_OK) {
-    tool_report_error("%s", err.message);
-    return backend_status;
-  }
-  if (XIO_MPI(MPI_Comm_size(comm, &nranks), &err) || tool_check_input(comm, in_path.file, &err) ||
-      tool_output_prepare(comm, out_path.file, in_path.file, opt->force, &output, &err) ||
-      xio_open_input(comm, in_path.file, in_path.dataset[0] ? in_path.dataset : NULL, &in, &err))
-    goto fail;
-  char type_text[256];
-  xio_type_describe(in.type, type_text, sizeof type_text);
-  tool_report_verbose("input %s:%s, %lld x %lld, %s (%zu bytes per element)", in_path.file,
-                      in.dataset, (long long)in.rows, (long long)in.cols, type_text, in.elem_size);
+typedef struct {
+  transpose_run *run;
+  const char *out_dataset;
+} identity_request;
 
-  uint64_t budget = opt->memory_bytes, gpu_budget = 0;
-  if (!budget && tool_default_memory_budget(comm, &budget, &err)) goto fail;
-#ifdef XPOSE_HAVE_CUDA
-  gpu_budget = opt->gpu_memory_bytes;
-  if (backend == XPOSE_BACKEND_CUDA && !gpu_budget &&
-      tool_default_gpu_budget(comm, &gpu_budget, &err))
-    goto fail;
-#endif
-  const double start = MPI_Wtime();
-  const char *out_dataset = out_path.dataset[0] ? out_path.dataset : in.dataset;
+static int identity_on_root(void *arg, xio_error *err) {
+  identity_request *r = arg;
+  return tool_resume_identity(r->run->in_path.file, &r->run->in, r->out_dataset, &r->run->record,
+                              err);
+}
+
+/* Rank 0 reads the partial's record and checks it is this transpose's. */
+static int resumable_on_root(void *arg, xio_error *err) {
+  transpose_run *run = arg;
+  tool_resume_record found;
+  const char *partial = run->output.partial_path;
+  if (tool_resume_record_read(partial, &found) != 0)
+    return xio_fail(err,
+                    "cannot resume from %s: it holds no intact resume record (it is not a "
+                    "stopped run's); use --force to start over",
+                    partial);
+  const char *why = tool_resume_record_mismatch(&found, &run->record);
+  if (why)
+    return xio_fail(err, "cannot resume from %s: %s (%s:%s); use --force to start over", partial,
+                    why, found.input_path, found.input_dataset);
+  run->record.progress = found.progress;
+  run->record.sequence = found.sequence;
+  return 0;
+}
+
+/* Collective.  The partial output: an earlier run's to continue (with
+ * --resume), or a new one with its space reserved and a first record. */
+static int start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
+  const char *out_dataset = run->out_path.dataset[0] ? run->out_path.dataset : run->in.dataset;
+  char normalized[sizeof run->out.dataset];
+  if (snprintf(normalized, sizeof normalized, "%s%s", out_dataset[0] == '/' ? "" : "/",
+               out_dataset) >= (int)sizeof normalized)
+    return xio_fail(err, "output dataset name %.64s... is too long", out_dataset);
+  identity_request identity = {run, normalized};
+  if (xio_on_root(run->comm, identity_on_root, &identity, err) ||
+      XIO_MPI(MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm), err))
+    return -1;
+  const char *partial = run->output.partial_path, *shown = run->output.final_path;
+  if (run->output.partial_found) {
+    if (xio_on_root(run->comm, resumable_on_root, run, err) ||
+        XIO_MPI(MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm), err))
+      return -1;
+    const xio_pass_grid *grid = &run->record.progress.grid;
+    const uint64_t budget = xio_transpose_budget(topt);
+    if (!xio_pass_grid_fits(grid, run->in.elem_size, run->nranks, budget)) {
+      char need[32], have[32];
+      tool_format_bytes(
+          xio_pass_bytes(grid->block_rows, grid->block_cols, run->in.elem_size, run->nranks), need,
+          sizeof need);
+      tool_format_bytes(budget, have, sizeof have);
+      return xio_fail(err,
+                      "cannot resume from %s: its passes need %s per rank on %d rank(s), and "
+                      "this run's budget is %s; give more memory (or ranks), or --force to "
+                      "start over",
+                      partial, need, run->nranks, have);
+    }
+    if (xio_open_existing(run->comm, partial, shown, normalized, 1, &run->out, err)) return -1;
+    if (run->out.rows != run->in.cols || run->out.cols != run->in.rows ||
+        H5Tequal(run->out.type, run->in.type) <= 0)
+      return xio_fail(err, "cannot resume from %s: its dataset is not shaped for this transpose",
+                      partial);
+    run->resumed = 1;
+    return 0;
+  }
   int skipped = 0;
-  if (xio_create_output(comm, output.temp_path, out_dataset, in.type, in.cols, in.rows, &out,
-                        &err) ||
-      xio_copy_attributes(&in, &out, &skipped, &err))
-    goto fail;
-  char out_name[sizeof out.dataset]; /* normalized, kept for the reopening and the summary */
-  snprintf(out_name, sizeof out_name, "%s", out.dataset);
+  uint64_t file_bytes = 0;
+  if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, run->in.cols,
+                        run->in.rows, TOOL_RESUME_USERBLOCK, &run->out, err) ||
+      xio_copy_attributes(&run->in, &run->out, &skipped, err) || xio_flush(&run->out, err) ||
+      xio_data_end(&run->out, &file_bytes, err) ||
+      tool_output_reserve(run->comm, &run->output, file_bytes, err))
+    return -1;
   if (skipped)
     tool_report_warning(
         "%d attribute(s) holding references were not copied: references "
         "cannot point from %s into %s",
-        skipped, out_path.file, in_path.file);
+        skipped, run->out_path.file, run->in_path.file);
+  return 0;
+}
 
-  xio_transpose_options topt = {budget, gpu_budget, {0}, tool_report_progress, NULL};
+/* The checkpoint: the output holds `done` on storage; rank 0 records it. */
+static int record_progress(const xio_progress *done, void *user_data, xio_error *err) {
+  transpose_run *run = user_data;
+  if (run->rank != 0) return 0;
+  run->record.progress = *done;
+  return tool_resume_record_write(run->output.partial_path, &run->record, err);
+}
+
+/* Collective.  Reads the closed output back from storage and compares it
+ * with what was written (and with --verify, with the input re-read).
+ * 0 when it matches, 1 when stopped by a signal, -1 on error, or
+ * TOOL_EXIT_VERIFY-style 3 when it does not match. */
+static int verify_output(transpose_run *run, const char *out_name, double *seconds,
+                         xio_error *err) {
+  const double t0 = MPI_Wtime();
+  const xio_checksums *expected = &run->record.progress.sums;
+  uint64_t out_sum = 0, in_sum = expected->read;
+  int rc = tool_output_evict(run->comm, &run->output, err);
+  if (rc == 0)
+    rc = xio_open_existing(run->comm, run->output.partial_path, run->output.final_path, out_name, 0,
+                           &run->out, err);
+  if (rc == 0)
+    rc = xio_checksum_matrix(&run->out, 1, run->budget, tool_stop_requested, &out_sum, err);
+  if (rc == 0 && run->opt->verify == TOOL_VERIFY_INPUT)
+    rc = xio_checksum_matrix(&run->in, 0, run->budget, tool_stop_requested, &in_sum, err);
+  xio_error close_err;
+  if (xio_close(&run->out, &close_err) && rc == 0) {
+    *err = close_err;
+    rc = -1;
+  }
+  *seconds = MPI_Wtime() - t0;
+  if (rc) return rc;
+  if (out_sum != expected->written)
+    return xio_fail(err,
+                    "verification failed: %s, read back from storage, differs from what was "
+                    "written (checksums %016llx and %016llx): the file system lost or changed "
+                    "data; nothing was published",
+                    run->out_path.file, (unsigned long long)out_sum,
+                    (unsigned long long)expected->written),
+           3;
+  if (in_sum != expected->read)
+    return xio_fail(err,
+                    "verification failed: %s:%s, read again, differs from what was transposed "
+                    "(checksums %016llx and %016llx): the input changed during the run; nothing "
+                    "was published",
+                    run->in_path.file, run->in.dataset, (unsigned long long)in_sum,
+                    (unsigned long long)expected->read),
+           3;
+  return 0;
+}
+
+static int publish_on_root_clear(void *arg, xio_error *err) {
+  return tool_resume_record_clear(((transpose_run *)arg)->output.partial_path, err);
+}
+
+/* Collective: the signal that stopped the run, as any rank got it. */
+static int agreed_stop_signal(MPI_Comm comm) {
+  int mine = tool_stop_requested(), any = 0;
+  return MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm) == MPI_SUCCESS ? any : 0;
+}
+
+static int run_transpose(const tool_options *opt, MPI_Comm comm) {
+  transpose_run run_state = {.opt = opt, .comm = comm}, *run = &run_state;
+  int exit_code = TOOL_EXIT_ERROR, keep_partial = 0;
+  xio_error err = {""};
+  xio_matrix_reset(&run->in);
+  xio_matrix_reset(&run->out);
+  if (parse_paths(opt, &run->in_path, &run->out_path, &err)) {
+    tool_report_error("%s", err.message);
+    return TOOL_EXIT_USAGE;
+  }
+  const int backend_status = choose_backend(opt, comm, &run->backend, &err);
+  if (backend_status != TOOL_EXIT_OK) {
+    tool_report_error("%s", err.message);
+    return backend_status;
+  }
+  if (XIO_MPI(MPI_Comm_rank(comm, &run->rank), &err) ||
+      XIO_MPI(MPI_Comm_size(comm, &run->nranks), &err) ||
+      tool_check_input(comm, run->in_path.file, &err) ||
+      tool_output_prepare(comm, run->out_path.file, run->in_path.file, opt->force, opt->resume,
+                          &run->output, &err))
+    goto fail;
+  keep_partial = run->output.partial_found; /* another run's work: not this one's to remove */
+  if (run->output.lock_note[0]) tool_report_warning("%s", run->output.lock_note);
+  if (xio_open_input(comm, run->in_path.file, run->in_path.dataset[0] ? run->in_path.dataset : NULL,
+                     &run->in, &err))
+    goto fail;
+  char type_text[256];
+  xio_type_describe(run->in.type, type_text, sizeof type_text);
+  tool_report_verbose("input %s:%s, %lld x %lld, %s (%zu bytes per element)", run->in_path.file,
+                      run->in.dataset, (long long)run->in.rows, (long long)run->in.cols, type_text,
+                      run->in.elem_size);
+
+  run->budget = opt->memory_bytes;
+  if (!run->budget && tool_default_memory_budget(comm, &run->budget, &err)) goto fail;
+#ifdef XPOSE_HAVE_CUDA
+  run->gpu_budget = opt->gpu_memory_bytes;
+  if (run->backend == XPOSE_BACKEND_CUDA && !run->gpu_budget &&
+      tool_default_gpu_budget(comm, &run->gpu_budget, &err))
+    goto fail;
+#endif
+  const double start = MPI_Wtime();
+  xio_transpose_options topt = {.memory_budget = run->budget,
+                                .gpu_memory_budget = run->gpu_budget,
+                                .progress = tool_report_progress};
   xpose_config_init(&topt.config);
-  topt.config.backend = backend;
+  topt.config.backend = run->backend;
   topt.config.exchange = (xpose_exchange_kind)opt->exchange;
   topt.config.max_message_bytes = (size_t)opt->max_message_bytes;
+  topt.checkpoint = record_progress;
+  topt.checkpoint_seconds = opt->checkpoint_seconds;
+  topt.checkpoint_user_data = run;
+  topt.stop_requested = tool_stop_requested;
+  if (start_output(run, &topt, &err)) goto fail;
+  if (run->resumed) {
+    topt.resume_from = &run->record.progress;
+    tool_report_note("resuming from %s: %lld of %lld passes done", run->output.partial_path,
+                     (long long)run->record.progress.passes_done,
+                     (long long)xio_pass_count(&run->record.progress.grid));
+  }
+  char out_name[sizeof run->out.dataset]; /* normalized, kept for the reopening and the summary */
+  memcpy(out_name, run->out.dataset, sizeof out_name);
+
   xio_transpose_stats stats;
-  tool_report_progress_begin();
-  if (xio_transpose(&in, &out, &topt, &stats, &err) || xio_close(&out, &err)) goto fail;
+  tool_report_progress_begin(topt.resume_from ? topt.resume_from->passes_done : 0);
+  const int transposed = xio_transpose(&run->in, &run->out, &topt, &stats, &err);
+  run->record.progress = stats.done;
+  keep_partial = run->record.progress.passes_done > 0;
+  if (transposed != 0 || xio_close(&run->out, &err)) {
+    if (transposed == XIO_STOPPED) {
+      exit_code = TOOL_EXIT_STOPPED;
+      goto stopped;
+    }
+    goto fail;
+  }
   const double seconds = MPI_Wtime() - start;
-  print_plan(&in, backend == XPOSE_BACKEND_CUDA ? gpu_budget : budget, nranks, &stats);
+  print_plan(&run->in, run->backend == XPOSE_BACKEND_CUDA ? run->gpu_budget : run->budget,
+             run->nranks, &stats);
 
   double verify_seconds = 0;
-  if (opt->verify) {
-    const double t0 = MPI_Wtime();
-    int match = 0;
-    char detail[256] = "";
-    if (xio_open_existing(comm, output.temp_path, out_name, &out, &err) ||
-        xio_verify_transpose(&in, &out, budget / 2, &match, detail, sizeof detail, &err) ||
-        xio_close(&out, &err))
-      goto fail;
-    verify_seconds = MPI_Wtime() - t0;
-    if (!match) {
-      xio_fail(&err, "verification failed: %s is not the transpose of %s:%s (%s)", out_path.file,
-               in_path.file, in.dataset, detail);
-      exit_code = TOOL_EXIT_VERIFY;
+  if (opt->verify != TOOL_VERIFY_NONE) {
+    const int verified = verify_output(run, out_name, &verify_seconds, &err);
+    if (verified == XIO_STOPPED) {
+      exit_code = TOOL_EXIT_STOPPED;
+      goto stopped;
+    }
+    if (verified) {
+      if (verified == 3) {
+        exit_code = TOOL_EXIT_VERIFY;
+        keep_partial = 0; /* wrong: never to be resumed */
+      }
       goto fail;
     }
-    tool_report_verbose("verified in %.3f s: %s", verify_seconds, detail);
+    tool_report_verbose("read back and verified in %.3f s", verify_seconds);
   }
-  if (tool_output_publish(comm, &output, &err)) goto fail;
+  if (xio_on_root(comm, publish_on_root_clear, run, &err) ||
+      tool_output_publish(comm, &run->output, &err)) {
+    tool_report_error("%s", err.message);
+    xio_close(&run->in, &err);
+    return TOOL_EXIT_ERROR;
+  }
 
-  const uint64_t bytes = (uint64_t)in.rows * (uint64_t)in.cols * in.elem_size;
+  const uint64_t bytes = (uint64_t)run->in.rows * (uint64_t)run->in.cols * run->in.elem_size;
   char size_text[32];
   tool_format_bytes(bytes, size_text, sizeof size_text);
+  const double total_seconds = seconds + verify_seconds;
   tool_report_result(
-      "%s:%s (%lld x %lld, %s) -> %s:%s (%lld x %lld): %s, %d rank(s) (%s, %s), %lld pass(es), "
-      "%.3f s, %.2f GB/s%s",
-      in_path.file, in.dataset, (long long)in.rows, (long long)in.cols, type_text, out_path.file,
-      out_name, (long long)in.cols, (long long)in.rows, size_text, nranks,
-      backend == XPOSE_BACKEND_CUDA ? "cuda" : "host", stats.exchange,
-      (long long)xio_pass_count(&stats.grid), seconds,
-      seconds > 0 ? 2.0 * (double)bytes / seconds / 1e9 : 0.0, opt->verify ? ", verified" : "");
-  xio_close(&in, &err);
+      "%s:%s (%lld x %lld, %s) -> %s:%s (%lld x %lld): %s, %d rank(s) (%s, %s), %lld pass(es)%s, "
+      "%.3f s, %.2f GB/s, %s",
+      run->in_path.file, run->in.dataset, (long long)run->in.rows, (long long)run->in.cols,
+      type_text, run->out_path.file, out_name, (long long)run->in.cols, (long long)run->in.rows,
+      size_text, run->nranks, run->backend == XPOSE_BACKEND_CUDA ? "cuda" : "host", stats.exchange,
+      (long long)xio_pass_count(&stats.done.grid), run->resumed ? " (resumed)" : "", total_seconds,
+      total_seconds > 0 ? 2.0 * (double)bytes / total_seconds / 1e9 : 0.0,
+      opt->verify == TOOL_VERIFY_NONE    ? "not read back"
+      : opt->verify == TOOL_VERIFY_INPUT ? "verified against the input"
+                                         : "verified");
+  xio_close(&run->in, &err);
   return TOOL_EXIT_OK;
 
+stopped : {
+  const int signal_number = agreed_stop_signal(comm);
+  if (keep_partial)
+    tool_report_error(
+        "stopped by %s after %lld of %lld passes; %s keeps them: run the same "
+        "command with --resume to continue",
+        tool_signal_name(signal_number), (long long)run->record.progress.passes_done,
+        (long long)xio_pass_count(&run->record.progress.grid), run->output.partial_path);
+  else
+    tool_report_error("stopped by %s before any pass was done; nothing was kept",
+                      tool_signal_name(signal_number));
+  goto release;
+}
+
 fail:
-  tool_report_error("%s", err.message);
-  {
-    xio_error ignored;
-    xio_close(&out, &ignored);
-    xio_close(&in, &ignored);
+  if (keep_partial && run->output.owned && run->record.progress.passes_done > 0) {
+    const size_t used = strlen(err.message);
+    if (snprintf(err.message + used, sizeof err.message - used,
+                 "; the %lld of %lld passes done are kept in %s: once the cause is fixed, the same "
+                 "command with --resume continues",
+                 (long long)run->record.progress.passes_done,
+                 (long long)xio_pass_count(&run->record.progress.grid),
+                 run->output.partial_path) < 0)
+      err.message[used] = '\0'; /* the error alone, then */
   }
-  tool_output_discard(comm, &output);
+  tool_report_error("%s", err.message);
+release : {
+  xio_error ignored;
+  xio_close(&run->out, &ignored);
+  xio_close(&run->in, &ignored);
+}
+  tool_output_release(comm, &run->output, keep_partial);
   return exit_code;
 }
 
@@ -224,7 +436,12 @@ int main(int argc, char **argv) {
              (int)strcspn(mpi_version, ",\n"), mpi_version, built);
   } else {
     tool_report_setup("xpose", rank, opt.quiet, opt.verbose);
-    exit_code = run(&opt, MPI_COMM_WORLD);
+    if (tool_stop_signals_install() != 0) {
+      tool_report_error("cannot handle stop signals");
+      exit_code = TOOL_EXIT_ERROR;
+    } else {
+      exit_code = run_transpose(&opt, MPI_COMM_WORLD);
+    }
   }
   return tool_session_end("xpose", rank, exit_code);
 }

@@ -3,12 +3,22 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "size.h"
 #include "xpose.h"
 
-enum { OPT_VERIFY = 256, OPT_MAX_MESSAGE, OPT_BACKEND, OPT_EXCHANGE, OPT_GPU_MEMORY };
+enum {
+  OPT_VERIFY = 256,
+  OPT_NO_VERIFY,
+  OPT_RESUME,
+  OPT_CHECKPOINT,
+  OPT_MAX_MESSAGE,
+  OPT_BACKEND,
+  OPT_EXCHANGE,
+  OPT_GPU_MEMORY
+};
 
 /* Index of `value` in `names` (NULL-terminated, in enum order), or -1. */
 static int choice(const char *value, const char *const *names) {
@@ -23,8 +33,11 @@ const char *tool_usage(void) {
          "Run it under MPI (mpirun -n P xpose ...) or on its own as one rank.\n"
          "\n"
          "IN's dataset defaults to the file's only 2-D dataset; OUT's to IN's dataset path.\n"
-         "OUT.h5 is a new file with the transposed dataset (same datatype, same attributes);\n"
-         "it appears under its name only once complete.\n"
+         "OUT.h5 is a new file with the transposed dataset (same datatype, same attributes).\n"
+         "It is written as OUT.h5.xpose-partial and appears under its own name only once\n"
+         "complete and read back from storage against checksums of what was written.\n"
+         "TERM, INT, HUP, USR1 or USR2 stop a run after the pass in progress, keeping the\n"
+         "partial output; the same command with --resume continues it.\n"
          "\n"
          "Options:\n"
          "  -m, --memory SIZE      memory per rank for xpose's buffers (default: half of the\n"
@@ -37,9 +50,15 @@ const char *tool_usage(void) {
          "      --exchange E       how GPUs exchange blocks: auto (the best available, named\n"
          "                         with --verbose), nccl, mpi (CUDA-aware MPI) or staged\n"
          "                         (through host memory, any MPI)\n"
-         "      --verify           re-read input and output and check that the output is the\n"
-         "                         transpose of the input (position-keyed XXH3 checksums)\n"
-         "  -f, --force            replace OUT.h5 if it exists\n"
+         "      --verify           also re-read the input, and check the output against it\n"
+         "      --no-verify        publish without reading the output back (faster, and\n"
+         "                         trusts the file system with every write)\n"
+         "  -r, --resume           continue the partial output of an interrupted run of the\n"
+         "                         same transpose; without one, start afresh\n"
+         "      --checkpoint SECS  record the progress in the partial output at most every\n"
+         "                         SECS seconds (default 10; 0: after every pass)\n"
+         "  -f, --force            replace OUT.h5 if it exists, and start over rather than\n"
+         "                         resume a partial output\n"
          "  -q, --quiet            print errors only\n"
          "  -v, --verbose          print the pass plan, timings and library messages\n"
          "      --max-message SIZE split messages between ranks above SIZE (default 1G;\n"
@@ -47,7 +66,8 @@ const char *tool_usage(void) {
          "  -h, --help             print this help and exit\n"
          "  -V, --version          print the version and exit\n"
          "\n"
-         "Exit status: 0 success, 1 error, 2 usage error, 3 verification failed.\n";
+         "Exit status: 0 success, 1 error, 2 usage error, 3 verification failed, 4 stopped by\n"
+         "a signal (the partial output is kept for --resume).\n";
 }
 
 static int usage_error(char *error, size_t size, const char *format, const char *what) {
@@ -60,6 +80,9 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
   static const struct option long_options[] = {
       {"memory", required_argument, NULL, 'm'},
       {"verify", no_argument, NULL, OPT_VERIFY},
+      {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
+      {"resume", no_argument, NULL, 'r'},
+      {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
       {"force", no_argument, NULL, 'f'},
       {"quiet", no_argument, NULL, 'q'},
       {"verbose", no_argument, NULL, 'v'},
@@ -72,10 +95,12 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
       {NULL, 0, NULL, 0},
   };
   memset(options, 0, sizeof *options);
+  options->checkpoint_seconds = 10;
+  int verify_options = 0;
   optind = 0; /* GNU: restart scanning, so parsing can run more than once */
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, ":m:fqvhV", long_options, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":m:rfqvhV", long_options, NULL)) != -1) {
     switch (c) {
       case 'm':
         if (tool_parse_size(optarg, &options->memory_bytes) != 0)
@@ -108,7 +133,21 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
                              "invalid --exchange '%s': expected auto, nccl, mpi or staged", optarg);
         break;
       }
-      case OPT_VERIFY: options->verify = 1; break;
+      case OPT_VERIFY:
+      case OPT_NO_VERIFY:
+        options->verify = c == OPT_VERIFY ? TOOL_VERIFY_INPUT : TOOL_VERIFY_NONE;
+        verify_options |= c == OPT_VERIFY ? 1 : 2;
+        break;
+      case OPT_CHECKPOINT: {
+        char *end = NULL;
+        options->checkpoint_seconds = strtod(optarg, &end);
+        if (end == optarg || *end || !(options->checkpoint_seconds >= 0) ||
+            options->checkpoint_seconds > 1e9)
+          return usage_error(error, error_size,
+                             "invalid --checkpoint '%s': expected seconds, 0 or more", optarg);
+        break;
+      }
+      case 'r': options->resume = 1; break;
       case 'f': options->force = 1; break;
       case 'q': options->quiet = 1; break;
       case 'v': options->verbose = 1; break;
@@ -129,6 +168,8 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
     return usage_error(
         error, error_size, "%s",
         "--exchange nccl and staged move GPU buffers: they need --backend cuda or auto");
+  if (verify_options == 3)
+    return usage_error(error, error_size, "%s", "--verify and --no-verify exclude each other");
   if (options->quiet && options->verbose)
     return usage_error(error, error_size, "%s", "--quiet and --verbose exclude each other");
   const int positional = argc - optind;

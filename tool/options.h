@@ -12,12 +12,24 @@ typedef struct {
   int backend;                /* an xpose_backend_kind */
   int exchange;               /* an xpose_exchange_kind */
   uint64_t max_message_bytes; /* 0: the library's default */
-  int verify, force, quiet, verbose;
+  int verify;                 /* TOOL_VERIFY_* */
+  int resume, force, quiet, verbose;
+  double checkpoint_seconds; /* between checkpoints of the partial output */
   int help, version;
 } tool_options;
 
+/* How the output is checked before it is published: against the checksums
+ * of what was written (default), not at all, or against the input re-read. */
+enum { TOOL_VERIFY_WRITTEN = 0, TOOL_VERIFY_NONE, TOOL_VERIFY_INPUT };
+
 /* Exit statuses of the tools. */
-enum { TOOL_EXIT_OK = 0, TOOL_EXIT_ERROR = 1, TOOL_EXIT_USAGE = 2, TOOL_EXIT_VERIFY = 3 };
+enum {
+  TOOL_EXIT_OK = 0,
+  TOOL_EXIT_ERROR = 1,
+  TOOL_EXIT_USAGE = 2,
+  TOOL_EXIT_VERIFY = 3,
+  TOOL_EXIT_STOPPED = 4 /* by a signal; the partial output is kept for --resume */
+};
 
 /* Returns 0, or -1 with one line in error (a usage error: exit 2).  With
  * --help or --version set, positional arguments are not required. */

@@ -15,7 +15,8 @@ static struct {
   int rank, quiet, verbose, tty;
   double start, last_print, delay;
   int progress_shown;
-} report = {"xpose", 0, 0, 0, 0, 0.0, 0.0, 2.0, 0};
+  int64_t passes_before; /* done by an earlier run, resumed */
+} report = {"xpose", 0, 0, 0, 0, 0.0, 0.0, 2.0, 0, 0};
 
 static void library_log(xpose_log_level level, const char *message, void *user_data) {
   (void)user_data;
@@ -66,7 +67,10 @@ void tool_report_verbose(const char *format, ...) {
   REPORT_BODY(report.rank == 0 && report.verbose, stderr, "");
 }
 
-void tool_report_progress_begin(void) { report.start = report.last_print = MPI_Wtime(); }
+void tool_report_progress_begin(int64_t passes_before) {
+  report.start = report.last_print = MPI_Wtime();
+  report.passes_before = passes_before;
+}
 
 void tool_report_progress(int64_t passes_done, int64_t passes, uint64_t bytes_done,
                           uint64_t bytes_total, void *user_data) {
@@ -82,10 +86,12 @@ void tool_report_progress(int64_t passes_done, int64_t passes, uint64_t bytes_do
   tool_format_bytes(bytes_done, done, sizeof done);
   tool_format_bytes(bytes_total, total, sizeof total);
   const double fraction = bytes_total ? (double)bytes_done / (double)bytes_total : 1.0;
-  const double left = fraction > 0 ? elapsed * (1.0 - fraction) / fraction : 0.0;
+  const double before = passes ? (double)report.passes_before / (double)passes : 0.0;
+  const double rate = fraction > before ? (fraction - before) / elapsed : 0.0; /* per second */
+  const double left = rate > 0 ? (1.0 - fraction) / rate : 0.0;
   fprintf(stderr, "%s%s: pass %lld/%lld, %3.0f%% (%s of %s), %.2f GB/s, %.0f s left%s",
           report.tty ? "\r" : "", report.program, (long long)passes_done, (long long)passes,
-          100.0 * fraction, done, total, 2.0 * (double)bytes_done / elapsed / 1e9, left,
+          100.0 * fraction, done, total, 2.0 * rate * (double)bytes_total / 1e9, left,
           report.tty && !last ? "   " : "\n");
   fflush(stderr);
   report.last_print = now;

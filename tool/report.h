@@ -25,8 +25,9 @@ void tool_report_result(const char *format, ...) TOOL_PRINTF(1, 2);
 /* Rank 0 only. A detail on stderr with --verbose. */
 void tool_report_verbose(const char *format, ...) TOOL_PRINTF(1, 2);
 
-/* Starts the clock the progress line measures rates against. */
-void tool_report_progress_begin(void);
+/* Starts the clock the progress line measures rates against; passes_before
+ * were done by an earlier run (resumed), and do not count towards the rate. */
+void tool_report_progress_begin(int64_t passes_before);
 
 /* Progress callback (see xio_progress_fn): after a couple of seconds, rank 0
  * shows passes, percentage, rate and time left on stderr, redrawn in place

@@ -50,6 +50,43 @@ def mpirun(ranks, args, timeout=TIMEOUT, cwd=None):
     return Result(proc.returncode, out, err)
 
 
+def start(ranks, args, cwd=None, env=None):
+    """Starts args under mpiexec in a session of its own (see finish)."""
+    cmd = [MPIEXEC, NUMPROC_FLAG, str(ranks), *PREFLAGS, *map(str, args)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=cwd, env=env)
+
+
+def finish(proc, timeout=TIMEOUT):
+    """Waits for a started run; on timeout kills its whole session and fails."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(f"hung: ran over {timeout} s\n{out}\n{err}")
+    return Result(proc.returncode, out, err)
+
+
+def resume_record(path):
+    """The newest intact resume record in a partial output's user block, as
+    a dict of strings, or None."""
+    try:
+        with open(path, "rb") as f:
+            block = f.read(8192)
+    except FileNotFoundError:
+        return None
+    best = None
+    for slot in (block[:4096], block[4096:]):
+        text = slot.split(b"\0", 1)[0].decode("utf-8", "replace")
+        if not text.startswith("xpose partial output, resume record 1\n") or "\ncheck " not in text:
+            continue
+        fields = dict(line.split(" ", 1) for line in text.splitlines()[1:] if " " in line)
+        if best is None or int(fields["sequence"]) > int(best["sequence"]):
+            best = fields
+    return best
+
+
 def digest(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
@@ -100,7 +137,9 @@ class ToolTestCase(unittest.TestCase):
         return mpirun(ranks, [XPOSE, *args], timeout=timeout, cwd=self.dir)
 
     def leftovers(self):
-        return glob.glob(os.path.join(self.dir, "*.partial"))
+        """Partial outputs and locks left in the test's directory."""
+        return sorted(glob.glob(os.path.join(self.dir, "*.xpose-partial")) +
+                      glob.glob(os.path.join(self.dir, "*.xpose-lock")))
 
     def assertTransposed(self, in_name, in_dataset, out_name, out_dataset):
         a, a_type, a_attrs = self.read_h5(in_name, in_dataset)

@@ -1,0 +1,29 @@
+/* Position-keyed checksums: what verification compares.
+ *
+ * Every element of the input matrix A (rows x cols) has a key, its
+ * position r * cols + c in A; its copy in the output B = A^T carries the
+ * same key.  The checksum of a set of elements is the sum (mod 2^64) of a
+ * hash of each element's bytes mixed with its key, so it can be summed in
+ * any order, over any blocks, on any rank, and two sets agree only when
+ * the same values sit at the same positions: a lost, zeroed, swapped or
+ * changed element shows (with probability about 1 - 2^-64; this guards
+ * against faults, not against an adversary). */
+#ifndef XIO_CHECKSUM_H
+#define XIO_CHECKSUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Checksum of a row-major nrows x ncols block of elem_size-byte elements
+ * whose element (i, j) has key first_key + i * row_step + j * col_step. */
+uint64_t xio_checksum_block(const void *block, int64_t nrows, int64_t ncols, size_t elem_size,
+                            uint64_t first_key, uint64_t row_step, uint64_t col_step);
+
+/* The key steps of a block of the output B (in_rows x in_cols is A's
+ * shape) starting at B's (row, col): B(row + i, col + j) is
+ * A(col + j, row + i). */
+static inline uint64_t xio_output_first_key(int64_t row, int64_t col, int64_t in_cols) {
+  return (uint64_t)col * (uint64_t)in_cols + (uint64_t)row;
+}
+
+#endif

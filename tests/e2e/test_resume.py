@@ -1,0 +1,185 @@
+"""End to end: a run stopped by a signal or killed keeps a resumable
+partial output and never an output under the final name; --resume
+finishes it (checked by h5py against numpy); partials are never mixed up
+or silently dropped; one run at a time writes an output, and publishing
+never replaces a file that appeared meanwhile."""
+
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+import numpy as np
+
+from harness import XPOSE, ToolTestCase, finish, pattern, resume_record, start
+
+STOPPED, ERROR = 4, 1
+# Thousands of tiny passes (seconds of work) with a checkpoint after each.
+SLOW = ["--memory", "8K", "--checkpoint", "0"]
+
+
+class Resume(ToolTestCase):
+    def setUp(self):
+        super().setUp()
+        self.a = pattern((1200, 1100), "<f8")
+        self.write_h5("in.h5", {"/m": self.a})
+        self.partial = self.path("out.h5.xpose-partial")
+
+    def start(self, ranks=3, *extra, env=None):
+        return start(ranks, [XPOSE, *SLOW, *extra, "in.h5", "out.h5"], cwd=self.dir, env=env)
+
+    def wait_for_passes(self, proc, passes=50, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline and proc.poll() is None:
+            record = resume_record(self.partial)
+            if record and int(record["passes_done"]) >= passes:
+                return int(record["passes_done"])
+            time.sleep(0.02)
+        self.fail(f"the run never got {passes} passes done\n{finish(proc)}")
+
+    def assertResumable(self, result):
+        self.assertNotEqual(result.returncode, 0, result)
+        self.assertFalse(os.path.exists(self.path("out.h5")), f"an output was published\n{result}")
+        record = resume_record(self.partial)
+        self.assertIsNotNone(record, f"no resumable partial\n{result}")
+        self.assertGreater(int(record["passes_done"]), 0)
+        return int(record["passes_done"])
+
+    def resume_and_check(self, ranks=2, *extra):
+        result = self.xpose(ranks, "--resume", *extra, "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("resuming from out.h5.xpose-partial", result.stderr)
+        self.assertIn("(resumed)", result.stdout)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+        self.assertEqual(self.leftovers(), [])
+
+    def test_stop_signals_then_resume(self):
+        # USR1 (a batch system's warning) and double signals from a terminal
+        # or `timeout`; mpirun forwards them all.
+        for signals in ([signal.SIGUSR1], [signal.SIGINT, signal.SIGINT],
+                        [signal.SIGTERM, signal.SIGTERM], [signal.SIGHUP]):
+            with self.subTest(signals=signals):
+                proc = self.start()
+                self.wait_for_passes(proc)
+                for s in signals:
+                    os.kill(proc.pid, s)
+                    time.sleep(0.05)
+                result = finish(proc)
+                done = self.assertResumable(result)
+                if signals == [signal.SIGUSR1]:  # mpirun lets the ranks finish on their own
+                    self.assertEqual(result.returncode, STOPPED, result)
+                    self.assertEqual(result.stderr.count("xpose: error: stopped by SIGUSR1 after "
+                                                         f"{done} of "), 1, result)
+                    self.assertIn("run the same command with --resume to continue", result.stderr)
+                self.resume_and_check()
+                os.remove(self.path("out.h5"))
+
+    def test_kill_9_of_a_rank_or_of_mpirun_then_resume(self):
+        for victim in ("rank", "mpirun"):
+            with self.subTest(victim=victim):
+                proc = self.start()
+                self.wait_for_passes(proc)
+                if victim == "rank":
+                    ranks = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                           text=True).stdout.split()
+                    self.assertTrue(ranks, "no rank processes found")
+                    os.kill(int(ranks[-1]), signal.SIGKILL)
+                    result = finish(proc)
+                else:
+                    os.kill(proc.pid, signal.SIGKILL)
+                    result = finish(proc)
+                    # Orphaned ranks notice and end; wait for the session to empty.
+                    deadline = time.time() + 60
+                    while time.time() < deadline and subprocess.run(
+                            ["pgrep", "-s", str(proc.pid)], capture_output=True).returncode == 0:
+                        time.sleep(0.1)
+                    subprocess.run(["pkill", "-9", "-s", str(proc.pid)])
+                self.assertResumable(result)
+                self.resume_and_check(ranks=3)
+                os.remove(self.path("out.h5"))
+
+    def stopped_partial(self):
+        proc = self.start()
+        self.wait_for_passes(proc)
+        os.kill(proc.pid, signal.SIGUSR1)
+        return self.assertResumable(finish(proc))
+
+    def test_partial_needs_resume_or_force(self):
+        self.stopped_partial()
+        result = self.xpose(2, "in.h5", "out.h5")
+        self.assertEqual(result.returncode, ERROR, result)
+        self.assertEqual(result.stderr.count(
+            "out.h5.xpose-partial is left from an interrupted run: add --resume to continue it, "
+            "or --force to start over"), 1, result)
+        self.assertIsNotNone(resume_record(self.partial), "the partial was touched")
+        result = self.xpose(2, "--force", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertNotIn("(resumed)", result.stdout)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+        self.assertEqual(self.leftovers(), [])
+
+    def test_resume_refuses_another_input_or_too_small_a_budget(self):
+        self.stopped_partial()
+        result = self.xpose(2, "--resume", "--memory", "1K", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, ERROR, result)
+        self.assertIn("cannot resume from out.h5.xpose-partial: its passes need", result.stderr)
+        st = os.stat(self.path("in.h5"))
+        os.utime(self.path("in.h5"), ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
+        result = self.xpose(2, "--resume", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, ERROR, result)
+        self.assertEqual(result.stderr.count(
+            "cannot resume from out.h5.xpose-partial: the input file was modified since it was "
+            "started"), 1, result)
+        self.write_h5("other.h5", {"/m": self.a})
+        result = self.xpose(2, "--resume", "other.h5", "out.h5")
+        self.assertIn("it was started from another input file", result.stderr)
+        self.assertIsNotNone(resume_record(self.partial), "a refused partial was removed")
+        self.assertFalse(os.path.exists(self.path("out.h5")))
+
+    def test_resume_without_a_partial_starts_afresh(self):
+        result = self.xpose(2, "--resume", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertNotIn("resum", result.stderr + result.stdout)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+
+    def test_one_run_at_a_time_per_output(self):
+        first = self.start(2)
+        self.wait_for_passes(first, passes=5)
+        second = self.xpose(2, "--force", "in.h5", "out.h5")
+        self.assertEqual(second.returncode, ERROR, second)
+        self.assertRegex(second.stderr,
+                         r"another xpose run \(pid \d+ on .*\) is writing out.h5 \(it holds "
+                         r"out.h5.xpose-lock\); wait for it to end")
+        result = finish(first)
+        self.assertEqual(result.returncode, 0, result)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+        self.assertEqual(self.leftovers(), [])
+
+    def test_publishing_never_replaces_a_file_that_appeared(self):
+        proc = self.start(2)
+        self.wait_for_passes(proc, passes=5)
+        with open(self.path("out.h5"), "w") as f:
+            f.write("someone else's file\n")
+        result = finish(proc)
+        self.assertEqual(result.returncode, ERROR, result)
+        self.assertIn("out.h5 appeared while xpose was writing it, and is left alone", result.stderr)
+        with open(self.path("out.h5")) as f:
+            self.assertEqual(f.read(), "someone else's file\n")
+        self.assertTrue(os.path.exists(self.partial), "the verified transpose was not kept")
+
+
+class LongNames(ToolTestCase):
+    def test_output_names_up_to_name_max(self):
+        a = pattern((40, 30), "<i4")
+        self.write_h5("in.h5", {"/m": a})
+        for length in (220, 255):
+            name = "o" * (length - 3) + ".h5"
+            result = self.xpose(2, "--memory", "2K", "in.h5", name)
+            self.assertEqual(result.returncode, 0, result)
+            self.assertTransposed("in.h5", "/m", name, "/m")
+            self.assertEqual(self.leftovers(), [])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,281 @@
+#define _GNU_SOURCE /* renameat2, fallocate */
+#include "output_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "size.h"
+
+static int lock_fd = -1; /* rank 0's, for the whole run */
+
+const char *tool_file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return S_ISREG(mode) ? "a regular file" : "not a regular file";
+}
+
+/* "<dir>/<stem><suffix>", the stem being OUT's own name, or when that would
+ * pass NAME_MAX its first 200 bytes, '~' and a hash of the whole. */
+static void beside(const char *path, const char *suffix, char *to, size_t size) {
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  const int dir_length = (int)(base - path);
+  if (strlen(base) + strlen(suffix) <= NAME_MAX) {
+    snprintf(to, size, "%s%s", path, suffix);
+    return;
+  }
+  const uint64_t hash = xio_checksum_block(base, 1, (int64_t)strlen(base), 1, 0, 0, 1);
+  snprintf(to, size, "%.*s%.200s~%016llx%s", dir_length, path, base, (unsigned long long)hash,
+           suffix);
+}
+
+static int sync_fd(int fd) { return fsync(fd) == 0 || errno == EINVAL /* cannot sync */ ? 0 : -1; }
+
+/* fsync a file or directory by name; what rename makes visible must be on disk. */
+static int sync_path(const char *path, xio_error *err) {
+  const int fd = open(path, O_RDONLY);
+  if (fd < 0) return xio_fail(err, "%s: %s", path, strerror(errno));
+  int rc = sync_fd(fd) == 0 ? 0 : xio_fail(err, "syncing %s: %s", path, strerror(errno));
+  if (close(fd) != 0 && rc == 0) rc = xio_fail(err, "closing %s: %s", path, strerror(errno));
+  return rc;
+}
+
+static void unlock(tool_output_file *out) {
+  if (lock_fd < 0) return;
+  (void)unlink(out->lock_path); /* while still holding it: the next run makes a new one */
+  (void)close(lock_fd);
+  lock_fd = -1;
+}
+
+/* An flock on the lock file, whose inode must still be the one at its
+ * name (a run finishing meanwhile unlinks it). */
+static int lock_output(tool_output_file *out, xio_error *err) {
+  for (int attempt = 0; attempt < 100; attempt++) {
+    const int fd = open(out->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return xio_fail(err, "cannot create the lock %s: %s", out->lock_path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int saved = errno;
+      char holder[128] = "";
+      const ssize_t got = pread(fd, holder, sizeof holder - 1, 0);
+      holder[got > 0 ? got : 0] = '\0';
+      holder[strcspn(holder, "\n")] = '\0';
+      (void)close(fd);
+      if (saved == EWOULDBLOCK)
+        return xio_fail(err,
+                        "another xpose run%s%s is writing %s (it holds %s); wait for it to end",
+                        holder[0] ? " " : "", holder, out->final_path, out->lock_path);
+      /* File systems without flock: go on, but say so. */
+      snprintf(out->lock_note, sizeof out->lock_note,
+               "cannot lock %s (%s): concurrent runs to this output are not detected",
+               out->lock_path, strerror(saved));
+      return 0;
+    }
+    struct stat held, named;
+    if (fstat(fd, &held) == 0 && stat(out->lock_path, &named) == 0 && held.st_dev == named.st_dev &&
+        held.st_ino == named.st_ino) {
+      char host[256] = "?";
+      (void)gethostname(host, sizeof host - 1);
+      char holder[320];
+      const int n = snprintf(holder, sizeof holder, "(pid %ld on %s)\n", (long)getpid(), host);
+      if (ftruncate(fd, 0) != 0 || pwrite(fd, holder, (size_t)n, 0) != n) {
+        /* the content is a courtesy for the message above; the lock holds */
+      }
+      lock_fd = fd;
+      return 0;
+    }
+    (void)close(fd); /* unlinked by a run that just ended: take the new one */
+  }
+  return xio_fail(err, "cannot take the lock %s: it keeps changing", out->lock_path);
+}
+
+typedef struct {
+  const char *path, *input;
+  int force, resume;
+  tool_output_file *out;
+} output_check;
+
+static int check_output_on_root(void *arg, xio_error *err) {
+  output_check *c = arg;
+  tool_output_file *out = c->out;
+  struct stat st, in_st;
+  if (stat(c->path, &st) == 0) {
+    if (c->input && stat(c->input, &in_st) == 0 && st.st_dev == in_st.st_dev &&
+        st.st_ino == in_st.st_ino)
+      return xio_fail(err, "output %s is the input file; write to another file", c->path);
+    if (S_ISDIR(st.st_mode)) return xio_fail(err, "output %s is a directory", c->path);
+    if (!S_ISREG(st.st_mode))
+      return xio_fail(err, "output %s is %s; xpose replaces regular files only", c->path,
+                      tool_file_kind(st.st_mode));
+    if (!c->force) return xio_fail(err, "output %s exists; use --force to replace it", c->path);
+  } else if (errno != ENOENT) {
+    return xio_fail(err, "output %s: %s", c->path, strerror(errno));
+  }
+  char dir[sizeof out->final_path];
+  snprintf(dir, sizeof dir, "%s", c->path);
+  const char *parent = dirname(dir);
+  if (stat(parent, &st) != 0)
+    return xio_fail(err, "output directory %s: %s", parent, strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return xio_fail(err, "output directory %s is not a directory", parent);
+  if (access(parent, W_OK | X_OK) != 0)
+    return xio_fail(err, "cannot write to %s: %s", parent, strerror(errno));
+
+  if (lock_output(out, err)) return -1;
+  if (lstat(out->partial_path, &st) == 0) {
+    if (!S_ISREG(st.st_mode))
+      return xio_fail(err, "%s is %s, where xpose keeps its partial output; remove it",
+                      out->partial_path, tool_file_kind(st.st_mode));
+    if (c->resume) {
+      out->partial_found = 1;
+    } else if (!c->force) {
+      return xio_fail(err,
+                      "%s is left from an interrupted run: add --resume to continue it, or "
+                      "--force to start over",
+                      out->partial_path);
+    } else if (unlink(out->partial_path) != 0) {
+      return xio_fail(err, "cannot remove %s: %s", out->partial_path, strerror(errno));
+    }
+  } else if (errno != ENOENT) {
+    return xio_fail(err, "%s: %s", out->partial_path, strerror(errno));
+  }
+  out->owned = 1;
+  return 0;
+}
+
+int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int force, int resume,
+                        tool_output_file *out, xio_error *err) {
+  memset(out, 0, sizeof *out);
+  if (strlen(path) >= sizeof out->final_path - 1)
+    return xio_fail(err, "output path %.64s... is too long", path);
+  snprintf(out->final_path, sizeof out->final_path, "%s", path);
+  beside(path, ".xpose-partial", out->partial_path, sizeof out->partial_path);
+  beside(path, ".xpose-lock", out->lock_path, sizeof out->lock_path);
+  out->force = force;
+  output_check check = {path, input, force, resume, out};
+  const int rc = xio_on_root(comm, check_output_on_root, &check, err);
+  if (rc) unlock(out); /* rank 0's, if it took it */
+  int flags[2] = {out->partial_found, out->owned};
+  if (XIO_MPI(MPI_Bcast(flags, 2, MPI_INT, 0, comm), err) ||
+      XIO_MPI(MPI_Bcast(out->lock_note, (int)sizeof out->lock_note, MPI_CHAR, 0, comm), err))
+    return -1;
+  out->partial_found = flags[0];
+  out->owned = flags[1];
+  return rc;
+}
+
+static int reserve_on_root(void *arg, xio_error *err) {
+  const struct {
+    const tool_output_file *out;
+    uint64_t bytes;
+  } *r = arg;
+  const char *path = r->out->partial_path;
+  const int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return xio_fail(err, "%s: %s", path, strerror(errno));
+  int rc = 0;
+  const int failed = fallocate(fd, 0, 0, (off_t)r->bytes) != 0 ? errno : 0;
+  struct statvfs fs;
+  char dir[sizeof r->out->final_path];
+  snprintf(dir, sizeof dir, "%s", r->out->final_path);
+  const char *parent = dirname(dir);
+  const uint64_t free_bytes =
+      fstatvfs(fd, &fs) == 0 ? (uint64_t)fs.f_bavail * (uint64_t)fs.f_frsize : UINT64_MAX;
+  struct stat st;
+  const uint64_t have = fstat(fd, &st) == 0 ? (uint64_t)st.st_blocks * 512u : 0;
+  const int no_room = failed == ENOSPC || failed == EDQUOT ||
+                      ((failed == EOPNOTSUPP || failed == ENOSYS) && r->bytes > have &&
+                       r->bytes - have > free_bytes);
+  char need[32], room[32];
+  tool_format_bytes(r->bytes, need, sizeof need);
+  tool_format_bytes(free_bytes == UINT64_MAX ? 0 : free_bytes, room, sizeof room);
+  if (no_room)
+    rc = xio_fail(err, "not enough space for %s: it needs %s and %s has %s free%s",
+                  r->out->final_path, need, parent, room,
+                  failed == EDQUOT ? " (or the quota is reached)" : "");
+  else if (failed && failed != EOPNOTSUPP && failed != ENOSYS)
+    rc = xio_fail(err, "cannot reserve %s for %s: %s", need, r->out->final_path, strerror(failed));
+  if (close(fd) != 0 && rc == 0) rc = xio_fail(err, "closing %s: %s", path, strerror(errno));
+  return rc;
+}
+
+int tool_output_reserve(MPI_Comm comm, const tool_output_file *out, uint64_t bytes,
+                        xio_error *err) {
+  struct {
+    const tool_output_file *out;
+    uint64_t bytes;
+  } request = {out, bytes};
+  return xio_on_root(comm, reserve_on_root, &request, err);
+}
+
+static int sync_on_root(void *arg, xio_error *err) {
+  return sync_path(((const tool_output_file *)arg)->partial_path, err);
+}
+
+int tool_output_evict(MPI_Comm comm, const tool_output_file *out, xio_error *err) {
+  if (xio_on_root(comm, sync_on_root, (void *)out, err)) return -1;
+  /* Every rank, for its node's cache; clean pages only, hence the sync. */
+  int rc = 0;
+  const int fd = open(out->partial_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
+    rc =
+        xio_fail(err, "cannot drop %s from the page cache: %s", out->partial_path, strerror(errno));
+  if (fd >= 0) (void)close(fd);
+  return xio_agree(comm, rc, err);
+}
+
+static int publish_on_root(void *arg, xio_error *err) {
+  tool_output_file *out = arg;
+  if (sync_path(out->partial_path, err)) return -1;
+  int rc = 0;
+  if (out->force) {
+    rc = rename(out->partial_path, out->final_path);
+  } else {
+    rc = renameat2(AT_FDCWD, out->partial_path, AT_FDCWD, out->final_path, RENAME_NOREPLACE);
+    if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) { /* not on this file system */
+      rc = link(out->partial_path, out->final_path);
+      if (rc == 0) (void)unlink(out->partial_path);
+    }
+  }
+  if (rc != 0 && errno == EEXIST)
+    return xio_fail(err,
+                    "%s appeared while xpose was writing it, and is left alone; the verified "
+                    "transpose is %s: rename it yourself, or rerun with --force",
+                    out->final_path, out->partial_path);
+  if (rc != 0)
+    return xio_fail(err, "renaming %s to %s: %s; the verified transpose is kept there",
+                    out->partial_path, out->final_path, strerror(errno));
+  out->owned = 0; /* published: nothing left to remove */
+  /* Persist the rename too; best effort: the file is already in place. */
+  char dir[sizeof out->final_path];
+  snprintf(dir, sizeof dir, "%s", out->final_path);
+  xio_error ignored;
+  (void)sync_path(dirname(dir), &ignored);
+  return 0;
+}
+
+int tool_output_publish(MPI_Comm comm, tool_output_file *out, xio_error *err) {
+  const int rc = xio_on_root(comm, publish_on_root, out, err);
+  tool_output_release(comm, out, 1);
+  return rc;
+}
+
+void tool_output_release(MPI_Comm comm, tool_output_file *out, int keep) {
+  xio_error ignored; /* cleaning up after a failure that is reported already */
+  int rank = 0;      /* if MPI cannot say, every rank tries: harmless */
+  if (XIO_MPI(MPI_Comm_rank(comm, &rank), &ignored) == 0)
+    (void)XIO_MPI(MPI_Barrier(comm), &ignored); /* every rank has closed the file */
+  if (rank == 0 && out->owned && !keep) (void)unlink(out->partial_path); /* gone is fine */
+  if (rank == 0) unlock(out);
+  out->owned = 0;
+}

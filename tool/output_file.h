@@ -1,0 +1,59 @@
+/* Keeping people's files safe on the way out: an output appears under its
+ * name only when complete, and never replaces a file it was not asked to.
+ *
+ * The output is written as "<OUT>.xpose-partial" beside OUT (a name fixed by
+ * OUT's, so a later run can resume it), while rank 0 holds an flock on
+ * "<OUT>.xpose-lock" (a second run to the same output fails at once with a
+ * message; a killed run's lock dies with it).  Very long names are cut and
+ * given a hash, so both stay within NAME_MAX.  Space for the whole output
+ * is reserved before the first pass.  Publishing syncs the file and renames
+ * it to OUT, atomically, and without --force never over a file that
+ * appeared meanwhile (renameat2 RENAME_NOREPLACE, else link + unlink). */
+#ifndef TOOL_OUTPUT_FILE_H
+#define TOOL_OUTPUT_FILE_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "h5_error.h"
+
+typedef struct {
+  char final_path[4096];
+  char partial_path[4200], lock_path[4200];
+  int force;
+  int partial_found;    /* an earlier run's partial, kept for resuming */
+  int owned;            /* this run holds the lock and may remove the partial */
+  char lock_note[4400]; /* why no lock could be taken, if so */
+} tool_output_file;
+
+/* "a FIFO", "a character device", ...: what a non-regular file is. */
+const char *tool_file_kind(mode_t mode);
+
+/* Collective.  Rank 0 checks that `path` may be written: its directory
+ * exists and is writable; an existing regular file is replaced only with
+ * `force`, and never when it is `input` (NULL: no input), by any name or
+ * link; other kinds of file never.  It takes the lock, and finds any
+ * partial left by an earlier run: with `resume` it is kept
+ * (partial_found), with `force` removed, otherwise the run fails saying
+ * which of the two to use. */
+int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int force, int resume,
+                        tool_output_file *out, xio_error *err);
+
+/* Collective.  Reserves `bytes` for the partial file on its file system
+ * (fallocate), so a full disk or quota fails now, naming what is needed
+ * and what is free. */
+int tool_output_reserve(MPI_Comm comm, const tool_output_file *out, uint64_t bytes, xio_error *err);
+
+/* Collective, the file closed.  Syncs the partial to storage and drops it
+ * from every node's page cache, so that reading it back reads storage. */
+int tool_output_evict(MPI_Comm comm, const tool_output_file *out, xio_error *err);
+
+/* Collective.  Syncs the partial and renames it to the final name; then
+ * releases the lock.  On failure the partial is kept and named in err. */
+int tool_output_publish(MPI_Comm comm, tool_output_file *out, xio_error *err);
+
+/* Collective.  Releases the lock; removes the partial unless `keep`. */
+void tool_output_release(MPI_Comm comm, tool_output_file *out, int keep);
+
+#endif

@@ -1,0 +1,189 @@
+#define _GNU_SOURCE /* realpath, fdatasync, st_mtim */
+#include "resume_record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checksum.h"
+
+#define SLOT_BYTES (TOOL_RESUME_USERBLOCK / 2)
+static const char header[] = "xpose partial output, resume record 1\n";
+
+static uint64_t hash_bytes(const void *bytes, size_t size) {
+  return xio_checksum_block(bytes, 1, (int64_t)size, 1, 0, 0, 1);
+}
+
+/* The rest of a line, without newlines, into a field. */
+static void copy_line(char *to, size_t size, const char *from) {
+  snprintf(to, size, "%s", from);
+  for (char *p = to; *p; p++)
+    if (*p == '\n' || *p == '\r') *p = '?';
+}
+
+int tool_resume_identity(const char *input_file, const xio_matrix *in, const char *output_dataset,
+                         tool_resume_record *r, xio_error *err) {
+  memset(r, 0, sizeof *r);
+  char *absolute = realpath(input_file, NULL);
+  struct stat st;
+  if (!absolute || stat(absolute, &st) != 0) {
+    const int saved = errno;
+    free(absolute);
+    return xio_fail(err, "%s: %s", input_file, strerror(saved));
+  }
+  copy_line(r->input_path, sizeof r->input_path, absolute);
+  r->input_path_hash = hash_bytes(absolute, strlen(absolute));
+  free(absolute);
+  r->input_size = (uint64_t)st.st_size;
+  r->input_mtime_sec = (int64_t)st.st_mtim.tv_sec;
+  r->input_mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
+  copy_line(r->input_dataset, sizeof r->input_dataset, in->dataset);
+  copy_line(r->output_dataset, sizeof r->output_dataset, output_dataset);
+  r->rows = in->rows;
+  r->cols = in->cols;
+  size_t encoded = 0;
+  unsigned char type[1024];
+  if (H5Tencode(in->type, NULL, &encoded) < 0 || encoded > sizeof type ||
+      H5Tencode(in->type, type, &encoded) < 0)
+    return xio_fail(err, "%s:%s: cannot describe its datatype", input_file, in->dataset);
+  r->type_hash = hash_bytes(type, encoded);
+  return 0;
+}
+
+static int format_slot(const tool_resume_record *r, char slot[SLOT_BYTES]) {
+  memset(slot, 0, SLOT_BYTES);
+  const xio_pass_grid *g = &r->progress.grid;
+  int n = snprintf(
+      slot, SLOT_BYTES,
+      "%ssequence %" PRIu64 "\ninput_path_hash %016" PRIx64 "\ninput_size %" PRIu64
+      "\ninput_mtime %" PRId64 ".%09" PRId64 "\ntype_hash %016" PRIx64 "\nshape %" PRId64
+      " %" PRId64 "\ngrid %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 "\npasses_done %" PRId64
+      "\nchecksums %016" PRIx64 " %016" PRIx64 "\ninput_dataset %s\noutput_dataset %s\ninput %s\n",
+      header, r->sequence, r->input_path_hash, r->input_size, r->input_mtime_sec,
+      r->input_mtime_nsec, r->type_hash, r->rows, r->cols, g->row_passes, g->col_passes,
+      g->block_rows, g->block_cols, r->progress.passes_done, r->progress.sums.read,
+      r->progress.sums.written, r->input_dataset, r->output_dataset, r->input_path);
+  if (n < 0 || n + 32 >= SLOT_BYTES) return -1;
+  n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "check %016" PRIx64 "\n",
+                hash_bytes(slot, (size_t)n));
+  return 0;
+}
+
+/* The value after "key " on its own line, or NULL. */
+static const char *field(const char *text, const char *key) {
+  const size_t length = strlen(key);
+  for (const char *line = text; line && *line;
+       line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+    if (strncmp(line, key, length) == 0 && line[length] == ' ') return line + length + 1;
+  return NULL;
+}
+
+static void rest_of_line(char *to, size_t size, const char *value) {
+  const size_t length = value ? strcspn(value, "\n") : 0;
+  snprintf(to, size, "%.*s", (int)length, value ? value : "");
+}
+
+static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
+  char text[SLOT_BYTES + 1];
+  memcpy(text, slot, SLOT_BYTES);
+  text[SLOT_BYTES] = '\0';
+  if (strncmp(text, header, sizeof header - 1) != 0) return -1;
+  char *check = strstr(text, "\ncheck ");
+  uint64_t stored = 0;
+  if (!check || sscanf(check + 7, "%" SCNx64, &stored) != 1 ||
+      stored != hash_bytes(text, (size_t)(check + 1 - text)))
+    return -1;
+  memset(r, 0, sizeof *r);
+  xio_pass_grid *g = &r->progress.grid;
+  const char *v;
+  if (!(v = field(text, "sequence")) || sscanf(v, "%" SCNu64, &r->sequence) != 1 ||
+      !(v = field(text, "input_path_hash")) || sscanf(v, "%" SCNx64, &r->input_path_hash) != 1 ||
+      !(v = field(text, "input_size")) || sscanf(v, "%" SCNu64, &r->input_size) != 1 ||
+      !(v = field(text, "input_mtime")) ||
+      sscanf(v, "%" SCNd64 ".%" SCNd64, &r->input_mtime_sec, &r->input_mtime_nsec) != 2 ||
+      !(v = field(text, "type_hash")) || sscanf(v, "%" SCNx64, &r->type_hash) != 1 ||
+      !(v = field(text, "shape")) || sscanf(v, "%" SCNd64 " %" SCNd64, &r->rows, &r->cols) != 2 ||
+      !(v = field(text, "grid")) ||
+      sscanf(v, "%" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64, &g->row_passes, &g->col_passes,
+             &g->block_rows, &g->block_cols) != 4 ||
+      !(v = field(text, "passes_done")) || sscanf(v, "%" SCNd64, &r->progress.passes_done) != 1 ||
+      !(v = field(text, "checksums")) ||
+      sscanf(v, "%" SCNx64 " %" SCNx64, &r->progress.sums.read, &r->progress.sums.written) != 2)
+    return -1;
+  rest_of_line(r->input_dataset, sizeof r->input_dataset, field(text, "input_dataset"));
+  rest_of_line(r->output_dataset, sizeof r->output_dataset, field(text, "output_dataset"));
+  rest_of_line(r->input_path, sizeof r->input_path, field(text, "input"));
+  g->rows = r->rows;
+  g->cols = r->cols;
+  return 0;
+}
+
+int tool_resume_record_read(const char *partial, tool_resume_record *record) {
+  char slots[2][SLOT_BYTES];
+  const int fd = open(partial, O_RDONLY);
+  if (fd < 0) return -1;
+  const ssize_t got = pread(fd, slots, sizeof slots, 0);
+  close(fd);
+  if (got != (ssize_t)sizeof slots) return -1;
+  tool_resume_record candidate;
+  int found = 0;
+  for (int i = 0; i < 2; i++)
+    if (parse_slot(slots[i], &candidate) == 0 &&
+        (!found || candidate.sequence > record->sequence)) {
+      *record = candidate;
+      found = 1;
+    }
+  return found ? 0 : -1;
+}
+
+static int write_block(const char *partial, const void *bytes, size_t size, off_t offset,
+                       xio_error *err) {
+  const int fd = open(partial, O_WRONLY);
+  if (fd < 0) return xio_fail(err, "%s: %s", partial, strerror(errno));
+  int rc = 0;
+  const ssize_t wrote = pwrite(fd, bytes, size, offset);
+  if (wrote != (ssize_t)size)
+    rc = xio_fail(err, "writing the resume record into %s: %s", partial,
+                  wrote < 0 ? strerror(errno) : "short write");
+  else if (fdatasync(fd) != 0 && errno != EINVAL)
+    rc = xio_fail(err, "syncing the resume record of %s: %s", partial, strerror(errno));
+  if (close(fd) != 0 && rc == 0) rc = xio_fail(err, "closing %s: %s", partial, strerror(errno));
+  return rc;
+}
+
+int tool_resume_record_write(const char *partial, tool_resume_record *record, xio_error *err) {
+  tool_resume_record newest;
+  record->sequence = tool_resume_record_read(partial, &newest) == 0 ? newest.sequence + 1 : 1;
+  char slot[SLOT_BYTES];
+  if (format_slot(record, slot))
+    return xio_fail(err, "internal: the resume record of %s does not fit its slot", partial);
+  return write_block(partial, slot, sizeof slot, (off_t)(record->sequence % 2) * SLOT_BYTES, err);
+}
+
+int tool_resume_record_clear(const char *partial, xio_error *err) {
+  static const char zeros[TOOL_RESUME_USERBLOCK];
+  return write_block(partial, zeros, sizeof zeros, 0, err);
+}
+
+const char *tool_resume_record_mismatch(const tool_resume_record *found,
+                                        const tool_resume_record *wanted) {
+  if (found->input_path_hash != wanted->input_path_hash)
+    return "it was started from another input file";
+  if (strcmp(found->input_dataset, wanted->input_dataset) != 0)
+    return "it was started from another dataset";
+  if (found->input_size != wanted->input_size ||
+      found->input_mtime_sec != wanted->input_mtime_sec ||
+      found->input_mtime_nsec != wanted->input_mtime_nsec)
+    return "the input file was modified since it was started";
+  if (found->rows != wanted->rows || found->cols != wanted->cols ||
+      found->type_hash != wanted->type_hash)
+    return "it holds another shape or datatype";
+  if (strcmp(found->output_dataset, wanted->output_dataset) != 0)
+    return "it was started for another output dataset";
+  return NULL;
+}

@@ -1,0 +1,53 @@
+/* The record that makes a partial output resumable.
+ *
+ * It lives in the partial file's HDF5 user block (bytes HDF5 leaves
+ * alone), so the partial is one self-describing file: what it is the
+ * transpose of (the input's path, size, modification time, dataset and
+ * datatype), the pass grid, and how many passes are on storage with their
+ * checksums.  Two slots are written in turn, each with a sequence number
+ * and a check of its own, so a write torn by a crash leaves the previous
+ * record readable.  `head -c 8192 OUT.h5.xpose-partial` shows it. */
+#ifndef TOOL_RESUME_RECORD_H
+#define TOOL_RESUME_RECORD_H
+
+#include <stdint.h>
+
+#include "h5_matrix.h"
+#include "h5_transpose.h"
+
+#define TOOL_RESUME_USERBLOCK 8192 /* two 4 KiB slots */
+
+typedef struct {
+  /* what the partial is the transpose of */
+  char input_path[1024]; /* absolute; for messages */
+  uint64_t input_path_hash, input_size, type_hash;
+  int64_t input_mtime_sec, input_mtime_nsec;
+  char input_dataset[512], output_dataset[512];
+  int64_t rows, cols;
+  /* how far it got */
+  xio_progress progress;
+  uint64_t sequence;
+} tool_resume_record;
+
+/* Local.  The identity of `in` (opened from input_file) transposed into
+ * output_dataset; progress zeroed.  -1 with a message in err. */
+int tool_resume_identity(const char *input_file, const xio_matrix *in, const char *output_dataset,
+                         tool_resume_record *record, xio_error *err);
+
+/* Local.  Reads the newest intact record of `partial`: 0, or -1 when there
+ * is none (no file, no record, or both slots damaged). */
+int tool_resume_record_read(const char *partial, tool_resume_record *record);
+
+/* Local.  Writes the record (sequence + 1) into the slot not holding the
+ * newest one, and syncs it to storage. */
+int tool_resume_record_write(const char *partial, tool_resume_record *record, xio_error *err);
+
+/* Local.  Zeroes the user block: the published file carries no record. */
+int tool_resume_record_clear(const char *partial, xio_error *err);
+
+/* What makes `found` belong to another run than `wanted` ("the input was
+ * modified", ...), or NULL when it is the same transpose. */
+const char *tool_resume_record_mismatch(const tool_resume_record *found,
+                                        const tool_resume_record *wanted);
+
+#endif

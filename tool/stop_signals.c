@@ -1,0 +1,36 @@
+#define _POSIX_C_SOURCE 200809L
+#include "stop_signals.h"
+
+#include <signal.h>
+#include <stddef.h>
+
+static volatile sig_atomic_t first_signal;
+
+static void request_stop(int signal_number) {
+  if (!first_signal) first_signal = signal_number;
+}
+
+static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
+
+int tool_stop_signals_install(void) {
+  struct sigaction action = {0};
+  action.sa_handler = request_stop;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++)
+    if (sigaction(stop_signals[i], &action, NULL) != 0) return -1;
+  return 0;
+}
+
+int tool_stop_requested(void) { return first_signal; }
+
+const char *tool_signal_name(int signal_number) {
+  switch (signal_number) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    default: return "a signal";
+  }
+}
