@@ -1,9 +1,16 @@
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "h5_error.h"
 
 #include <hdf5.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static const char *program_name = "xpose";
+
+void xio_set_program_name(const char *name) { program_name = name; }
 
 int xio_fail(xio_error *err, const char *format, ...) {
   va_list args;
@@ -45,12 +52,46 @@ int xio_mpi_failed(int code, const char *call, xio_error *err) {
   return xio_fail(err, "%s failed: %s", call, reason);
 }
 
+/* A rank that failed waits this long for the others to agree, then aborts
+ * the job: after a failed write, HDF5 and MPI-IO may leave other ranks
+ * inside a collective call this rank will never enter.  Later ranks wait
+ * a little longer, so the lowest failing rank speaks. */
+static double abort_after_seconds(int rank) {
+  const char *text = getenv("XPOSE_ABORT_TIMEOUT");
+  const double base = text && *text ? atof(text) : 120.0;
+  return (base > 0 ? base : 120.0) + 0.5 * (rank < 64 ? rank : 64);
+}
+
+/* Nonblocking on every rank (a blocking and a nonblocking collective do
+ * not match); only a rank that failed gives up waiting. */
+static int agree_or_abort(const int *mine, int *first_failed, MPI_Comm comm, int rank, int failed,
+                          const xio_error *err) {
+  MPI_Request request;
+  int code = MPI_Iallreduce(mine, first_failed, 1, MPI_INT, MPI_MIN, comm, &request);
+  if (code != MPI_SUCCESS || !failed) return code ? code : MPI_Wait(&request, MPI_STATUS_IGNORE);
+  const double deadline = MPI_Wtime() + abort_after_seconds(rank);
+  for (int done = 0;;) {
+    if ((code = MPI_Test(&request, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS || done) return code;
+    if (MPI_Wtime() > deadline) break;
+    const struct timespec pause = {0, 1000000}; /* 1 ms */
+    nanosleep(&pause, NULL);
+  }
+  fprintf(stderr,
+          "%s: error: %s (rank %d; the other ranks are stuck in a collective call after this "
+          "failure, so the job is aborted)\n",
+          program_name, err->message, rank);
+  fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  return MPI_ERR_OTHER; /* not reached */
+}
+
 int xio_agree(MPI_Comm comm, int rc, xio_error *err) {
   int rank, size, first_failed;
   if (XIO_MPI(MPI_Comm_rank(comm, &rank), err) || XIO_MPI(MPI_Comm_size(comm, &size), err))
     return -1;
   int mine = rc != 0 ? rank : size;
-  if (XIO_MPI(MPI_Allreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
+  const int code = agree_or_abort(&mine, &first_failed, comm, rank, rc != 0, err);
+  if (xio_mpi_failed(code, "MPI_Iallreduce (agreeing on a result)", err)) return -1;
   if (first_failed == size) return 0;
   if (XIO_MPI(MPI_Bcast(err->message, (int)sizeof err->message, MPI_CHAR, first_failed, comm), err))
     return -1;

@@ -19,6 +19,9 @@ typedef struct {
 /* What a collective loop returns when a rank asked it to stop (no error). */
 enum { XIO_STOPPED = 1 };
 
+/* The program named in the message of an aborted job. */
+void xio_set_program_name(const char *name);
+
 /* Formats err->message and returns -1, for `return xio_fail(err, ...)`. */
 int xio_fail(xio_error *err, const char *format, ...) XIO_PRINTF(2, 3);
 
@@ -36,7 +39,11 @@ int xio_mpi_failed(int code, const char *call, xio_error *err);
 void xio_release(herr_t (*close)(hid_t), hid_t *id, int *rc, xio_error *err);
 
 /* Collective.  Returns 0 when every rank passed rc == 0; otherwise -1 on
- * every rank, with err->message set to the lowest failing rank's message. */
+ * every rank, with err->message set to the lowest failing rank's message.
+ * A rank passing rc != 0 waits at most XPOSE_ABORT_TIMEOUT seconds (default
+ * 120) for the others: past that they are stuck in a collective call it
+ * left (HDF5 and MPI-IO do not fail collectively), so it prints its message
+ * and aborts the job rather than hang. */
 int xio_agree(MPI_Comm comm, int rc, xio_error *err);
 
 /* Collective.  Rank 0 runs check(); every rank gets its result and message.

@@ -121,9 +121,7 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
       break;
     }
     if (agreed[0] || agreed[1]) {
-      /* The data first, on storage; only then the record of it. */
-      rc = xio_flush(out, err);
-      if (rc == 0) rc = gather_sums(comm, &local, &done->sums, err);
+      rc = gather_sums(comm, &local, &done->sums, err);
       if (rc == 0) {
         done->passes_done = pass_done;
         if (options->checkpoint)

@@ -27,7 +27,8 @@ typedef struct {
 typedef void (*xio_progress_fn)(int64_t passes_done, int64_t passes, uint64_t bytes_done,
                                 uint64_t bytes_total, void *user_data);
 
-/* Collective.  Called once the output holds `done` on storage; returns 0 or
+/* Collective.  Called when the output holds `done`, written but maybe not
+ * yet on storage: the checkpoint syncs it, then records it.  Returns 0 or
  * -1 with a message (on any rank: the loop agrees). */
 typedef int (*xio_checkpoint_fn)(const xio_progress *done, void *user_data, xio_error *err);
 

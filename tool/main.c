@@ -190,9 +190,10 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   return 0;
 }
 
-/* The checkpoint: the output holds `done` on storage; rank 0 records it. */
+/* The checkpoint: the data on storage first; only then rank 0's record. */
 static int record_progress(const xio_progress *done, void *user_data, xio_error *err) {
   transpose_run *run = user_data;
+  if (tool_output_sync(run->comm, &run->output, err)) return -1;
   if (run->rank != 0) return 0;
   run->record.progress = *done;
   return tool_resume_record_write(run->output.partial_path, &run->record, err);

@@ -218,6 +218,15 @@ int tool_output_reserve(MPI_Comm comm, const tool_output_file *out, uint64_t byt
   return xio_on_root(comm, reserve_on_root, &request, err);
 }
 
+int tool_output_sync(MPI_Comm comm, const tool_output_file *out, xio_error *err) {
+  int rc = 0;
+  const int fd = open(out->partial_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || (fdatasync(fd) != 0 && errno != EINVAL))
+    rc = xio_fail(err, "syncing %s: %s", out->partial_path, strerror(errno));
+  if (fd >= 0) (void)close(fd);
+  return xio_agree(comm, rc, err);
+}
+
 static int sync_on_root(void *arg, xio_error *err) {
   return sync_path(((const tool_output_file *)arg)->partial_path, err);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "h5_error.h"
 #include "size.h"
 #include "xpose.h"
 
@@ -27,6 +28,7 @@ static void library_log(xpose_log_level level, const char *message, void *user_d
 
 void tool_report_setup(const char *program, int rank, int quiet, int verbose) {
   report.program = program;
+  xio_set_program_name(program);
   report.rank = rank;
   report.quiet = quiet;
   report.verbose = verbose;

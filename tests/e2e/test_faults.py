@@ -1,0 +1,112 @@
+"""End to end, with the faults users meet: a full file system (a small
+tmpfs, mounted when the tests run as root) and write errors injected into
+the output's writes (tests/fault/write_fault.c, an LD_PRELOAD shim), at 1-4
+ranks under both of Open MPI's MPI-IO layers.  Whatever happens, no run
+exits 0 with a wrong output, none leaves a file under the output's name
+when it fails, none hangs (every run has a hard timeout), and the input is
+never modified."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+from harness import ToolTestCase, digest, pattern
+
+WRITE_FAULT = os.environ.get("XPOSE_WRITE_FAULT", "")
+IO_LAYERS = ("ompio", "romio321")
+
+
+class Faults(ToolTestCase):
+    def run_with(self, ranks, args, env):
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            return self.xpose(ranks, *args, timeout=90)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def assertSafe(self, result, out, before):
+        """Exit 0 only with the exact transpose; otherwise nothing under out."""
+        self.assertEqual(digest(self.path("in.h5")), before, "the input was modified")
+        if result.returncode == 0:
+            self.assertTransposed("in.h5", "/m", out, "/m")
+            os.remove(out)
+            return "published"
+        self.assertFalse(os.path.exists(out), f"a failed run left {out}\n{result}")
+        errors = [l for l in result.stderr.splitlines() if l.startswith("xpose: error: ")]
+        self.assertEqual(len(errors), 1, f"expected one error message\n{result}")
+        for leftover in self.leftovers():
+            os.remove(leftover)
+        return errors[0]
+
+    @unittest.skipUnless(WRITE_FAULT, "the write-fault shim was not built")
+    def test_write_errors_never_publish_a_wrong_file(self):
+        self.write_h5("in.h5", {"/m": pattern((300, 257), "<f8")})  # 603 KiB
+        before = digest(self.path("in.h5"))
+        outcomes = {}
+        for io in IO_LAYERS:
+            for ranks in (1, 2, 3, 4):
+                for error in ("ENOSPC", "EIO"):
+                    for after, rank in ((20_000, None), (300_000, ranks - 1)):
+                        # A rank whose write failed waits 5 s (not 120) for the others.
+                        env = {"OMPI_MCA_io": io, "LD_PRELOAD": WRITE_FAULT,
+                               "XPOSE_ABORT_TIMEOUT": "5",
+                               "WRITE_FAULT_PATH": "out.h5.xpose-partial",
+                               "WRITE_FAULT_AFTER": str(after), "WRITE_FAULT_ERRNO": error,
+                               "WRITE_FAULT_RANK": "" if rank is None else str(rank)}
+                        if rank is None:
+                            del env["WRITE_FAULT_RANK"]
+                        with self.subTest(io=io, ranks=ranks, error=error, after=after):
+                            result = self.run_with(ranks, ["--memory", "64K", "in.h5", "out.h5"],
+                                                   env)
+                            outcome = self.assertSafe(result, self.path("out.h5"), before)
+                            outcomes[(io, ranks, error, after)] = outcome
+        kinds = {}
+        for outcome in outcomes.values():
+            kind = ("published" if outcome == "published"
+                    else "verification failed" if "verification failed" in outcome
+                    else "aborted" if "the job is aborted" in outcome else "failed")
+            kinds[kind] = kinds.get(kind, 0) + 1
+        print(f"\n{len(outcomes)} runs with write faults: {kinds}", flush=True)
+        # The faults must have bitten: most runs fail, each with its message.
+        failed = [o for o in outcomes.values() if o != "published"]
+        self.assertGreater(len(failed), len(outcomes) // 2, outcomes)
+
+    def test_full_file_system_fails_up_front(self):
+        if os.geteuid() != 0:
+            self.skipTest("mounting a small tmpfs needs root")
+        mnt = tempfile.mkdtemp(prefix="xpose-full-")
+        try:
+            mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt],
+                                     capture_output=True, text=True)
+            if mounted.returncode != 0:
+                self.skipTest(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+            try:
+                self.write_h5("in.h5", {"/m": pattern((1000, 1000), "<f8")})  # 7.63 MiB
+                before = digest(self.path("in.h5"))
+                out = os.path.join(mnt, "out.h5")
+                for io in IO_LAYERS:
+                    for ranks in (1, 2, 3, 4):
+                        with self.subTest(io=io, ranks=ranks):
+                            result = self.run_with(ranks, ["--memory", "1M", "in.h5", out],
+                                                   {"OMPI_MCA_io": io})
+                            message = self.assertSafe(result, out, before)
+                            self.assertRegex(message, rf"not enough space for {out}: it needs "
+                                             rf"7.6\d MiB and {mnt} has [\d.]+ [KM]iB free")
+                            self.assertEqual(os.listdir(mnt), [], "leftovers on the full disk")
+            finally:
+                subprocess.run(["umount", mnt])
+        finally:
+            shutil.rmtree(mnt, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

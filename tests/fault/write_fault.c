@@ -1,0 +1,80 @@
+/* LD_PRELOAD shim for fault-injection tests: write(), pwrite(), writev()
+ * and pwritev() (and their 64-bit names) to files whose path contains
+ * WRITE_FAULT_PATH fail with WRITE_FAULT_ERRNO (ENOSPC or EIO) once
+ * WRITE_FAULT_AFTER bytes have been written to such files, and from then
+ * on, as on a full disk.  With WRITE_FAULT_RANK set, only in the MPI rank
+ * of that number (OMPI_COMM_WORLD_RANK).  Everything else passes through. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static struct {
+  int configured, active, error;
+  const char *path;
+  long long after, written;
+} fault;
+
+static void configure(void) {
+  if (fault.configured) return;
+  fault.configured = 1;
+  const char *path = getenv("WRITE_FAULT_PATH"), *after = getenv("WRITE_FAULT_AFTER");
+  const char *error = getenv("WRITE_FAULT_ERRNO"), *rank = getenv("WRITE_FAULT_RANK");
+  const char *my_rank = getenv("OMPI_COMM_WORLD_RANK");
+  if (!path || !after) return;
+  if (rank && (!my_rank || strcmp(rank, my_rank) != 0)) return;
+  fault.path = path;
+  fault.after = atoll(after);
+  fault.error = error && strcmp(error, "EIO") == 0 ? EIO : ENOSPC;
+  fault.active = 1;
+}
+
+/* 0: let the write through; -1: fail it (errno set). */
+static int inject(int fd, size_t bytes) {
+  configure();
+  if (!fault.active) return 0;
+  char link[64], target[4096];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  const ssize_t n = readlink(link, target, sizeof target - 1);
+  if (n <= 0) return 0;
+  target[n] = '\0';
+  if (!strstr(target, fault.path)) return 0;
+  if (fault.written + (long long)bytes > fault.after) {
+    errno = fault.error;
+    return -1;
+  }
+  fault.written += (long long)bytes;
+  return 0;
+}
+
+static size_t iov_bytes(const struct iovec *iov, int count) {
+  size_t total = 0;
+  for (int i = 0; i < count; i++) total += iov[i].iov_len;
+  return total;
+}
+
+#define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
+
+ssize_t write(int fd, const void *buf, size_t count) {
+  return inject(fd, count) ? -1 : REAL(write)(fd, buf, count);
+}
+ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset) {
+  return inject(fd, count) ? -1 : REAL(pwrite)(fd, buf, count, offset);
+}
+ssize_t pwrite64(int fd, const void *buf, size_t count, off64_t offset) {
+  return inject(fd, count) ? -1 : REAL(pwrite64)(fd, buf, count, offset);
+}
+ssize_t writev(int fd, const struct iovec *iov, int count) {
+  return inject(fd, iov_bytes(iov, count)) ? -1 : REAL(writev)(fd, iov, count);
+}
+ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t offset) {
+  return inject(fd, iov_bytes(iov, count)) ? -1 : REAL(pwritev)(fd, iov, count, offset);
+}
+ssize_t pwritev64(int fd, const struct iovec *iov, int count, off64_t offset) {
+  return inject(fd, iov_bytes(iov, count)) ? -1 : REAL(pwritev64)(fd, iov, count, offset);
+}
