@@ -199,7 +199,7 @@ static int generate(const gen_options *o, MPI_Comm comm) {
   const int swap = o->big_endian != host_is_big_endian();
   xio_type_describe(type, type_text, sizeof type_text);
   uint64_t budget = o->memory;
-  int rc = budget ? 0 : tool_default_memory_budget(comm, &budget, &err);
+  int rc = budget ? 0 : tool_default_memory_budget(comm, &budget, NULL, 0, &err);
   const double start = MPI_Wtime();
   unsigned char *buf = NULL;
   if (rc == 0) rc = tool_output_prepare(comm, file, NULL, o->force, 0, &output, &err);

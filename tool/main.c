@@ -285,7 +285,13 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
                       run->in.elem_size);
 
   run->budget = opt->memory_bytes;
-  if (!run->budget && tool_default_memory_budget(comm, &run->budget, &err)) goto fail;
+  if (!run->budget) {
+    char source[512];
+    if (tool_default_memory_budget(comm, &run->budget, source, sizeof source, &err)) goto fail;
+    char budget_text[32];
+    tool_format_bytes(run->budget, budget_text, sizeof budget_text);
+    tool_report_verbose("memory budget %s per rank: %s", budget_text, source);
+  }
 #ifdef XPOSE_HAVE_CUDA
   run->gpu_budget = opt->gpu_memory_bytes;
   if (run->backend == XPOSE_BACKEND_CUDA && !run->gpu_budget &&

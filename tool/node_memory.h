@@ -1,16 +1,33 @@
-/* The default memory budget per rank. */
+/* The default memory budget per rank, from the limits that really apply
+ * to this process. */
 #ifndef TOOL_NODE_MEMORY_H
 #define TOOL_NODE_MEMORY_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "h5_error.h"
 
-/* Collective.  Half of the memory this process may use (physical memory,
- * or the cgroup limit a batch system such as Slurm sets, if lower), divided
- * among the ranks sharing the node; the minimum over all ranks, so every
- * rank plans the same passes.  0, or -1 with a message. */
-int tool_default_memory_budget(MPI_Comm comm, uint64_t *budget, xio_error *err);
+typedef struct {
+  uint64_t bytes;
+  char source[384]; /* where the figure comes from, for --verbose */
+} tool_memory_limit;
+
+/* Local.  The smallest of: physical memory; the memory available now
+ * (MemAvailable); the memory limit of this process's cgroup and of every
+ * cgroup above it, v1 or v2 (the path from proc_cgroup, under cgroup_root);
+ * and Slurm's SLURM_MEM_PER_NODE, or SLURM_MEM_PER_CPU times
+ * SLURM_CPUS_ON_NODE.  The paths are parameters for the tests:
+ * "/proc/self/cgroup", "/sys/fs/cgroup", "/proc/meminfo". */
+void tool_memory_limit_find(const char *proc_cgroup, const char *cgroup_root, const char *meminfo,
+                            tool_memory_limit *limit);
+
+/* Collective.  Half of the smallest limit, divided among the ranks sharing
+ * the node; the minimum over all ranks, so every rank plans the same
+ * passes.  `source` (may be NULL) says where it came from.  0, or -1 with
+ * a message. */
+int tool_default_memory_budget(MPI_Comm comm, uint64_t *budget, char *source, size_t source_size,
+                               xio_error *err);
 
 #endif
