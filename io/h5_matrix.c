@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "h5_types.h"
 
@@ -41,13 +42,17 @@ void xio_matrix_reset(xio_matrix *m) { matrix_init(m, MPI_COMM_NULL); }
 int xio_split_path(const char *arg, char *file_out, size_t file_size, char *dataset_out,
                    size_t dataset_size) {
   const char *sep = strstr(arg, ":/");
+  struct stat st;
+  if (!sep && strchr(arg, ':') && stat(arg, &st) != 0) sep = strrchr(arg, ':');
+  if (sep && sep[1] == '\0') sep = NULL; /* "file.h5:" names the file */
   const size_t file_len = sep ? (size_t)(sep - arg) : strlen(arg);
   if (file_len == 0 || file_len >= file_size) return -1;
   memcpy(file_out, arg, file_len);
   file_out[file_len] = '\0';
   const char *dataset = sep ? sep + 1 : "";
-  if (strlen(dataset) >= dataset_size) return -1;
-  strcpy(dataset_out, dataset);
+  const char *slash = dataset[0] && dataset[0] != '/' ? "/" : "";
+  if (strlen(slash) + strlen(dataset) >= dataset_size) return -1;
+  snprintf(dataset_out, dataset_size, "%s%s", slash, dataset);
   return 0;
 }
 
@@ -133,7 +138,14 @@ static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
     return xio_fail(err, "%s:%s holds %s; xpose moves fixed-size elements only", path, m->dataset,
                     why);
   m->elem_size = H5Tget_size(m->type);
-  return m->elem_size > 0 ? 0 : xio_fail(err, "%s:%s has 0-byte elements", path, m->dataset);
+  if (m->elem_size == 0) return xio_fail(err, "%s:%s has 0-byte elements", path, m->dataset);
+  hid_t dcpl = H5Dget_create_plist(m->dset);
+  const H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+  if (layout == H5D_LAYOUT_ERROR)
+    rc = xio_fail_h5(err, "%s:%s: cannot read its layout", path, m->dataset);
+  m->chunked = layout == H5D_CHUNKED;
+  xio_release(H5Pclose, &dcpl, &rc, err);
+  return rc;
 }
 
 /* `path` is opened; `shown` names it in messages (the user's name for a
@@ -232,7 +244,13 @@ static int transfer_block(const xio_matrix *m, int writing, int64_t row, int64_t
   hid_t fspace = H5Dget_space(m->dset), mspace = H5I_INVALID_HID,
         dxpl = H5Pcreate(H5P_DATASET_XFER);
   char dummy = 0; /* HDF5 wants a buffer even for an empty selection */
-  if (fspace < 0 || dxpl < 0 || H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0) {
+  /* Chunks never written read as the fill value; HDF5 1.10's collective
+   * read fails (MPI_ERR_TYPE) or deadlocks when a rank's selection holds
+   * only such chunks, so chunked datasets are read independently.  Every
+   * rank still makes the call, and the result is agreed below. */
+  const H5FD_mpio_xfer_t mode =
+      !writing && m->chunked ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE;
+  if (fspace < 0 || dxpl < 0 || H5Pset_dxpl_mpio(dxpl, mode) < 0) {
     rc = xio_fail_h5(err, "cannot set up a collective transfer");
   } else if (nrows > 0 && ncols > 0) {
     const hsize_t start[2] = {(hsize_t)row, (hsize_t)col},

@@ -15,6 +15,7 @@ typedef struct {
   hid_t type; /* transient copy of the dataset's datatype: the memory type too, so no conversion */
   int64_t rows, cols;
   size_t elem_size;
+  int chunked; /* read independently: see transfer_block */
   char dataset[512]; /* path inside the file */
 } xio_matrix;
 
@@ -62,8 +63,10 @@ int xio_data_end(const xio_matrix *m, uint64_t *bytes, xio_error *err);
  * rank must call it for the same matrix, open or not. */
 int xio_close(xio_matrix *m, xio_error *err);
 
-/* Splits "file.h5:/group/dataset" at the first ":/".  dataset_out is ""
- * when there is none.  Returns -1 when the file part is empty or too long. */
+/* Splits "file.h5:/group/dataset" at the first ":/", or where there is none
+ * and no file has the whole name, "file.h5:group/dataset" at the last ':'
+ * (the dataset made absolute).  dataset_out is "" when there is none.
+ * Returns -1 when the file part is empty or a part is too long. */
 int xio_split_path(const char *arg, char *file_out, size_t file_size, char *dataset_out,
                    size_t dataset_size);
 

@@ -53,11 +53,14 @@ static void print_plan(const xio_matrix *in, uint64_t budget, int nranks,
 /* Collective.  Host or CUDA for this run; with CUDA, each rank's GPU is
  * current afterwards.  --backend auto takes GPUs when every rank has one,
  * and says why not where an xpose built with CUDA runs on the host.
- * Returns an exit status: --backend cuda without GPUs is a usage error. */
+ * Returns an exit status: --backend cuda, --exchange nccl or staged
+ * without GPUs are usage errors. */
 static int choose_backend(const tool_options *opt, MPI_Comm comm, xpose_backend_kind *backend,
                           xio_error *err) {
   *backend = XPOSE_BACKEND_HOST;
   if (opt->backend == XPOSE_BACKEND_HOST) return TOOL_EXIT_OK;
+  const int needs_gpu =
+      opt->exchange == XPOSE_EXCHANGE_NCCL || opt->exchange == XPOSE_EXCHANGE_STAGED;
   int device = -1;
   if (xpose_cuda_select_device(comm, &device) == XPOSE_SUCCESS) {
     *backend = XPOSE_BACKEND_CUDA;
@@ -76,18 +79,22 @@ static int choose_backend(const tool_options *opt, MPI_Comm comm, xpose_backend_
   if (why[0]) xio_fail(err, "rank %d can use no GPU: %s", rank, why);
   if (xio_agree(comm, why[0] ? -1 : 0, err) == 0) /* devices seen, but not selected */
     xio_fail(err, "a rank could not select its GPU (--verbose says why)");
-  if (opt->backend == XPOSE_BACKEND_AUTO) {
+  if (opt->backend == XPOSE_BACKEND_AUTO && !needs_gpu) {
     tool_report_note("transposing on the host: %s", err->message);
     return TOOL_EXIT_OK;
   }
   const char *reason = err->message;
 #else
   const char *reason = "this xpose was built without CUDA";
-  if (opt->backend == XPOSE_BACKEND_AUTO) return TOOL_EXIT_OK;
+  if (opt->backend == XPOSE_BACKEND_AUTO && !needs_gpu) return TOOL_EXIT_OK;
 #endif
   char message[sizeof err->message];
   snprintf(message, sizeof message, "%s", reason);
-  xio_fail(err, "--backend cuda: %s", message);
+  if (opt->backend == XPOSE_BACKEND_CUDA)
+    xio_fail(err, "--backend cuda: %s", message);
+  else
+    xio_fail(err, "--exchange %s moves GPU buffers: %s",
+             opt->exchange == XPOSE_EXCHANGE_NCCL ? "nccl" : "staged", message);
   return TOOL_EXIT_USAGE;
 }
 

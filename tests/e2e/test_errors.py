@@ -43,6 +43,10 @@ class BadInput(ToolTestCase):
             f.write("not an HDF5 file\n" * 100)
         self.expect_failure(["text.h5", "out.h5"], "text.h5 is not an HDF5 file", ranks=3)
 
+    def test_input_is_a_fifo(self):
+        os.mkfifo(self.path("fifo.h5"))  # opening it to read would block
+        self.expect_failure(["fifo.h5", "out.h5"], "fifo.h5 is a FIFO, not an HDF5 file", ranks=3)
+
     def test_input_is_a_directory(self):
         os.mkdir(self.path("dir.h5"))
         self.expect_failure(["dir.h5", "out.h5"], "dir.h5 is a directory")
@@ -115,6 +119,32 @@ class BadInput(ToolTestCase):
         os.mkdir(self.path("d.h5"))
         self.expect_failure(["--force", "good.h5", "d.h5"], "output d.h5 is a directory",
                             output="d.h5/x")
+
+    def test_output_that_is_no_regular_file_is_never_replaced(self):
+        os.symlink("/dev/null", self.path("null.h5"))
+        os.mkfifo(self.path("fifo.h5"))
+        self.expect_failure(["--force", "good.h5", "null.h5"],
+                            "output null.h5 is a character device; xpose replaces regular files "
+                            "only", output="null.h5")
+        self.expect_failure(["--force", "good.h5", "fifo.h5"],
+                            "output fifo.h5 is a FIFO; xpose replaces regular files only",
+                            output="fifo.h5")
+        self.assertTrue(os.path.islink(self.path("null.h5")))
+
+    def test_relative_dataset_paths(self):
+        self.write_h5("g.h5", {"/grp/m": pattern((6, 4), "<i2")})
+        result = self.xpose(2, "g.h5:grp/m", "out.h5:t/y")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertTransposed("g.h5", "/grp/m", "out.h5", "/t/y")
+        self.expect_failure(["g.h5:nope", "out2.h5"], "g.h5 has no dataset /nope", output="out2.h5")
+
+    def test_gpu_exchange_without_gpus_is_a_usage_error(self):
+        result = self.xpose(3, "--exchange", "staged", "good.h5", "out.h5")
+        if result.returncode == 0:
+            self.skipTest("this machine has GPUs")
+        self.assertEqual(result.returncode, USAGE, result)
+        self.assertEqual(result.stderr.count("--exchange staged moves GPU buffers: "), 1, result)
+        self.assertFalse(os.path.exists(self.path("out.h5")))
 
     # ---- the command line
 

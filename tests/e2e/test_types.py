@@ -45,6 +45,24 @@ class Types(ToolTestCase):
                 with self.subTest(ranks=ranks, shape=shape):
                     self.check("<f8", shape, ranks, "--force", "--verify")
 
+    def test_sparse_chunked_inputs(self):
+        # Chunks never written read as the fill value (datasets filled region by region).
+        import h5py
+        with h5py.File(self.path("sparse.h5"), "w") as f:
+            d = f.create_dataset("m", (301, 257), dtype="<f4", chunks=(32, 32), fillvalue=-7.5)
+            d[0:32, 0:32] = 1.0
+            d[100:150, 200:257] = pattern((50, 57), "<f4")
+            z = f.create_dataset("z", (97, 130), dtype="<i8", chunks=(16, 16), fillvalue=42,
+                                 compression="gzip", shuffle=True)
+            z[40:60, 5:9] = pattern((20, 4), "<i8")
+        for ranks in (1, 2, 3, 4):
+            for name in ("m", "z"):
+                with self.subTest(ranks=ranks, dataset=name):
+                    result = self.xpose(ranks, "--force", "--memory", "32K", f"sparse.h5:/{name}",
+                                        "out.h5")
+                    self.assertEqual(result.returncode, 0, result)
+                    self.assertTransposed("sparse.h5", f"/{name}", "out.h5", f"/{name}")
+
     def test_attributes_and_group_paths(self):
         data = pattern((19, 31), ">i2")
         attrs = {
