@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda_check.h"
 #include "exchange/exchange.h"
@@ -145,8 +146,15 @@ static xpose_status nccl_create(const xpose_exchange_setup *setup, xpose_exchang
   st->backend = setup->backend;
   XPOSE_MPICHECKGOTO(MPI_Comm_rank(setup->comm, &st->rank), res, fail);
   XPOSE_MPICHECKGOTO(MPI_Comm_size(setup->comm, &nranks), res, fail);
-  if (st->rank == 0) XPOSE_NCCLCHECKGOTO(nccl.get_unique_id(&id), res, fail);
-  XPOSE_MPICHECKGOTO(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, setup->comm), res, fail);
+  /* Rank 0's id, or its failure: every rank learns which before going on. */
+  struct {
+    int ok;
+    ncclUniqueId id;
+  } root = {.ok = 1};
+  if (st->rank == 0 && nccl.get_unique_id(&root.id) != ncclSuccess) root.ok = 0;
+  XPOSE_MPICHECKGOTO(MPI_Bcast(&root, (int)sizeof root, MPI_BYTE, 0, setup->comm), res, fail);
+  XPOSE_REQUIREGOTO(root.ok, XPOSE_ERROR_NCCL, res, fail, "ncclGetUniqueId failed on rank 0");
+  id = root.id;
   XPOSE_NCCLCHECKGOTO(nccl.comm_init_rank(&st->comm, nranks, id, st->rank), res, fail);
   (*exchange)->ops = &nccl_ops;
   (*exchange)->name = "nccl";
@@ -160,10 +168,43 @@ fail:
   return res;
 }
 
+/* Collective.  The lowest two ranks of comm that drive the same GPU
+ * (compared by UUID, so whatever CUDA_VISIBLE_DEVICES each sees), or -1:
+ * NCCL refuses a GPU shared by two ranks, and refuses it inside
+ * ncclCommInitRank, where the other ranks would wait for them forever. */
+static int shared_gpu(MPI_Comm comm, int *first, int *second) {
+  int nranks = 0, device = -1;
+  struct cudaDeviceProp prop;
+  memset(&prop, 0, sizeof prop);
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+    (void)cudaGetLastError(); /* an all-zero UUID: the choice below still agrees */
+  if (MPI_Comm_size(comm, &nranks) != MPI_SUCCESS) return -1;
+  unsigned char *all = malloc((size_t)nranks * sizeof prop.uuid.bytes);
+  int found = -1;
+  if (all && MPI_Allgather(prop.uuid.bytes, (int)sizeof prop.uuid.bytes, MPI_BYTE, all,
+                           (int)sizeof prop.uuid.bytes, MPI_BYTE, comm) == MPI_SUCCESS)
+    for (int i = 0; i < nranks && found < 0; i++)
+      for (int j = i + 1; j < nranks && found < 0; j++)
+        if (memcmp(all + (size_t)i * 16, all + (size_t)j * 16, 16) == 0) {
+          *first = i;
+          *second = j;
+          found = 0;
+        }
+  free(all);
+  return found;
+}
+
 static int nccl_available(xpose_backend *backend, MPI_Comm comm, char *why, size_t why_size) {
-  (void)comm;
   if (!backend->ops->device_memory) return 0; /* for device buffers only: nothing to explain */
   pthread_once(&nccl_once, load_nccl);
+  int first = -1, second = -1;
+  if (shared_gpu(comm, &first, &second) == 0) {
+    snprintf(why, why_size,
+             "ranks %d and %d drive the same GPU, and NCCL needs a GPU of its own per rank "
+             "(run one rank per GPU)",
+             first, second);
+    return 0;
+  }
   if (!nccl.loaded) snprintf(why, why_size, "%s", nccl.why);
   return nccl.loaded;
 }
