@@ -59,6 +59,18 @@ int main(void) {
   EXPECT(parse("a b", &o, error) == 0 && o.backend == XPOSE_BACKEND_AUTO &&
              o.exchange == XPOSE_EXCHANGE_AUTO,
          "backend and exchange default to auto");
+  EXPECT(parse("a b", &o, error) == 0 && o.verify == TOOL_VERIFY_WRITTEN && !o.resume &&
+             o.checkpoint_seconds == 10 && !o.check && !o.json,
+         "verification, resume and checkpoint defaults");
+  EXPECT(parse("--no-verify -r --checkpoint 0.5 --json a b", &o, error) == 0 &&
+             o.verify == TOOL_VERIFY_NONE && o.resume && o.checkpoint_seconds == 0.5 && o.json,
+         "%s", error);
+  EXPECT(parse("--verify --verify a b", &o, error) == 0 && o.verify == TOOL_VERIFY_INPUT, "%s",
+         error);
+  EXPECT(parse("verify -m 1G a b", &o, error) == 0 && o.check && o.memory_bytes == 1ull << 30 &&
+             !strcmp(o.input, "a") && !strcmp(o.output, "b"),
+         "the verify subcommand: %s", error);
+  EXPECT(parse("--check a b", &o, error) == 0 && o.check, "--check: %s", error);
   EXPECT(parse("--help", &o, error) == 0 && o.help, "--help alone");
   EXPECT(parse("-V", &o, error) == 0 && o.version, "-V alone");
 
@@ -75,6 +87,10 @@ int main(void) {
   expect_error("--exchange smoke a b", "invalid --exchange 'smoke'");
   expect_error("--backend host --exchange nccl a b", "need --backend cuda or auto");
   expect_error("--gpu-memory lots a b", "invalid --gpu-memory 'lots'");
+  expect_error("--verify --no-verify a b", "--verify and --no-verify exclude each other");
+  expect_error("--checkpoint -1 a b", "invalid --checkpoint '-1'");
+  expect_error("--checkpoint soon a b", "invalid --checkpoint 'soon'");
+  expect_error("verify a", "missing arguments");
 
   expect_size("4096", 4096);
   expect_size("1K", 1024);

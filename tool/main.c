@@ -253,6 +253,69 @@ static int publish_on_root_clear(void *arg, xio_error *err) {
   return tool_resume_record_clear(((transpose_run *)arg)->output.partial_path, err);
 }
 
+/* The JSON summary's description of the input and the output. */
+static void describe_pair(tool_json *j, const transpose_run *run, const char *type_text,
+                          const char *out_dataset) {
+  tool_json_string(j, "input", run->in_path.file);
+  tool_json_string(j, "input_dataset", run->in.dataset);
+  tool_json_string(j, "output", run->out_path.file);
+  tool_json_string(j, "output_dataset", out_dataset);
+  tool_json_int(j, "rows", (long long)run->in.rows);
+  tool_json_int(j, "cols", (long long)run->in.cols);
+  tool_json_string(j, "type", type_text);
+}
+
+/* `xpose verify IN OUT`: whether OUT is the transpose of IN, reading both. */
+static int run_check(const tool_options *opt, MPI_Comm comm) {
+  transpose_run run_state = {.opt = opt, .comm = comm}, *run = &run_state;
+  xio_error err = {""};
+  xio_matrix_reset(&run->in);
+  xio_matrix_reset(&run->out);
+  if (parse_paths(opt, &run->in_path, &run->out_path, &err)) {
+    tool_report_error("%s", err.message);
+    return TOOL_EXIT_USAGE;
+  }
+  int exit_code = TOOL_EXIT_ERROR, match = 0;
+  char detail[256] = "", type_text[256] = "";
+  const double start = MPI_Wtime();
+  uint64_t budget = opt->memory_bytes;
+  if (tool_check_input(comm, run->in_path.file, &err) ||
+      tool_check_input(comm, run->out_path.file, &err) ||
+      xio_open_input(comm, run->in_path.file, run->in_path.dataset[0] ? run->in_path.dataset : NULL,
+                     &run->in, &err) ||
+      xio_open_existing(comm, run->out_path.file, run->out_path.file,
+                        run->out_path.dataset[0] ? run->out_path.dataset : run->in.dataset, 0,
+                        &run->out, &err) ||
+      (!budget && tool_default_memory_budget(comm, &budget, NULL, 0, &err)) ||
+      xio_verify_transpose(&run->in, &run->out, budget, &match, detail, sizeof detail, &err)) {
+    tool_report_error("%s", err.message);
+  } else {
+    xio_type_describe(run->in.type, type_text, sizeof type_text);
+    exit_code = match ? TOOL_EXIT_OK : TOOL_EXIT_VERIFY;
+    if (opt->json) {
+      tool_json j;
+      tool_json_begin(&j);
+      tool_json_string(&j, "status", match ? "transpose" : "not the transpose");
+      tool_json_int(&j, "exit_code", exit_code);
+      describe_pair(&j, run, type_text, run->out.dataset);
+      tool_json_string(&j, "detail", detail);
+      tool_json_number(&j, "seconds", MPI_Wtime() - start);
+      tool_json_print(&j);
+    } else if (match) {
+      tool_report_result("%s:%s is the transpose of %s:%s (%lld x %lld, %s; %s), %.3f s",
+                         run->out_path.file, run->out.dataset, run->in_path.file, run->in.dataset,
+                         (long long)run->in.rows, (long long)run->in.cols, type_text, detail,
+                         MPI_Wtime() - start);
+    } else {
+      tool_report_error("%s:%s is not the transpose of %s:%s: %s", run->out_path.file,
+                        run->out.dataset, run->in_path.file, run->in.dataset, detail);
+    }
+  }
+  xio_close(&run->out, &err);
+  xio_close(&run->in, &err);
+  return exit_code;
+}
+
 /* Collective: the signal that stopped the run, as any rank got it. */
 static int agreed_stop_signal(MPI_Comm comm) {
   int mine = tool_stop_requested(), any = 0;
@@ -370,17 +433,38 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   char size_text[32];
   tool_format_bytes(bytes, size_text, sizeof size_text);
   const double total_seconds = seconds + verify_seconds;
-  tool_report_result(
-      "%s:%s (%lld x %lld, %s) -> %s:%s (%lld x %lld): %s, %d rank(s) (%s, %s), %lld pass(es)%s, "
-      "%.3f s, %.2f GB/s, %s",
-      run->in_path.file, run->in.dataset, (long long)run->in.rows, (long long)run->in.cols,
-      type_text, run->out_path.file, out_name, (long long)run->in.cols, (long long)run->in.rows,
-      size_text, run->nranks, run->backend == XPOSE_BACKEND_CUDA ? "cuda" : "host", stats.exchange,
-      (long long)xio_pass_count(&stats.done.grid), run->resumed ? " (resumed)" : "", total_seconds,
-      total_seconds > 0 ? 2.0 * (double)bytes / total_seconds / 1e9 : 0.0,
-      opt->verify == TOOL_VERIFY_NONE    ? "not read back"
-      : opt->verify == TOOL_VERIFY_INPUT ? "verified against the input"
-                                         : "verified");
+  const double rate = total_seconds > 0 ? 2.0 * (double)bytes / total_seconds / 1e9 : 0.0;
+  const char *verification = opt->verify == TOOL_VERIFY_NONE    ? "not read back"
+                             : opt->verify == TOOL_VERIFY_INPUT ? "verified against the input"
+                                                                : "verified";
+  const char *backend_name = run->backend == XPOSE_BACKEND_CUDA ? "cuda" : "host";
+  if (opt->json) {
+    tool_json j;
+    tool_json_begin(&j);
+    tool_json_string(&j, "status", "ok");
+    tool_json_int(&j, "exit_code", TOOL_EXIT_OK);
+    describe_pair(&j, run, type_text, out_name);
+    tool_json_int(&j, "bytes", (long long)bytes);
+    tool_json_int(&j, "ranks", run->nranks);
+    tool_json_string(&j, "backend", backend_name);
+    tool_json_string(&j, "exchange", stats.exchange);
+    tool_json_int(&j, "passes", (long long)xio_pass_count(&stats.done.grid));
+    tool_json_bool(&j, "resumed", run->resumed);
+    tool_json_number(&j, "seconds", total_seconds);
+    tool_json_number(&j, "verify_seconds", verify_seconds);
+    tool_json_number(&j, "gb_per_s", rate);
+    tool_json_string(&j, "verification", verification);
+    tool_json_print(&j);
+  } else {
+    tool_report_result(
+        "%s:%s (%lld x %lld, %s) -> %s:%s (%lld x %lld): %s, %d rank(s) (%s, %s), %lld "
+        "pass(es)%s, %.3f s, %.2f GB/s, %s",
+        run->in_path.file, run->in.dataset, (long long)run->in.rows, (long long)run->in.cols,
+        type_text, run->out_path.file, out_name, (long long)run->in.cols, (long long)run->in.rows,
+        size_text, run->nranks, backend_name, stats.exchange,
+        (long long)xio_pass_count(&stats.done.grid), run->resumed ? " (resumed)" : "",
+        total_seconds, rate, verification);
+  }
   xio_close(&run->in, &err);
   return TOOL_EXIT_OK;
 
@@ -454,7 +538,17 @@ int main(int argc, char **argv) {
       tool_report_error("cannot handle stop signals");
       exit_code = TOOL_EXIT_ERROR;
     } else {
-      exit_code = run_transpose(&opt, MPI_COMM_WORLD);
+      exit_code = opt.check ? run_check(&opt, MPI_COMM_WORLD) : run_transpose(&opt, MPI_COMM_WORLD);
+    }
+    if (opt.json && exit_code != TOOL_EXIT_OK && !(opt.check && exit_code == TOOL_EXIT_VERIFY)) {
+      static const char *const status[] = {"ok", "error", "usage error", "verification failed",
+                                           "stopped"};
+      tool_json j;
+      tool_json_begin(&j);
+      tool_json_string(&j, "status", status[exit_code]);
+      tool_json_int(&j, "exit_code", exit_code);
+      tool_json_string(&j, "message", tool_report_last_error());
+      tool_json_print(&j);
     }
   }
   return tool_session_end("xpose", rank, exit_code);

@@ -17,7 +17,9 @@ enum {
   OPT_MAX_MESSAGE,
   OPT_BACKEND,
   OPT_EXCHANGE,
-  OPT_GPU_MEMORY
+  OPT_GPU_MEMORY,
+  OPT_JSON,
+  OPT_CHECK
 };
 
 /* Index of `value` in `names` (NULL-terminated, in enum order), or -1. */
@@ -29,7 +31,9 @@ static int choice(const char *value, const char *const *names) {
 
 const char *tool_usage(void) {
   return "Usage: xpose [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
-         "Transpose a 2-D HDF5 dataset of any size and fixed-size type.\n"
+         "       xpose verify [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
+         "Transpose a 2-D HDF5 dataset of any size and fixed-size type; or (verify, or\n"
+         "--check) prove that an existing OUT is the transpose of IN, writing nothing.\n"
          "Run it under MPI (mpirun -n P xpose ...) or on its own as one rank.\n"
          "\n"
          "IN's dataset defaults to the file's only 2-D dataset; OUT's to IN's dataset path.\n"
@@ -59,6 +63,8 @@ const char *tool_usage(void) {
          "                         SECS seconds (default 10; 0: after every pass)\n"
          "  -f, --force            replace OUT.h5 if it exists, and start over rather than\n"
          "                         resume a partial output\n"
+         "      --json             print the summary (or the error) as one JSON object on\n"
+         "                         stdout\n"
          "  -q, --quiet            print errors only\n"
          "  -v, --verbose          print the pass plan, timings and library messages\n"
          "      --max-message SIZE split messages between ranks above SIZE (default 1G;\n"
@@ -66,8 +72,8 @@ const char *tool_usage(void) {
          "  -h, --help             print this help and exit\n"
          "  -V, --version          print the version and exit\n"
          "\n"
-         "Exit status: 0 success, 1 error, 2 usage error, 3 verification failed, 4 stopped by\n"
-         "a signal (the partial output is kept for --resume).\n";
+         "Exit status: 0 success, 1 error, 2 usage error, 3 verification failed (verify: not\n"
+         "the transpose), 4 stopped by a signal (the partial output is kept for --resume).\n";
 }
 
 static int usage_error(char *error, size_t size, const char *format, const char *what) {
@@ -83,6 +89,8 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
       {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
       {"resume", no_argument, NULL, 'r'},
       {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+      {"json", no_argument, NULL, OPT_JSON},
+      {"check", no_argument, NULL, OPT_CHECK},
       {"force", no_argument, NULL, 'f'},
       {"quiet", no_argument, NULL, 'q'},
       {"verbose", no_argument, NULL, 'v'},
@@ -95,6 +103,11 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
       {NULL, 0, NULL, 0},
   };
   memset(options, 0, sizeof *options);
+  if (argc > 1 && strcmp(argv[1], "verify") == 0) { /* the subcommand: "verify" is argv[0] */
+    options->check = 1;
+    argc--;
+    argv++;
+  }
   options->checkpoint_seconds = 10;
   int verify_options = 0;
   optind = 0; /* GNU: restart scanning, so parsing can run more than once */
@@ -148,6 +161,8 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
         break;
       }
       case 'r': options->resume = 1; break;
+      case OPT_JSON: options->json = 1; break;
+      case OPT_CHECK: options->check = 1; break;
       case 'f': options->force = 1; break;
       case 'q': options->quiet = 1; break;
       case 'v': options->verbose = 1; break;

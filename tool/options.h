@@ -14,6 +14,8 @@ typedef struct {
   uint64_t max_message_bytes; /* 0: the library's default */
   int verify;                 /* TOOL_VERIFY_* */
   int resume, force, quiet, verbose;
+  int json;                  /* the summary as one JSON object */
+  int check;                 /* `xpose verify IN OUT`: check, do not write */
   double checkpoint_seconds; /* between checkpoints of the partial output */
   int help, version;
 } tool_options;

@@ -53,8 +53,78 @@ static void vprint(FILE *stream, const char *prefix, const char *format, va_list
   vprint(stream, prefix, format, args);        \
   va_end(args)
 
+static char last_error[1200];
+
 void tool_report_error(const char *format, ...) {
+  va_list copy;
+  va_start(copy, format);
+  vsnprintf(last_error, sizeof last_error, format, copy);
+  va_end(copy);
   REPORT_BODY(report.rank == 0, stderr, "error: ");
+}
+
+const char *tool_report_last_error(void) { return last_error; }
+
+/* ---- JSON ---- */
+
+static void json_append(tool_json *j, const char *format, ...) TOOL_PRINTF(2, 3);
+static void json_append(tool_json *j, const char *format, ...) {
+  if (j->used >= sizeof j->text) return;
+  va_list args;
+  va_start(args, format);
+  const int n = vsnprintf(j->text + j->used, sizeof j->text - j->used, format, args);
+  va_end(args);
+  if (n > 0) j->used += (size_t)n;
+}
+
+static void json_key(tool_json *j, const char *key) {
+  json_append(j, "%s\"%s\": ", j->used > 1 ? ", " : "", key);
+}
+
+void tool_json_begin(tool_json *j) {
+  j->used = 0;
+  json_append(j, "{");
+}
+
+void tool_json_string(tool_json *j, const char *key, const char *value) {
+  json_key(j, key);
+  json_append(j, "\"");
+  for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      json_append(j, "\\%c", *p);
+    else if (*p < 0x20)
+      json_append(j, "\\u%04x", *p);
+    else
+      json_append(j, "%c", *p);
+  }
+  json_append(j, "\"");
+}
+
+void tool_json_int(tool_json *j, const char *key, long long value) {
+  json_key(j, key);
+  json_append(j, "%lld", value);
+}
+
+void tool_json_number(tool_json *j, const char *key, double value) {
+  json_key(j, key);
+  json_append(j, "%.6g", value);
+}
+
+void tool_json_bool(tool_json *j, const char *key, int value) {
+  json_key(j, key);
+  json_append(j, "%s", value ? "true" : "false");
+}
+
+void tool_json_print(tool_json *j) {
+  json_append(j, "}");
+  if (report.rank != 0) return;
+  if (j->used >= sizeof j->text) { /* never cut an object: say so instead */
+    printf("{\"status\": \"error\", \"message\": \"summary too long\"}\n");
+  } else {
+    fputs(j->text, stdout);
+    fputc('\n', stdout);
+  }
+  fflush(stdout);
 }
 void tool_report_warning(const char *format, ...) {
   REPORT_BODY(report.rank == 0 && !report.quiet, stderr, "warning: ");

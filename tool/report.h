@@ -3,6 +3,7 @@
 #ifndef TOOL_REPORT_H
 #define TOOL_REPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #if defined(__GNUC__)
@@ -24,6 +25,24 @@ void tool_report_note(const char *format, ...) TOOL_PRINTF(1, 2);
 void tool_report_result(const char *format, ...) TOOL_PRINTF(1, 2);
 /* Rank 0 only. A detail on stderr with --verbose. */
 void tool_report_verbose(const char *format, ...) TOOL_PRINTF(1, 2);
+
+/* --json: the run's summary as one JSON object on stdout (rank 0), in
+ * place of the result line; errors still go to stderr as well. */
+typedef struct {
+  char text[8192];
+  size_t used;
+} tool_json;
+
+void tool_json_begin(tool_json *j);
+void tool_json_string(tool_json *j, const char *key, const char *value);
+void tool_json_int(tool_json *j, const char *key, long long value);
+void tool_json_number(tool_json *j, const char *key, double value);
+void tool_json_bool(tool_json *j, const char *key, int value);
+/* Rank 0: closes the object and prints it on one line. */
+void tool_json_print(tool_json *j);
+
+/* The last error reported, for the JSON summary of a failed run. */
+const char *tool_report_last_error(void);
 
 /* Starts the clock the progress line measures rates against; passes_before
  * were done by an earlier run (resumed), and do not count towards the rate. */

@@ -176,7 +176,8 @@ static int shared_gpu(MPI_Comm comm, int *first, int *second) {
   int nranks = 0, device = -1;
   struct cudaDeviceProp prop;
   memset(&prop, 0, sizeof prop);
-  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, device) != cudaSuccess)
     (void)cudaGetLastError(); /* an all-zero UUID: the choice below still agrees */
   if (MPI_Comm_size(comm, &nranks) != MPI_SUCCESS) return -1;
   unsigned char *all = malloc((size_t)nranks * sizeof prop.uuid.bytes);

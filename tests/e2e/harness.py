@@ -2,8 +2,8 @@
 with a hard timeout (a hang is a failure, and no process is left behind),
 and h5py/numpy as the independent reader and writer of test files.
 
-Configured by ctest through the environment: XPOSE, XPOSE_GEN,
-XPOSE_VERIFY_CHECK (programs), MPIEXEC, MPIEXEC_NUMPROC_FLAG and
+Configured by ctest through the environment: XPOSE, XPOSE_GEN (programs),
+XPOSE_WRITE_FAULT (a library), MPIEXEC, MPIEXEC_NUMPROC_FLAG and
 MPIEXEC_PREFLAGS."""
 
 import glob
@@ -20,7 +20,6 @@ import numpy as np
 
 XPOSE = os.environ["XPOSE"]
 XPOSE_GEN = os.environ["XPOSE_GEN"]
-XPOSE_VERIFY_CHECK = os.environ.get("XPOSE_VERIFY_CHECK", "")
 MPIEXEC = os.environ.get("MPIEXEC", "mpiexec")
 NUMPROC_FLAG = os.environ.get("MPIEXEC_NUMPROC_FLAG", "-n")
 PREFLAGS = shlex.split(os.environ.get("MPIEXEC_PREFLAGS", ""))

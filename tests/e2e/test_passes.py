@@ -1,20 +1,17 @@
 """End to end: datasets many times larger than the memory budget are
 transposed in passes (full rows, full columns and square blocks), the
 generator and --verify agree, small message limits work through the tool,
-and --verify's checksum catches a wrong output."""
+`xpose verify` catches wrong outputs, and --json prints one object."""
 
+import json
 import os
 import re
-import signal
-import subprocess
-import time
 import unittest
 
 import h5py
 import numpy as np
 
-from harness import (MPIEXEC, NUMPROC_FLAG, PREFLAGS, XPOSE, XPOSE_GEN, XPOSE_VERIFY_CHECK,
-                     ToolTestCase, mpirun, pattern)
+from harness import XPOSE, XPOSE_GEN, ToolTestCase, mpirun, pattern
 
 
 class Passes(ToolTestCase):
@@ -78,15 +75,17 @@ class Passes(ToolTestCase):
         self.assertTransposed("in.h5", "/m", "out.h5", "/m")
 
 
-@unittest.skipUnless(XPOSE_VERIFY_CHECK, "verify_check not built")
 class VerifyCatchesErrors(ToolTestCase):
-    """The checksum --verify relies on, against outputs known to be wrong."""
+    """`xpose verify` (the checksum the default read-back and --verify use)
+    against outputs known to be wrong, with its exit status 0 / 3."""
 
     def verdict(self, out):
         with h5py.File(self.path("out.h5"), "w") as f:
             f["/m"] = out
-        result = mpirun(2, [XPOSE_VERIFY_CHECK, self.path("in.h5"), "/m", self.path("out.h5"), "/m"])
+        result = mpirun(2, [XPOSE, "verify", self.path("in.h5"), self.path("out.h5")])
         self.assertIn(result.returncode, (0, 3), result)
+        self.assertEqual(result.stdout.count(" is the transpose of "), result.returncode == 0)
+        self.assertEqual(result.stderr.count(" is not the transpose of "), result.returncode == 3)
         return result.returncode == 0
 
     def test_verdicts(self):
@@ -101,6 +100,28 @@ class VerifyCatchesErrors(ToolTestCase):
         self.assertFalse(self.verdict(swapped))
         self.assertFalse(self.verdict(a.reshape(17, 29)))  # right shape, wrong layout
         self.assertFalse(self.verdict(a.T.astype(">i8")))  # right values, other datatype
+        zeroed = a.T.copy()
+        zeroed[16, 28] = 0
+        self.assertFalse(self.verdict(zeroed))
+
+
+class Json(ToolTestCase):
+    def test_summaries_are_one_json_object(self):
+        self.write_h5("in.h5", {"/m": pattern((40, 31), "<f4")})
+        result = self.xpose(2, "--json", "--memory", "4K", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        summary = json.loads(result.stdout)
+        self.assertEqual((summary["status"], summary["exit_code"], summary["rows"],
+                          summary["cols"], summary["ranks"], summary["verification"]),
+                         ("ok", 0, 40, 31, 2, "verified"), summary)
+        self.assertGreater(summary["passes"], 1)
+        check = json.loads(self.xpose(3, "verify", "--json", "in.h5", "out.h5").stdout)
+        self.assertEqual((check["status"], check["exit_code"]), ("transpose", 0), check)
+        failed = self.xpose(2, "--json", "in.h5", "out.h5")
+        self.assertEqual(failed.returncode, 1, failed)
+        error = json.loads(failed.stdout)
+        self.assertEqual(error["status"], "error")
+        self.assertIn("exists; use --force", error["message"])
 
 
 class Progress(ToolTestCase):
