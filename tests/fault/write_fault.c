@@ -3,7 +3,10 @@
  * WRITE_FAULT_PATH fail with WRITE_FAULT_ERRNO (ENOSPC or EIO) once
  * WRITE_FAULT_AFTER bytes have been written to such files, and from then
  * on, as on a full disk.  With WRITE_FAULT_RANK set, only in the MPI rank
- * of that number (OMPI_COMM_WORLD_RANK).  Everything else passes through. */
+ * of that number (OMPI_COMM_WORLD_RANK, or Slurm's SLURM_PROCID).  With
+ * WRITE_FAULT_DELAY_US instead of WRITE_FAULT_AFTER, such writes succeed
+ * after that many microseconds (a slow file system, for runs that must
+ * last).  Everything else passes through. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -16,6 +19,7 @@
 
 static struct {
   int configured, active, error;
+  long delay_us;
   const char *path;
   long long after, written;
 } fault;
@@ -25,11 +29,13 @@ static void configure(void) {
   fault.configured = 1;
   const char *path = getenv("WRITE_FAULT_PATH"), *after = getenv("WRITE_FAULT_AFTER");
   const char *error = getenv("WRITE_FAULT_ERRNO"), *rank = getenv("WRITE_FAULT_RANK");
-  const char *my_rank = getenv("OMPI_COMM_WORLD_RANK");
-  if (!path || !after) return;
+  const char *my_rank = getenv("OMPI_COMM_WORLD_RANK"), *delay = getenv("WRITE_FAULT_DELAY_US");
+  if (!my_rank) my_rank = getenv("SLURM_PROCID");
+  if (!path || (!after && !delay)) return;
   if (rank && (!my_rank || strcmp(rank, my_rank) != 0)) return;
   fault.path = path;
-  fault.after = atoll(after);
+  fault.after = after ? atoll(after) : -1;
+  fault.delay_us = delay ? atol(delay) : 0;
   fault.error = error && strcmp(error, "EIO") == 0 ? EIO : ENOSPC;
   fault.active = 1;
 }
@@ -44,7 +50,8 @@ static int inject(int fd, size_t bytes) {
   if (n <= 0) return 0;
   target[n] = '\0';
   if (!strstr(target, fault.path)) return 0;
-  if (fault.written + (long long)bytes > fault.after) {
+  if (fault.delay_us) usleep((useconds_t)fault.delay_us);
+  if (fault.after >= 0 && fault.written + (long long)bytes > fault.after) {
     errno = fault.error;
     return -1;
   }
