@@ -8,7 +8,8 @@
 # case), bench (xpose-bench, one GPU), ctest (the whole suite), gpu-tests
 # (the GPU tests, verbosely), distributed (xpose-bench on 2 GPUs), tools
 # (the xpose tool on 2 GPUs with each engine, in passes, verified), package
-# (the installed-package tests), ncu (hardware counters of the kernel).
+# (the installed-package tests), shared-gpu (more ranks than GPUs: auto
+# avoids NCCL, --exchange nccl fails at once), ncu (hardware counters).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/gpu-logs}"
@@ -68,6 +69,17 @@ for step in "$@"; do
         rc=$?
         echo "$engine: exit $rc: $(grep "^xpose: /tmp" "$log" | tail -1)"
         [ $rc -eq 0 ] || failed=1
+      done
+      [ $failed -eq 0 ] ;;
+    shared-gpu)  # 2 GPUs per 5 ranks: NCCL must be refused on every rank, never hang
+      log="$out/shared-gpu${XPOSE_MPI:+-$XPOSE_MPI}.log" failed=0
+      "$build/xpose-gen" --force --quiet --type f32 3001 2003 /tmp/gpu-check-in.h5 || failed=1
+      for engine in auto nccl; do
+        timeout 180 mpirun -n 5 --oversubscribe "$build/xpose" --backend cuda --exchange $engine \
+          --memory 8M --force /tmp/gpu-check-in.h5 /tmp/gpu-check-out.h5 >> "$log" 2>&1
+        rc=$?
+        echo "$engine: exit $rc: $(grep -E "^xpose: (/tmp|error)" "$log" | tail -1)"
+        case "$engine:$rc" in auto:0 | nccl:1) ;; *) failed=1 ;; esac
       done
       [ $failed -eq 0 ] ;;
     package) (cd "$build" && ctest -L package --output-on-failure) 2>&1 | tee "$out/package.log" | tail -8 ;;

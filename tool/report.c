@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "h5_error.h"
@@ -19,10 +20,21 @@ static struct {
   int64_t passes_before; /* done by an earlier run, resumed */
 } report = {"xpose", 0, 0, 0, 0, 0.0, 0.0, 2.0, 0, 0};
 
+/* The library's first error on this rank: it says why a call failed, and
+ * joins the tool's one error message rather than a line from every rank. */
+static char library_error[512];
+
 static void library_log(xpose_log_level level, const char *message, void *user_data) {
   (void)user_data;
   static const char *const names[] = {"error", "warning", "info", "debug"};
-  if (level > XPOSE_LOG_WARN && !report.verbose) return;
+  if (level == XPOSE_LOG_ERROR && !library_error[0]) {
+    /* without the source location the library puts first ("src/x.c:12: ") */
+    const char *text =
+        strstr(message, ".c:") && strstr(message, ": ") ? strstr(message, ": ") + 2 : message;
+    snprintf(library_error, sizeof library_error, "%s", text);
+  }
+  if (level == XPOSE_LOG_ERROR ? !report.verbose : level > XPOSE_LOG_WARN && !report.verbose)
+    return;
   fprintf(stderr, "%s[rank %d]: %s: %s\n", report.program, report.rank, names[level], message);
 }
 
@@ -56,11 +68,17 @@ static void vprint(FILE *stream, const char *prefix, const char *format, va_list
 static char last_error[1200];
 
 void tool_report_error(const char *format, ...) {
-  va_list copy;
-  va_start(copy, format);
-  vsnprintf(last_error, sizeof last_error, format, copy);
-  va_end(copy);
-  REPORT_BODY(report.rank == 0, stderr, "error: ");
+  va_list args;
+  va_start(args, format);
+  int used = vsnprintf(last_error, sizeof last_error, format, args);
+  va_end(args);
+  if (library_error[0] && used >= 0 && (size_t)used < sizeof last_error &&
+      !strstr(last_error, library_error))
+    snprintf(last_error + used, sizeof last_error - (size_t)used, " (%s)", library_error);
+  library_error[0] = '\0';
+  if (report.rank != 0) return;
+  fprintf(stderr, "%s: error: %s\n", report.program, last_error);
+  fflush(stderr);
 }
 
 const char *tool_report_last_error(void) { return last_error; }
@@ -161,10 +179,11 @@ void tool_report_progress(int64_t passes_done, int64_t passes, uint64_t bytes_do
   const double before = passes ? (double)report.passes_before / (double)passes : 0.0;
   const double rate = fraction > before ? (fraction - before) / elapsed : 0.0; /* per second */
   const double left = rate > 0 ? (1.0 - fraction) / rate : 0.0;
-  fprintf(stderr, "%s%s: pass %lld/%lld, %3.0f%% (%s of %s), %.2f GB/s, %.0f s left%s",
+  const double speed = 2.0 * rate * (double)bytes_total; /* bytes read and written per second */
+  fprintf(stderr, "%s%s: pass %lld/%lld, %3.0f%% (%s of %s), %.2f %s, %.0f s left%s",
           report.tty ? "\r" : "", report.program, (long long)passes_done, (long long)passes,
-          100.0 * fraction, done, total, 2.0 * rate * (double)bytes_total / 1e9, left,
-          report.tty && !last ? "   " : "\n");
+          100.0 * fraction, done, total, speed >= 1e9 ? speed / 1e9 : speed / 1e6,
+          speed >= 1e9 ? "GB/s" : "MB/s", left, report.tty && !last ? "   " : "\n");
   fflush(stderr);
   report.last_print = now;
   report.progress_shown = 1;

@@ -137,7 +137,7 @@ class Progress(ToolTestCase):
         self.assertEqual(result.returncode, 0, result)
         lines = [l for l in result.stderr.splitlines() if l.startswith("xpose: pass ")]
         self.assertGreaterEqual(len(lines), 2, result)
-        self.assertRegex(lines[0], r"^xpose: pass 1/\d+, +\d+% \(.* of 1.22 MiB\), [\d.]+ GB/s, \d+ s left$")
+        self.assertRegex(lines[0], r"^xpose: pass 1/\d+, +\d+% \(.* of 1.22 MiB\), [\d.]+ [GM]B/s, \d+ s left$")
         self.assertRegex(lines[-1], r"100% \(1.22 MiB of 1.22 MiB\)")
         self.assertEqual((quiet.returncode, quiet.stdout, quiet.stderr), (0, "", ""), quiet)
 
