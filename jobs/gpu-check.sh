@@ -9,7 +9,8 @@
 # (the GPU tests, verbosely), distributed (xpose-bench on 2 GPUs), tools
 # (the xpose tool on 2 GPUs with each engine, in passes, verified), package
 # (the installed-package tests), shared-gpu (more ranks than GPUs: auto
-# avoids NCCL, --exchange nccl fails at once), ncu (hardware counters).
+# avoids NCCL, --exchange nccl fails at once), nccl-fail (NCCL's set-up
+# fails on one rank: every rank fails, none hangs), ncu (hardware counters).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/gpu-logs}"
@@ -82,6 +83,16 @@ for step in "$@"; do
         case "$engine:$rc" in auto:0 | nccl:1) ;; *) failed=1 ;; esac
       done
       [ $failed -eq 0 ] ;;
+    nccl-fail)  # rank 1 cannot bootstrap NCCL (no such interface); rank 0 must not wait forever
+      log="$out/nccl-fail${XPOSE_MPI:+-$XPOSE_MPI}.log"
+      "$build/xpose-gen" --force --quiet --type f32 3001 2003 /tmp/gpu-check-in.h5
+      args=(--backend cuda --exchange nccl --force /tmp/gpu-check-in.h5 /tmp/gpu-check-out.h5)
+      start=$(date +%s)
+      XPOSE_NCCL_INIT_TIMEOUT=20 timeout 300 mpirun -q -n 1 "$build/xpose" "${args[@]}" : \
+        -n 1 env NCCL_SOCKET_IFNAME=no-such-interface "$build/xpose" "${args[@]}" > "$log" 2>&1
+      rc=$?
+      echo "exit $rc after $(( $(date +%s) - start )) s: $(grep "^xpose: error" "$log" | tail -1)"
+      [ $rc -eq 1 ] && [ ! -e /tmp/gpu-check-out.h5 ] ;;
     package) (cd "$build" && ctest -L package --output-on-failure) 2>&1 | tee "$out/package.log" | tail -8 ;;
     distributed)  # xpose-bench on 2 GPUs, every exchange engine
       mpirun -n 2 "$build/tests/bench/xpose-bench" --distributed 65536x65536 --iters 5 2>&1 \

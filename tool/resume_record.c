@@ -120,6 +120,14 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
   rest_of_line(r->input_path, sizeof r->input_path, field(text, "input"));
   g->rows = r->rows;
   g->cols = r->cols;
+  /* A grid as xio_pass_grid_plan makes them, and progress within it. */
+  const int64_t rows = r->rows > 0 ? r->rows : 1, cols = r->cols > 0 ? r->cols : 1;
+  if (r->rows < 0 || r->cols < 0 || g->row_passes < 1 || g->col_passes < 1 ||
+      g->row_passes > rows || g->col_passes > cols ||
+      g->block_rows != (r->rows + g->row_passes - 1) / g->row_passes ||
+      g->block_cols != (r->cols + g->col_passes - 1) / g->col_passes ||
+      r->progress.passes_done < 0 || r->progress.passes_done > g->row_passes * g->col_passes)
+    return -1;
   return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda_check.h"
 #include "exchange/exchange.h"
@@ -134,6 +135,86 @@ static void nccl_destroy(xpose_exchange *exchange) {
 static const xpose_exchange_ops nccl_ops = {
     .start = nccl_start, .wait = nccl_wait, .destroy = nccl_destroy};
 
+/* ncclCommInitRank blocks until every rank joins: a rank whose set-up
+ * failed never does, and the others would wait forever.  So it runs on a
+ * helper thread, and the plan gives up after XPOSE_NCCL_INIT_TIMEOUT
+ * seconds (default 300): it fails like the rank that failed, and the
+ * plan's agreement fails them all.  A thread that never returns is left
+ * behind with its job (the process is failing anyway). */
+typedef struct {
+  pthread_mutex_t lock;
+  pthread_cond_t finished;
+  int done, device, nranks, rank;
+  ncclUniqueId id;
+  ncclComm_t comm;
+  ncclResult_t result;
+} init_job;
+
+static void *init_on_thread(void *arg) {
+  init_job *job = arg;
+  ncclResult_t result = ncclSystemError;
+  if (cudaSetDevice(job->device) == cudaSuccess) /* the plan's GPU, on this thread too */
+    result = nccl.comm_init_rank(&job->comm, job->nranks, job->id, job->rank);
+  pthread_mutex_lock(&job->lock);
+  job->result = result;
+  job->done = 1;
+  pthread_cond_signal(&job->finished);
+  pthread_mutex_unlock(&job->lock);
+  return NULL;
+}
+
+static double init_timeout_seconds(void) {
+  const char *text = getenv("XPOSE_NCCL_INIT_TIMEOUT");
+  const double seconds = text && *text ? atof(text) : 0;
+  return seconds > 0 ? seconds : 300;
+}
+
+static xpose_status init_comm(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank) {
+  init_job *job = calloc(1, sizeof *job);
+  if (!job) return XPOSE_ERROR_OUT_OF_MEMORY;
+  pthread_mutex_init(&job->lock, NULL);
+  pthread_cond_init(&job->finished, NULL);
+  job->nranks = nranks;
+  job->rank = rank;
+  job->id = id;
+  pthread_t thread;
+  if (cudaGetDevice(&job->device) != cudaSuccess ||
+      pthread_create(&thread, NULL, init_on_thread, job) != 0) {
+    (void)cudaGetLastError();
+    free(job);
+    xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__, "cannot start NCCL's set-up");
+    return XPOSE_ERROR_NCCL;
+  }
+  pthread_detach(thread);
+  const double timeout = init_timeout_seconds();
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += (time_t)timeout;
+  pthread_mutex_lock(&job->lock);
+  while (!job->done && pthread_cond_timedwait(&job->finished, &job->lock, &deadline) == 0) {
+  }
+  const int done = job->done;
+  const ncclResult_t result = job->result;
+  pthread_mutex_unlock(&job->lock);
+  if (!done) {
+    xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__,
+               "NCCL's set-up did not finish in %.0f s: another rank's failed "
+               "(XPOSE_NCCL_INIT_TIMEOUT sets the wait)",
+               timeout);
+    return XPOSE_ERROR_NCCL; /* the job stays with its thread */
+  }
+  *comm = job->comm;
+  pthread_mutex_destroy(&job->lock);
+  pthread_cond_destroy(&job->finished);
+  free(job);
+  if (result != ncclSuccess) {
+    xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__, "ncclCommInitRank failed: %s",
+               nccl.error_string(result));
+    return XPOSE_ERROR_NCCL;
+  }
+  return XPOSE_SUCCESS;
+}
+
 /* Collective: bootstraps an NCCL communicator over the plan's. */
 static xpose_status nccl_create(const xpose_exchange_setup *setup, xpose_exchange **exchange) {
   xpose_status res = XPOSE_SUCCESS;
@@ -155,7 +236,7 @@ static xpose_status nccl_create(const xpose_exchange_setup *setup, xpose_exchang
   XPOSE_MPICHECKGOTO(MPI_Bcast(&root, (int)sizeof root, MPI_BYTE, 0, setup->comm), res, fail);
   XPOSE_REQUIREGOTO(root.ok, XPOSE_ERROR_NCCL, res, fail, "ncclGetUniqueId failed on rank 0");
   id = root.id;
-  XPOSE_NCCLCHECKGOTO(nccl.comm_init_rank(&st->comm, nranks, id, st->rank), res, fail);
+  XPOSE_CHECKGOTO(init_comm(&st->comm, nranks, id, st->rank), res, fail);
   (*exchange)->ops = &nccl_ops;
   (*exchange)->name = "nccl";
   (*exchange)->stream_ordered = 1;
