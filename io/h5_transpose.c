@@ -108,12 +108,13 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   const uint64_t key_cols = (uint64_t)in->cols;
   xio_checksums local = {0, 0};
   double last_checkpoint = MPI_Wtime();
-  for (int64_t pass_done = done->passes_done; rc == 0; pass_done++) {
-    /* Between passes: every rank learns whether any was asked to stop, and
-     * rank 0's clock says when a checkpoint is due. */
-    const int first = pass_done == done->passes_done; /* records the grid */
+  const int64_t first_pass = done->passes_done;
+  for (int64_t pass_done = first_pass; rc == 0; pass_done++) {
+    /* Between passes: every rank learns whether any was asked to stop, or
+     * whether a checkpoint is due by any rank's clock.  The first one
+     * records the grid. */
     int flags[2] = {options->stop_requested && options->stop_requested(),
-                    first || pass_done == passes ||
+                    pass_done == first_pass || pass_done == passes ||
                         MPI_Wtime() - last_checkpoint >= options->checkpoint_seconds},
         agreed[2];
     if (XIO_MPI(MPI_Allreduce(flags, agreed, 2, MPI_INT, MPI_MAX, comm), err)) {

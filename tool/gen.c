@@ -202,7 +202,8 @@ static int generate(const gen_options *o, MPI_Comm comm) {
   int rc = budget ? 0 : tool_default_memory_budget(comm, &budget, NULL, 0, &err);
   const double start = MPI_Wtime();
   unsigned char *buf = NULL;
-  if (rc == 0) rc = tool_output_prepare(comm, file, NULL, o->force, 0, &output, &err);
+  if (rc == 0)
+    rc = tool_output_prepare(comm, file, NULL, o->force, TOOL_PARTIAL_REPLACE, &output, &err);
   if (rc == 0)
     rc = xio_create_output(comm, output.partial_path, file, dataset[0] ? dataset : "/matrix", type,
                            o->rows, o->cols, 0, &m, &err);

@@ -1,7 +1,9 @@
 /* xpose: transpose a 2-D HDF5 dataset with MPI ranks, out of core. */
+#include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpus.h"
 #include "h5_matrix.h"
@@ -123,22 +125,29 @@ static int identity_on_root(void *arg, xio_error *err) {
                               err);
 }
 
-/* Rank 0 reads the partial's record and checks it is this transpose's. */
+/* Rank 0 reads the partial's record and checks it is this transpose's.
+ * One that is not is refused, or with --force removed (partial_found
+ * cleared: the run starts over). */
 static int resumable_on_root(void *arg, xio_error *err) {
   transpose_run *run = arg;
   tool_resume_record found;
   const char *partial = run->output.partial_path;
+  char why[sizeof found.input_path + sizeof found.input_dataset + 128] = "";
   if (tool_resume_record_read(partial, &found) != 0)
-    return xio_fail(err,
-                    "cannot resume from %s: it holds no intact resume record (it is not a "
-                    "stopped run's); use --force to start over",
-                    partial);
-  const char *why = tool_resume_record_mismatch(&found, &run->record);
-  if (why)
-    return xio_fail(err, "cannot resume from %s: %s (%s:%s); use --force to start over", partial,
-                    why, found.input_path, found.input_dataset);
-  run->record.progress = found.progress;
-  run->record.sequence = found.sequence;
+    snprintf(why, sizeof why, "it holds no intact resume record (it is not a stopped run's)");
+  else if (tool_resume_record_mismatch(&found, &run->record))
+    snprintf(why, sizeof why, "%s (%s:%s)", tool_resume_record_mismatch(&found, &run->record),
+             found.input_path, found.input_dataset);
+  if (!why[0]) {
+    run->record.progress = found.progress;
+    run->record.sequence = found.sequence;
+    return 0;
+  }
+  if (!run->opt->force)
+    return xio_fail(err, "cannot resume from %s: %s; use --force to start over", partial, why);
+  if (unlink(partial) != 0) return xio_fail(err, "cannot remove %s: %s", partial, strerror(errno));
+  tool_report_note("starting over: %s could not be resumed: %s", partial, why);
+  run->output.partial_found = 0;
   return 0;
 }
 
@@ -157,8 +166,11 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   const char *partial = run->output.partial_path, *shown = run->output.final_path;
   if (run->output.partial_found) {
     if (xio_on_root(run->comm, resumable_on_root, run, err) ||
-        XIO_MPI(MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm), err))
+        XIO_MPI(MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm), err) ||
+        XIO_MPI(MPI_Bcast(&run->output.partial_found, 1, MPI_INT, 0, run->comm), err))
       return -1;
+  }
+  if (run->output.partial_found) {
     const xio_pass_grid *grid = &run->record.progress.grid;
     const uint64_t budget = xio_transpose_budget(topt);
     if (!xio_pass_grid_fits(grid, run->in.elem_size, run->nranks, budget)) {
@@ -340,7 +352,10 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   if (XIO_MPI(MPI_Comm_rank(comm, &run->rank), &err) ||
       XIO_MPI(MPI_Comm_size(comm, &run->nranks), &err) ||
       tool_check_input(comm, run->in_path.file, &err) ||
-      tool_output_prepare(comm, run->out_path.file, run->in_path.file, opt->force, opt->resume,
+      tool_output_prepare(comm, run->out_path.file, run->in_path.file, opt->force,
+                          opt->resume  ? TOOL_PARTIAL_KEEP
+                          : opt->force ? TOOL_PARTIAL_REPLACE
+                                       : TOOL_PARTIAL_REFUSE,
                           &run->output, &err))
     goto fail;
   keep_partial = run->output.partial_found; /* another run's work: not this one's to remove */
@@ -381,6 +396,7 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   topt.checkpoint_user_data = run;
   topt.stop_requested = tool_stop_requested;
   if (start_output(run, &topt, &err)) goto fail;
+  keep_partial = run->resumed; /* a new partial goes on failure, unless passes get recorded */
   if (run->resumed) {
     topt.resume_from = &run->record.progress;
     tool_report_note("resuming from %s: %lld of %lld passes done", run->output.partial_path,

@@ -103,7 +103,8 @@ static int lock_output(tool_output_file *out, xio_error *err) {
 
 typedef struct {
   const char *path, *input;
-  int force, resume;
+  int force;
+  tool_partial_policy partial;
   tool_output_file *out;
 } output_check;
 
@@ -137,14 +138,14 @@ static int check_output_on_root(void *arg, xio_error *err) {
     if (!S_ISREG(st.st_mode))
       return xio_fail(err, "%s is %s, where xpose keeps its partial output; remove it",
                       out->partial_path, tool_file_kind(st.st_mode));
-    if (c->resume) {
+    if (c->partial == TOOL_PARTIAL_KEEP) {
       out->partial_found = 1;
-    } else if (!c->force) {
+    } else if (c->partial == TOOL_PARTIAL_REFUSE) {
       return xio_fail(err,
                       "%s is left from an interrupted run: add --resume to continue it, or "
                       "--force to start over",
                       out->partial_path);
-    } else if (unlink(out->partial_path) != 0) {
+    } else if (unlink(out->partial_path) != 0) { /* the lock says no run is writing it */
       return xio_fail(err, "cannot remove %s: %s", out->partial_path, strerror(errno));
     }
   } else if (errno != ENOENT) {
@@ -154,8 +155,8 @@ static int check_output_on_root(void *arg, xio_error *err) {
   return 0;
 }
 
-int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int force, int resume,
-                        tool_output_file *out, xio_error *err) {
+int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int force,
+                        tool_partial_policy partial, tool_output_file *out, xio_error *err) {
   memset(out, 0, sizeof *out);
   if (strlen(path) >= sizeof out->final_path - 1)
     return xio_fail(err, "output path %.64s... is too long", path);
@@ -163,7 +164,7 @@ int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int 
   beside(path, ".xpose-partial", out->partial_path, sizeof out->partial_path);
   beside(path, ".xpose-lock", out->lock_path, sizeof out->lock_path);
   out->force = force;
-  output_check check = {path, input, force, resume, out};
+  output_check check = {path, input, force, partial, out};
   const int rc = xio_on_root(comm, check_output_on_root, &check, err);
   if (rc) unlock(out); /* rank 0's, if it took it */
   int flags[2] = {out->partial_found, out->owned};

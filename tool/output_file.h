@@ -30,15 +30,20 @@ typedef struct {
 /* "a FIFO", "a character device", ...: what a non-regular file is. */
 const char *tool_file_kind(mode_t mode);
 
+/* What to do with a partial output an earlier run left. */
+typedef enum {
+  TOOL_PARTIAL_REFUSE,  /* fail, saying to use --resume or --force */
+  TOOL_PARTIAL_KEEP,    /* keep it for resuming (partial_found) */
+  TOOL_PARTIAL_REPLACE, /* remove it: start over */
+} tool_partial_policy;
+
 /* Collective.  Rank 0 checks that `path` may be written: its directory
  * exists and is writable; an existing regular file is replaced only with
  * `force`, and never when it is `input` (NULL: no input), by any name or
- * link; other kinds of file never.  It takes the lock, and finds any
- * partial left by an earlier run: with `resume` it is kept
- * (partial_found), with `force` removed, otherwise the run fails saying
- * which of the two to use. */
-int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int force, int resume,
-                        tool_output_file *out, xio_error *err);
+ * link; other kinds of file never.  It takes the lock, then deals with any
+ * partial left by an earlier run as `partial` says. */
+int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int force,
+                        tool_partial_policy partial, tool_output_file *out, xio_error *err);
 
 /* Collective.  Reserves `bytes` for the partial file on its file system
  * (fallocate), so a full disk or quota fails now, naming what is needed

@@ -79,7 +79,9 @@ sleep "$(echo "$clean / 2" | bc -l)"
 kill -USR1 "$pid"
 wait "$pid" || true
 t1=$(date +%s.%N)
-done_passes=$(head -c 4096 "$dir/out.h5.xpose-partial" | grep -a passes_done || true)
+record=$(head -c 8192 "$dir/out.h5.xpose-partial" | tr -d '\0' || true)
+done_passes="$(echo "$record" | grep -a '^passes_done' | sort -k2 -n | tail -1 | cut -d' ' -f2) of $(
+  echo "$record" | grep -a '^grid' | head -1 | awk '{print $2 * $3}') passes recorded"
 evict "$dir/in.h5" "$dir/out.h5.xpose-partial"
 resumed=$(seconds xpose --resume "$dir/in.h5" "$dir/out.h5")
 run "$build/xpose" verify --quiet "$dir/in.h5" "$dir/out.h5"

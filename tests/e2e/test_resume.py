@@ -136,6 +136,14 @@ class Resume(ToolTestCase):
         self.assertIn("it was started from another input file", result.stderr)
         self.assertIsNotNone(resume_record(self.partial), "a refused partial was removed")
         self.assertFalse(os.path.exists(self.path("out.h5")))
+        # With --force too: start over, and say so.
+        result = self.xpose(2, "--resume", "--force", "other.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertEqual(result.stderr.count("note: starting over: out.h5.xpose-partial could not "
+                                             "be resumed: it was started from another input"), 1,
+                         result)
+        self.assertTransposed("other.h5", "/m", "out.h5", "/m")
+        self.assertEqual(self.leftovers(), [])
 
     def test_resume_without_a_partial_starts_afresh(self):
         result = self.xpose(2, "--resume", "in.h5", "out.h5")
