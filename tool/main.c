@@ -277,16 +277,23 @@ static void describe_pair(tool_json *j, const transpose_run *run, const char *ty
   tool_json_string(j, "type", type_text);
 }
 
-/* `xpose verify IN OUT`: whether OUT is the transpose of IN, reading both. */
-static int run_check(const tool_options *opt, MPI_Comm comm) {
-  transpose_run run_state = {.opt = opt, .comm = comm}, *run = &run_state;
-  xio_error err = {""};
+/* The start of either run: nothing open yet, the paths split.  An exit
+ * status: a malformed path is a usage error. */
+static int run_begin(transpose_run *run, const tool_options *opt, MPI_Comm comm, xio_error *err) {
+  *run = (transpose_run){.opt = opt, .comm = comm};
   xio_matrix_reset(&run->in);
   xio_matrix_reset(&run->out);
-  if (parse_paths(opt, &run->in_path, &run->out_path, &err)) {
-    tool_report_error("%s", err.message);
-    return TOOL_EXIT_USAGE;
-  }
+  if (parse_paths(opt, &run->in_path, &run->out_path, err) == 0) return TOOL_EXIT_OK;
+  tool_report_error("%s", err->message);
+  return TOOL_EXIT_USAGE;
+}
+
+/* `xpose verify IN OUT`: whether OUT is the transpose of IN, reading both. */
+static int run_check(const tool_options *opt, MPI_Comm comm) {
+  transpose_run run_state, *run = &run_state;
+  xio_error err = {""};
+  const int begun = run_begin(run, opt, comm, &err);
+  if (begun != TOOL_EXIT_OK) return begun;
   int exit_code = TOOL_EXIT_ERROR, match = 0;
   char detail[256] = "", type_text[256] = "";
   const double start = MPI_Wtime();
@@ -335,15 +342,11 @@ static int agreed_stop_signal(MPI_Comm comm) {
 }
 
 static int run_transpose(const tool_options *opt, MPI_Comm comm) {
-  transpose_run run_state = {.opt = opt, .comm = comm}, *run = &run_state;
+  transpose_run run_state, *run = &run_state;
   int exit_code = TOOL_EXIT_ERROR, keep_partial = 0;
   xio_error err = {""};
-  xio_matrix_reset(&run->in);
-  xio_matrix_reset(&run->out);
-  if (parse_paths(opt, &run->in_path, &run->out_path, &err)) {
-    tool_report_error("%s", err.message);
-    return TOOL_EXIT_USAGE;
-  }
+  const int begun = run_begin(run, opt, comm, &err);
+  if (begun != TOOL_EXIT_OK) return begun;
   const int backend_status = choose_backend(opt, comm, &run->backend, &err);
   if (backend_status != TOOL_EXIT_OK) {
     tool_report_error("%s", err.message);

@@ -35,20 +35,6 @@ class Result:
         return f"exit {self.returncode}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
 
 
-def mpirun(ranks, args, timeout=TIMEOUT, cwd=None):
-    """Runs args under mpiexec; kills the whole process group on timeout."""
-    cmd = [MPIEXEC, NUMPROC_FLAG, str(ranks), *PREFLAGS, *map(str, args)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=cwd)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        raise AssertionError(f"hung: {' '.join(cmd)} ran over {timeout} s\n{out}\n{err}")
-    return Result(proc.returncode, out, err)
-
-
 def start(ranks, args, cwd=None, env=None):
     """Starts args under mpiexec in a session of its own (see finish)."""
     cmd = [MPIEXEC, NUMPROC_FLAG, str(ranks), *PREFLAGS, *map(str, args)]
@@ -63,8 +49,13 @@ def finish(proc, timeout=TIMEOUT):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        raise AssertionError(f"hung: ran over {timeout} s\n{out}\n{err}")
+        raise AssertionError(f"hung: {' '.join(proc.args)} ran over {timeout} s\n{out}\n{err}")
     return Result(proc.returncode, out, err)
+
+
+def mpirun(ranks, args, timeout=TIMEOUT, cwd=None):
+    """Runs args under mpiexec: a hang is a failure, and leaves no process behind."""
+    return finish(start(ranks, args, cwd=cwd), timeout)
 
 
 def resume_record(path):
