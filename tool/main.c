@@ -220,8 +220,8 @@ static int record_progress(const xio_progress *done, void *user_data, xio_error 
 
 /* Collective.  Reads the closed output back from storage and compares it
  * with what was written (and with --verify, with the input re-read).
- * 0 when it matches, 1 when stopped by a signal, -1 on error, or
- * TOOL_EXIT_VERIFY-style 3 when it does not match. */
+ * 0 when it matches, XIO_STOPPED when stopped by a signal, -1 on error,
+ * or TOOL_EXIT_VERIFY when it does not match. */
 static int verify_output(transpose_run *run, const char *out_name, double *seconds,
                          xio_error *err) {
   const double t0 = MPI_Wtime();
@@ -249,7 +249,7 @@ static int verify_output(transpose_run *run, const char *out_name, double *secon
                     "data; nothing was published",
                     run->out_path.file, (unsigned long long)out_sum,
                     (unsigned long long)expected->written),
-           3;
+           TOOL_EXIT_VERIFY;
   if (in_sum != expected->read)
     return xio_fail(err,
                     "verification failed: %s:%s, read again, differs from what was transposed "
@@ -257,7 +257,7 @@ static int verify_output(transpose_run *run, const char *out_name, double *secon
                     "was published",
                     run->in_path.file, run->in.dataset, (unsigned long long)in_sum,
                     (unsigned long long)expected->read),
-           3;
+           TOOL_EXIT_VERIFY;
   return 0;
 }
 
@@ -339,6 +339,48 @@ static int run_check(const tool_options *opt, MPI_Comm comm) {
 static int agreed_stop_signal(MPI_Comm comm) {
   int mine = tool_stop_requested(), any = 0;
   return MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm) == MPI_SUCCESS ? any : 0;
+}
+
+/* The result: one line, or with --json one object. */
+static void print_summary(const transpose_run *run, const xio_transpose_stats *stats,
+                          const char *type_text, const char *out_name, double total_seconds,
+                          double verify_seconds) {
+  const tool_options *opt = run->opt;
+  const uint64_t bytes = (uint64_t)run->in.rows * (uint64_t)run->in.cols * run->in.elem_size;
+  char size_text[32];
+  tool_format_bytes(bytes, size_text, sizeof size_text);
+  const double rate = total_seconds > 0 ? 2.0 * (double)bytes / total_seconds / 1e9 : 0.0;
+  const char *verification = opt->verify == TOOL_VERIFY_NONE    ? "not read back"
+                             : opt->verify == TOOL_VERIFY_INPUT ? "verified against the input"
+                                                                : "verified";
+  const char *backend_name = run->backend == XPOSE_BACKEND_CUDA ? "cuda" : "host";
+  if (opt->json) {
+    tool_json j;
+    tool_json_begin(&j);
+    tool_json_string(&j, "status", "ok");
+    tool_json_int(&j, "exit_code", TOOL_EXIT_OK);
+    describe_pair(&j, run, type_text, out_name);
+    tool_json_int(&j, "bytes", (long long)bytes);
+    tool_json_int(&j, "ranks", run->nranks);
+    tool_json_string(&j, "backend", backend_name);
+    tool_json_string(&j, "exchange", stats->exchange);
+    tool_json_int(&j, "passes", (long long)xio_pass_count(&stats->done.grid));
+    tool_json_bool(&j, "resumed", run->resumed);
+    tool_json_number(&j, "seconds", total_seconds);
+    tool_json_number(&j, "verify_seconds", verify_seconds);
+    tool_json_number(&j, "gb_per_s", rate);
+    tool_json_string(&j, "verification", verification);
+    tool_json_print(&j);
+  } else {
+    tool_report_result(
+        "%s:%s (%lld x %lld, %s) -> %s:%s (%lld x %lld): %s, %d rank(s) (%s, %s), %lld "
+        "pass(es)%s, %.3f s, %.2f GB/s, %s",
+        run->in_path.file, run->in.dataset, (long long)run->in.rows, (long long)run->in.cols,
+        type_text, run->out_path.file, out_name, (long long)run->in.cols, (long long)run->in.rows,
+        size_text, run->nranks, backend_name, stats->exchange,
+        (long long)xio_pass_count(&stats->done.grid), run->resumed ? " (resumed)" : "",
+        total_seconds, rate, verification);
+  }
 }
 
 static int run_transpose(const tool_options *opt, MPI_Comm comm) {
@@ -433,7 +475,7 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
       goto stopped;
     }
     if (verified) {
-      if (verified == 3) {
+      if (verified == TOOL_EXIT_VERIFY) {
         exit_code = TOOL_EXIT_VERIFY;
         keep_partial = 0; /* wrong: never to be resumed */
       }
@@ -448,42 +490,7 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
     return TOOL_EXIT_ERROR;
   }
 
-  const uint64_t bytes = (uint64_t)run->in.rows * (uint64_t)run->in.cols * run->in.elem_size;
-  char size_text[32];
-  tool_format_bytes(bytes, size_text, sizeof size_text);
-  const double total_seconds = seconds + verify_seconds;
-  const double rate = total_seconds > 0 ? 2.0 * (double)bytes / total_seconds / 1e9 : 0.0;
-  const char *verification = opt->verify == TOOL_VERIFY_NONE    ? "not read back"
-                             : opt->verify == TOOL_VERIFY_INPUT ? "verified against the input"
-                                                                : "verified";
-  const char *backend_name = run->backend == XPOSE_BACKEND_CUDA ? "cuda" : "host";
-  if (opt->json) {
-    tool_json j;
-    tool_json_begin(&j);
-    tool_json_string(&j, "status", "ok");
-    tool_json_int(&j, "exit_code", TOOL_EXIT_OK);
-    describe_pair(&j, run, type_text, out_name);
-    tool_json_int(&j, "bytes", (long long)bytes);
-    tool_json_int(&j, "ranks", run->nranks);
-    tool_json_string(&j, "backend", backend_name);
-    tool_json_string(&j, "exchange", stats.exchange);
-    tool_json_int(&j, "passes", (long long)xio_pass_count(&stats.done.grid));
-    tool_json_bool(&j, "resumed", run->resumed);
-    tool_json_number(&j, "seconds", total_seconds);
-    tool_json_number(&j, "verify_seconds", verify_seconds);
-    tool_json_number(&j, "gb_per_s", rate);
-    tool_json_string(&j, "verification", verification);
-    tool_json_print(&j);
-  } else {
-    tool_report_result(
-        "%s:%s (%lld x %lld, %s) -> %s:%s (%lld x %lld): %s, %d rank(s) (%s, %s), %lld "
-        "pass(es)%s, %.3f s, %.2f GB/s, %s",
-        run->in_path.file, run->in.dataset, (long long)run->in.rows, (long long)run->in.cols,
-        type_text, run->out_path.file, out_name, (long long)run->in.cols, (long long)run->in.rows,
-        size_text, run->nranks, backend_name, stats.exchange,
-        (long long)xio_pass_count(&stats.done.grid), run->resumed ? " (resumed)" : "",
-        total_seconds, rate, verification);
-  }
+  print_summary(run, &stats, type_text, out_name, seconds + verify_seconds, verify_seconds);
   xio_close(&run->in, &err);
   return TOOL_EXIT_OK;
 
