@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "h5_types.h"
+#include "mpi_hints.h"
 
 #if H5_VERSION_GE(1, 12, 0)
 typedef H5L_info2_t xio_link_info;
@@ -29,7 +30,7 @@ static void matrix_init(xio_matrix *m, MPI_Comm comm) {
 static hid_t file_access(MPI_Comm comm) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   if (fapl < 0) return fapl;
-  if (H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0 ||
+  if (H5Pset_fapl_mpio(fapl, comm, xio_mpi_hints()) < 0 ||
       H5Pset_all_coll_metadata_ops(fapl, 1) < 0 || H5Pset_coll_metadata_write(fapl, 1) < 0) {
     (void)H5Pclose(fapl); /* failing already: the caller reports HDF5's first error */
     return H5I_INVALID_HID;

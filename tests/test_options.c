@@ -71,6 +71,10 @@ int main(void) {
              !strcmp(o.input, "a") && !strcmp(o.output, "b"),
          "the verify subcommand: %s", error);
   EXPECT(parse("--check a b", &o, error) == 0 && o.check, "--check: %s", error);
+  EXPECT(parse("--mpi-hint cb_nodes=2 a --mpi-hint romio_ds_write=disable b", &o, error) == 0 &&
+             o.mpi_hint_count == 2 && !strcmp(o.mpi_hints[0], "cb_nodes=2") &&
+             !strcmp(o.mpi_hints[1], "romio_ds_write=disable"),
+         "--mpi-hint: %s", error);
   EXPECT(parse("--help", &o, error) == 0 && o.help, "--help alone");
   EXPECT(parse("-V", &o, error) == 0 && o.version, "-V alone");
 
@@ -91,6 +95,8 @@ int main(void) {
   expect_error("--checkpoint -1 a b", "invalid --checkpoint '-1'");
   expect_error("--checkpoint soon a b", "invalid --checkpoint 'soon'");
   expect_error("verify a", "missing arguments");
+  expect_error("--mpi-hint striping a b", "invalid --mpi-hint 'striping': expected KEY=VALUE");
+  expect_error("--mpi-hint =4 a b", "invalid --mpi-hint '=4'");
 
   expect_size("4096", 4096);
   expect_size("1K", 1024);

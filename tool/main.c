@@ -11,6 +11,7 @@
 #include "h5_types.h"
 #include "h5_verify.h"
 #include "input_file.h"
+#include "mpi_hints.h"
 #include "node_memory.h"
 #include "options.h"
 #include "output_file.h"
@@ -277,13 +278,15 @@ static void describe_pair(tool_json *j, const transpose_run *run, const char *ty
   tool_json_string(j, "type", type_text);
 }
 
-/* The start of either run: nothing open yet, the paths split.  An exit
- * status: a malformed path is a usage error. */
+/* The start of either run: nothing open yet, the paths split, the MPI-IO
+ * hints set.  An exit status: a malformed path or hint is a usage error. */
 static int run_begin(transpose_run *run, const tool_options *opt, MPI_Comm comm, xio_error *err) {
   *run = (transpose_run){.opt = opt, .comm = comm};
   xio_matrix_reset(&run->in);
   xio_matrix_reset(&run->out);
-  if (parse_paths(opt, &run->in_path, &run->out_path, err) == 0) return TOOL_EXIT_OK;
+  if (parse_paths(opt, &run->in_path, &run->out_path, err) == 0 &&
+      xio_mpi_hints_set(opt->mpi_hints, opt->mpi_hint_count, err) == 0)
+    return TOOL_EXIT_OK;
   tool_report_error("%s", err->message);
   return TOOL_EXIT_USAGE;
 }
@@ -442,6 +445,11 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   topt.stop_requested = tool_stop_requested;
   if (start_output(run, &topt, &err)) goto fail;
   keep_partial = run->resumed; /* a new partial goes on failure, unless passes get recorded */
+  if (opt->verbose) {
+    char hints[1024];
+    xio_mpi_hints_in_force(&run->out, hints, sizeof hints);
+    tool_report_verbose("MPI-IO hints in force on %s: %s", run->out_path.file, hints);
+  }
   if (run->resumed) {
     topt.resume_from = &run->record.progress;
     tool_report_note("resuming from %s: %lld of %lld passes done", run->output.partial_path,

@@ -19,7 +19,8 @@ enum {
   OPT_EXCHANGE,
   OPT_GPU_MEMORY,
   OPT_JSON,
-  OPT_CHECK
+  OPT_CHECK,
+  OPT_MPI_HINT
 };
 
 /* Index of `value` in `names` (NULL-terminated, in enum order), or -1. */
@@ -68,6 +69,9 @@ const char *tool_usage(void) {
          "                         stdout\n"
          "  -q, --quiet            print errors only\n"
          "  -v, --verbose          print the pass plan, timings and library messages\n"
+         "      --mpi-hint KEY=VALUE  an MPI-IO hint for the input and output files, e.g.\n"
+         "                         cb_buffer_size=16777216 or striping_factor=8 (repeatable;\n"
+         "                         ROMIO also reads hints from the file named by ROMIO_HINTS)\n"
          "      --max-message SIZE split messages between ranks above SIZE (default 1G;\n"
          "                         at most 2G - 1)\n"
          "  -h, --help             print this help and exit\n"
@@ -92,6 +96,7 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
       {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
       {"json", no_argument, NULL, OPT_JSON},
       {"check", no_argument, NULL, OPT_CHECK},
+      {"mpi-hint", required_argument, NULL, OPT_MPI_HINT},
       {"force", no_argument, NULL, 'f'},
       {"quiet", no_argument, NULL, 'q'},
       {"verbose", no_argument, NULL, 'v'},
@@ -164,6 +169,16 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
       case 'r': options->resume = 1; break;
       case OPT_JSON: options->json = 1; break;
       case OPT_CHECK: options->check = 1; break;
+      case OPT_MPI_HINT: {
+        const int max = (int)(sizeof options->mpi_hints / sizeof *options->mpi_hints);
+        if (!strchr(optarg, '=') || optarg[0] == '=')
+          return usage_error(error, error_size, "invalid --mpi-hint '%s': expected KEY=VALUE",
+                             optarg);
+        if (options->mpi_hint_count == max)
+          return usage_error(error, error_size, "%s", "at most 32 --mpi-hint options");
+        options->mpi_hints[options->mpi_hint_count++] = optarg;
+        break;
+      }
       case 'f': options->force = 1; break;
       case 'q': options->quiet = 1; break;
       case 'v': options->verbose = 1; break;

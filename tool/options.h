@@ -15,6 +15,8 @@ typedef struct {
   int verify;                 /* TOOL_VERIFY_* */
   int resume, force, quiet, verbose;
   int json;                  /* the summary as one JSON object */
+  const char *mpi_hints[32]; /* "KEY=VALUE", for every file opened */
+  int mpi_hint_count;
   int check;                 /* `xpose verify IN OUT`: check, do not write */
   double checkpoint_seconds; /* between checkpoints of the partial output */
   int help, version;

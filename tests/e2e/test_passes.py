@@ -1,7 +1,8 @@
 """End to end: datasets many times larger than the memory budget are
 transposed in passes (full rows, full columns and square blocks), the
 generator and --verify agree, small message limits work through the tool,
-`xpose verify` catches wrong outputs, and --json prints one object."""
+`xpose verify` catches wrong outputs, --json prints one object, and
+--mpi-hint reaches both MPI-IO layers."""
 
 import json
 import os
@@ -122,6 +123,24 @@ class Json(ToolTestCase):
         error = json.loads(failed.stdout)
         self.assertEqual(error["status"], "error")
         self.assertIn("exists; use --force", error["message"])
+
+
+class MpiHints(ToolTestCase):
+    def test_hints_reach_both_mpi_io_layers(self):
+        self.write_h5("in.h5", {"/m": pattern((50, 70), "<f8")})
+        for io in ("romio321", "ompio"):
+            with self.subTest(io=io):
+                os.environ["OMPI_MCA_io"] = io
+                try:
+                    result = self.xpose(2, "-v", "--force", "--memory", "8K", "--mpi-hint",
+                                        "cb_buffer_size=1048576", "--mpi-hint",
+                                        "romio_cb_write=enable", "in.h5", "out.h5")
+                finally:
+                    del os.environ["OMPI_MCA_io"]
+                self.assertEqual(result.returncode, 0, result)
+                self.assertRegex(result.stderr, r"MPI-IO hints in force on out.h5: .*"
+                                                r"cb_buffer_size=1048576")
+                self.assertTransposed("in.h5", "/m", "out.h5", "/m")
 
 
 class Progress(ToolTestCase):
