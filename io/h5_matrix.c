@@ -305,10 +305,26 @@ int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col
 
 typedef struct {
   hid_t to;
-  int skipped;
+  xio_skipped_attributes *skipped;
   int failed;
   xio_error *err;
 } attribute_copy;
+
+/* netCDF-4's bookkeeping of a variable's dimensions (ids in order): true of
+ * the input's axes, wrong of the output's, and meaningless without the
+ * dimension scales, which are not copied. */
+static int is_netcdf_dimension_bookkeeping(const char *name) {
+  return strcmp(name, "_Netcdf4Coordinates") == 0 || strcmp(name, "_Netcdf4Dimid") == 0;
+}
+
+static void skip(xio_skipped_attributes *skipped, const char *name) {
+  const size_t used = strlen(skipped->names);
+  if (skipped->count < 6)
+    snprintf(skipped->names + used, sizeof skipped->names - used, "%s%s", used ? ", " : "", name);
+  else if (skipped->count == 6)
+    snprintf(skipped->names + used, sizeof skipped->names - used, ", ...");
+  skipped->count++;
+}
 
 static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *info, void *data) {
   (void)info;
@@ -324,14 +340,24 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
   const size_t size = type >= 0 ? H5Tget_size(type) : 0;
   if (type < 0 || space < 0 || points < 0 || kind == H5S_NO_CLASS || size == 0) {
     rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
-  } else if (xio_type_has_reference(type)) {
-    copy->skipped++;
+  } else if (xio_type_has_reference(type) || is_netcdf_dimension_bookkeeping(name)) {
+    skip(copy->skipped, name); /* references cannot point into another file */
   } else {
     const int has_data = points > 0 && kind != H5S_NULL;
     buf = calloc(has_data ? (size_t)points : 1, size);
     if (!buf || (has_data && H5Aread(attr, type, buf) < 0)) {
       rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
     } else {
+      /* The labels of the axes (h5py's dims[i].label, H5DSset_label) name
+       * them in order: the output's axes are the input's, swapped. */
+      unsigned char *first = NULL;
+      if (strcmp(name, "DIMENSION_LABELS") == 0 && points == 2 && kind == H5S_SIMPLE &&
+          (first = malloc(size)) != NULL) {
+        memcpy(first, buf, size);
+        memmove(buf, (unsigned char *)buf + size, size);
+        memcpy((unsigned char *)buf + size, first, size);
+      }
+      free(first);
       out = H5Acreate2(copy->to, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
       if (out < 0 || (has_data && H5Awrite(out, type, buf) < 0))
         rc = xio_fail_h5(copy->err, "cannot copy attribute %s", name);
@@ -349,16 +375,16 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
   return rc ? -1 : 0;
 }
 
-int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to, int *skipped,
-                        xio_error *err) {
-  attribute_copy copy = {to->dset, 0, 0, err};
+int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
+                        xio_skipped_attributes *skipped, xio_error *err) {
+  memset(skipped, 0, sizeof *skipped);
+  attribute_copy copy = {to->dset, skipped, 0, err};
   hsize_t index = 0;
   int rc = 0;
   if (H5Aiterate2(from->dset, H5_INDEX_NAME, H5_ITER_INC, &index, copy_attribute, &copy) < 0) {
     if (!copy.failed) xio_fail_h5(err, "cannot list the attributes of %s", from->dataset);
     rc = -1;
   }
-  *skipped = copy.skipped;
   return xio_agree(from->comm, rc, err);
 }
 

@@ -15,7 +15,7 @@ typedef struct {
   hid_t type; /* transient copy of the dataset's datatype: the memory type too, so no conversion */
   int64_t rows, cols;
   size_t elem_size;
-  int chunked; /* read independently: see transfer_block */
+  int chunked;       /* read independently: see transfer_block */
   char dataset[512]; /* path inside the file */
 } xio_matrix;
 
@@ -47,10 +47,19 @@ int xio_read_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col,
 int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
                     const void *buf, xio_error *err);
 
-/* Copies every attribute of from's dataset onto to's, with its exact type.
- * Attributes holding references cannot survive the move to another file:
- * they are left out and counted in *skipped. */
-int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to, int *skipped, xio_error *err);
+/* Attributes left out of a copy: their names, the first few. */
+typedef struct {
+  int count;
+  char names[512];
+} xio_skipped_attributes;
+
+/* Copies every attribute of from's dataset onto to's, with its exact type;
+ * DIMENSION_LABELS are swapped with the axes.  Left out, and named in
+ * *skipped: attributes holding references (they cannot point from one file
+ * into another: dimension scales among them) and netCDF-4's record of a
+ * variable's dimensions, which would describe the input's axes. */
+int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
+                        xio_skipped_attributes *skipped, xio_error *err);
 
 /* Flushes what was written through to storage (MPI_File_sync). */
 int xio_flush(const xio_matrix *m, xio_error *err);

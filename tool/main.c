@@ -194,7 +194,7 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
     run->resumed = 1;
     return 0;
   }
-  int skipped = 0;
+  xio_skipped_attributes skipped;
   uint64_t file_bytes = 0;
   if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, run->in.cols,
                         run->in.rows, TOOL_RESUME_USERBLOCK, &run->out, err) ||
@@ -202,11 +202,12 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
       xio_data_end(&run->out, &file_bytes, err) ||
       tool_output_reserve(run->comm, &run->output, file_bytes, err))
     return -1;
-  if (skipped)
+  if (skipped.count)
     tool_report_warning(
-        "%d attribute(s) holding references were not copied: references "
-        "cannot point from %s into %s",
-        skipped, run->out_path.file, run->in_path.file);
+        "%d attribute(s) of %s:%s were not copied (%s): references cannot point from %s into "
+        "%s, and netCDF-4's record of the dimensions would describe the input's axes",
+        skipped.count, run->in_path.file, run->in.dataset, skipped.names, run->out_path.file,
+        run->in_path.file);
   return 0;
 }
 
