@@ -191,9 +191,28 @@ int xio_open_existing(MPI_Comm comm, const char *path, const char *shown, const 
                       err);
 }
 
+/* The fill value `from`'s creator chose, if any, into dcpl: readers of
+ * the output see it as the dataset's, though every element is written. */
+static int copy_fill_value(const xio_matrix *from, hid_t dcpl) {
+  if (!from) return 0;
+  hid_t source = H5Dget_create_plist(from->dset);
+  H5D_fill_value_t status = H5D_FILL_VALUE_ERROR;
+  int rc = source < 0 || H5Pfill_value_defined(source, &status) < 0 ? -1 : 0;
+  if (rc == 0 && status == H5D_FILL_VALUE_USER_DEFINED) {
+    void *value = calloc(1, from->elem_size);
+    rc = !value || H5Pget_fill_value(source, from->type, value) < 0 ||
+                 H5Pset_fill_value(dcpl, from->type, value) < 0
+             ? -1
+             : 0;
+    free(value);
+  }
+  if (source >= 0 && H5Pclose(source) < 0) rc = -1;
+  return rc;
+}
+
 int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
-                      hid_t type, int64_t rows, int64_t cols, uint64_t userblock, xio_matrix *m,
-                      xio_error *err) {
+                      hid_t type, const xio_matrix *fill_from, int64_t rows, int64_t cols,
+                      uint64_t userblock, xio_matrix *m, xio_error *err) {
   matrix_init(m, comm);
   int rc = 0;
   hid_t fapl = file_access(comm), fcpl = H5Pcreate(H5P_FILE_CREATE),
@@ -205,7 +224,7 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
       H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
       H5Pset_create_intermediate_group(lcpl, 1) < 0 || H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
       H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
-      H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0)
+      H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 || copy_fill_value(fill_from, dcpl) < 0)
     rc = xio_fail_h5(err, "cannot set up the output file's properties");
   if (rc == 0) {
     m->file = H5Fcreate(path, H5F_ACC_EXCL, fcpl, fapl);

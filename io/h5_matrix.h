@@ -30,11 +30,12 @@ int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_mat
 
 /* Creates a new file (failing if it exists) holding a rows x cols dataset of
  * `type`, contiguous, allocated at once, never filled (every element gets
- * written), after a user block of `userblock` bytes (0, or a power of 2 from
+ * written), with fill_from's fill value if its creator set one (NULL:
+ * none), after a user block of `userblock` bytes (0, or a power of 2 from
  * 512) that HDF5 leaves alone.  Messages call the file `shown`. */
 int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
-                      hid_t type, int64_t rows, int64_t cols, uint64_t userblock, xio_matrix *m,
-                      xio_error *err);
+                      hid_t type, const xio_matrix *fill_from, int64_t rows, int64_t cols,
+                      uint64_t userblock, xio_matrix *m, xio_error *err);
 
 /* Opens path's dataset, read-only or for writing; messages call it `shown`. */
 int xio_open_existing(MPI_Comm comm, const char *path, const char *shown, const char *dataset,

@@ -196,7 +196,7 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   }
   xio_skipped_attributes skipped;
   uint64_t file_bytes = 0;
-  if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, run->in.cols,
+  if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in, run->in.cols,
                         run->in.rows, TOOL_RESUME_USERBLOCK, &run->out, err) ||
       xio_copy_attributes(&run->in, &run->out, &skipped, err) || xio_flush(&run->out, err) ||
       xio_data_end(&run->out, &file_bytes, err) ||

@@ -61,6 +61,9 @@ class Types(ToolTestCase):
                                         "out.h5")
                     self.assertEqual(result.returncode, 0, result)
                     self.assertTransposed("sparse.h5", f"/{name}", "out.h5", f"/{name}")
+                    with h5py.File(self.path("out.h5"), "r") as f:
+                        self.assertEqual(f[name].fillvalue, {"m": -7.5, "z": 42}[name],
+                                         "the fill value was not kept")
 
     def test_dimension_labels_follow_the_axes(self):
         with h5py.File(self.path("in.h5"), "w") as f:
