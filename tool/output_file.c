@@ -220,12 +220,7 @@ int tool_output_reserve(MPI_Comm comm, const tool_output_file *out, uint64_t byt
 }
 
 int tool_output_sync(MPI_Comm comm, const tool_output_file *out, xio_error *err) {
-  int rc = 0;
-  const int fd = open(out->partial_path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || (fdatasync(fd) != 0 && errno != EINVAL))
-    rc = xio_fail(err, "syncing %s: %s", out->partial_path, strerror(errno));
-  if (fd >= 0) (void)close(fd);
-  return xio_agree(comm, rc, err);
+  return xio_agree(comm, sync_path(out->partial_path, err), err);
 }
 
 static int sync_on_root(void *arg, xio_error *err) {

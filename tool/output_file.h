@@ -51,7 +51,7 @@ int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int 
 int tool_output_reserve(MPI_Comm comm, const tool_output_file *out, uint64_t bytes, xio_error *err);
 
 /* Collective.  Every rank syncs the partial file through its own
- * descriptor (fdatasync: the dirty pages of its node), which, unlike
+ * descriptor (fsync: the dirty pages of its node), which, unlike
  * MPI_File_sync, involves no collective call that a failed write could
  * leave other ranks stuck in.  HDF5's metadata is flushed at creation, and
  * writing the elements of a contiguous dataset leaves it clean. */
