@@ -1,8 +1,9 @@
 /* Out-of-core distributed transpose of an HDF5 dataset into another, in
  * passes that fit a per-rank memory budget (see passes.h for the shapes),
- * checksummed as it goes, and resumable: after every pass the loop can
- * flush the output and report how far it got, and it can start from a
- * later pass of the same grid. */
+ * pipelined (one pass is read and another written while a third is
+ * transposed: h5_transpose.c), checksummed as it goes, and resumable:
+ * between passes the loop can flush the output and report how far it got,
+ * and it can start from a later pass of the same grid. */
 #ifndef XIO_TRANSPOSE_H
 #define XIO_TRANSPOSE_H
 
@@ -39,7 +40,8 @@ typedef struct {
   xio_progress_fn progress;
   void *progress_user_data;
   /* Resuming: where an earlier run stopped (its grid, which must fit the
-   * budget); NULL starts afresh with a grid planned for the budget. */
+   * budget); NULL starts afresh with a grid planned for the budget, in
+   * passes of at most XIO_PASS_BYTES_FOR_SPEED. */
   const xio_progress *resume_from;
   /* Checkpoints: before the first pass, after the last, on a stop, and
    * after any pass that ends checkpoint_seconds or more after the previous
@@ -49,12 +51,18 @@ typedef struct {
   void *checkpoint_user_data;
   /* Local; nonzero asks every rank to stop after the current pass. */
   int (*stop_requested)(void);
+  /* Nonzero: read, transpose and write one after the other, without the
+   * I/O thread (for comparison; the thread also needs MPI_THREAD_MULTIPLE). */
+  int sequential;
 } xio_transpose_options;
 
 typedef struct {
   xio_progress done;     /* as far as the loop got (all passes when it returns 0) */
   uint64_t buffer_bytes; /* per rank, largest: blocks plus plan scratch */
-  double read_seconds, transpose_seconds, write_seconds, checksum_seconds;
+  int overlapped;        /* reads and writes ran on the I/O thread */
+  /* Reads and writes: on the I/O thread when overlapped; the rest, and
+   * waiting for the I/O thread, on the calling one. */
+  double read_seconds, write_seconds, transpose_seconds, checksum_seconds, wait_seconds;
   const char *exchange; /* the engine the plans used */
 } xio_transpose_stats;
 

@@ -12,53 +12,66 @@ int xio_pass_buffers_alloc(xio_pass_buffers *b, int on_gpu, size_t in_bytes, siz
   memset(b, 0, sizeof *b);
   b->on_gpu = on_gpu;
 #ifdef XPOSE_HAVE_CUDA
-  if (on_gpu)
-    return XIO_CUDA(cudaMallocHost(&b->in_host, in_bytes + 1), err) ||
-                   XIO_CUDA(cudaMallocHost(&b->out_host, out_bytes + 1), err) ||
+  if (on_gpu) /* pinned memory is resident once allocated */
+    return XIO_CUDA(cudaMallocHost(&b->in_host[0], in_bytes + 1), err) ||
+                   XIO_CUDA(cudaMallocHost(&b->in_host[1], in_bytes + 1), err) ||
+                   XIO_CUDA(cudaMallocHost(&b->out_host[0], out_bytes + 1), err) ||
+                   XIO_CUDA(cudaMallocHost(&b->out_host[1], out_bytes + 1), err) ||
                    XIO_CUDA(cudaMalloc(&b->in_dev, in_bytes + 1), err) ||
                    XIO_CUDA(cudaMalloc(&b->out_dev, out_bytes + 1), err)
                ? -1
                : 0;
 #endif
-  b->in_host = malloc(in_bytes + 1);
-  b->out_host = malloc(out_bytes + 1);
-  if (!b->in_host || !b->out_host)
-    return xio_fail(err, "cannot allocate %zu bytes of pass buffers", in_bytes + out_bytes + 2);
+  for (int slot = 0; slot < 2; slot++) {
+    b->in_host[slot] = malloc(in_bytes + 1);
+    b->out_host[slot] = malloc(out_bytes + 1);
+    if (!b->in_host[slot] || !b->out_host[slot])
+      return xio_fail(err, "cannot allocate %zu bytes of pass buffers",
+                      2 * (in_bytes + out_bytes + 2));
+    /* Page faults now, once, rather than in the timed passes. */
+    memset(b->in_host[slot], 0, in_bytes + 1);
+    memset(b->out_host[slot], 0, out_bytes + 1);
+  }
   return 0;
 }
 
 void xio_pass_buffers_free(xio_pass_buffers *b) {
 #ifdef XPOSE_HAVE_CUDA
   if (b->on_gpu) { /* freeing what was allocated cannot fail in a way worth reporting */
-    if (b->in_host) (void)cudaFreeHost(b->in_host);
-    if (b->out_host) (void)cudaFreeHost(b->out_host);
+    for (int slot = 0; slot < 2; slot++) {
+      if (b->in_host[slot]) (void)cudaFreeHost(b->in_host[slot]);
+      if (b->out_host[slot]) (void)cudaFreeHost(b->out_host[slot]);
+    }
     if (b->in_dev) (void)cudaFree(b->in_dev);
     if (b->out_dev) (void)cudaFree(b->out_dev);
     memset(b, 0, sizeof *b);
     return;
   }
 #endif
-  free(b->in_host);
-  free(b->out_host);
+  for (int slot = 0; slot < 2; slot++) {
+    free(b->in_host[slot]);
+    free(b->out_host[slot]);
+  }
   memset(b, 0, sizeof *b);
 }
 
-xpose_status xio_pass_transpose(xpose_plan plan, const xio_pass_buffers *b, size_t in_bytes,
-                                size_t out_bytes, xio_error *err) {
+xpose_status xio_pass_transpose(xpose_plan plan, const xio_pass_buffers *b, int slot,
+                                size_t in_bytes, size_t out_bytes, xio_error *err) {
 #ifdef XPOSE_HAVE_CUDA
   if (b->on_gpu) {
     /* A failed copy on one rank still enters the collective execution, with
      * the previous pass's bytes, so that no rank is left waiting; the
      * failure is reported after it. */
-    const int copied_in =
-        XIO_CUDA(cudaMemcpy(b->in_dev, b->in_host, in_bytes, cudaMemcpyHostToDevice), err);
+    const int copied_in = XIO_CUDA(
+        cudaMemcpy(b->in_dev, b->in_host[slot], in_bytes, cudaMemcpyHostToDevice), err);
     xpose_status st = xpose_execute(plan, b->in_dev, b->out_dev);
     if (st == XPOSE_SUCCESS && copied_in == 0 &&
-        XIO_CUDA(cudaMemcpy(b->out_host, b->out_dev, out_bytes, cudaMemcpyDeviceToHost), err))
+        XIO_CUDA(cudaMemcpy(b->out_host[slot], b->out_dev, out_bytes, cudaMemcpyDeviceToHost),
+                 err))
       st = XPOSE_ERROR_CUDA;
     return copied_in ? XPOSE_ERROR_CUDA : st;
   }
 #endif
   (void)in_bytes, (void)out_bytes, (void)err;
-  return xpose_execute(plan, b->in_host, b->out_host);
+  return xpose_execute(plan, b->in_host[slot], b->out_host[slot]);
 }

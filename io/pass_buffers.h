@@ -1,7 +1,8 @@
-/* A pass's blocks in memory: host buffers for HDF5 and, with the CUDA
- * backend, device copies for the transpose (the host ones pinned, so the
- * copies run at full speed).  io/'s only CUDA work is here; cuda_error.h
- * checks it (and tool/gpus.c's). */
+/* A pass's blocks in memory: two host buffers of each kind, so that one
+ * pass is transposed while the next is read and the previous written, and
+ * with the CUDA backend device copies for the transpose (the host ones
+ * pinned, so the copies run at full speed).  io/'s only CUDA work is here;
+ * cuda_error.h checks it (and tool/gpus.c's). */
 #ifndef XIO_PASS_BUFFERS_H
 #define XIO_PASS_BUFFERS_H
 
@@ -12,21 +13,23 @@
 
 typedef struct {
   int on_gpu;
-  void *in_host, *out_host, *in_dev, *out_dev;
+  void *in_host[2], *out_host[2], *in_dev, *out_dev;
 } xio_pass_buffers;
 
-/* Local.  Room for in_bytes of input block and out_bytes of output block;
- * device copies too with on_gpu.  -1 with a message on failure; the buffers
- * are freeable either way. */
+/* Local.  Room for in_bytes of input block and out_bytes of output block,
+ * twice, every page touched now rather than in the first pass; device
+ * copies too with on_gpu.  -1 with a message on failure; the buffers are
+ * freeable either way. */
 int xio_pass_buffers_alloc(xio_pass_buffers *b, int on_gpu, size_t in_bytes, size_t out_bytes,
                            xio_error *err);
 
 void xio_pass_buffers_free(xio_pass_buffers *b);
 
 /* Collective.  Transposes the pass whose input block (in_bytes) is in
- * b->in_host into b->out_host (out_bytes), through the GPU with on_gpu.
- * Returns the plan's status, or XPOSE_ERROR_CUDA with the failed copy in err. */
-xpose_status xio_pass_transpose(xpose_plan plan, const xio_pass_buffers *b, size_t in_bytes,
-                                size_t out_bytes, xio_error *err);
+ * b->in_host[slot] into b->out_host[slot] (out_bytes), through the GPU
+ * with on_gpu.  Returns the plan's status, or XPOSE_ERROR_CUDA with the
+ * failed copy in err. */
+xpose_status xio_pass_transpose(xpose_plan plan, const xio_pass_buffers *b, int slot,
+                                size_t in_bytes, size_t out_bytes, xio_error *err);
 
 #endif

@@ -26,13 +26,22 @@ typedef struct {
   int64_t block_rows, block_cols; /* largest block */
 } xio_pass_grid;
 
+/* Largest pass a run plans, in bytes per rank (xio_pass_bytes), however
+ * large the budget: 128 MiB blocks.  Larger passes were slower, not
+ * faster (2-core VM, 4 GiB: one pass of 1 GiB blocks took 2.6x as long as
+ * 36 of 128 MiB): fresh buffers fault in page by page, the collective I/O
+ * layers stage large requests through small buffers anyway, and a pipeline
+ * of few passes overlaps little. */
+#define XIO_PASS_BYTES_FOR_SPEED ((uint64_t)768 << 20)
+
 /* Largest single transfer per rank per call: keeps every MPI-IO count well
  * inside int range whatever the budget. */
 #define XIO_MAX_TRANSFER_BYTES ((uint64_t)1 << 30)
 
 /* Bytes one rank needs for an h x w pass over `ranks` ranks: its share of
- * the input block and of the output block, and the transpose's send and
- * receive scratch, at most as large again. */
+ * the input block and of the output block twice (one pass is read and
+ * another written while a third is transposed), and the transpose's send
+ * and receive scratch, at most as large as one of each. */
 uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks);
 
 /* Plans the passes for a rows x cols matrix within budget bytes per rank.

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -48,9 +49,16 @@ static void print_plan(const xio_matrix *in, uint64_t budget, int nranks,
       (long long)xio_pass_count(grid), (long long)grid->row_passes, (long long)grid->col_passes,
       (long long)grid->block_rows, (long long)grid->block_cols, (long long)in->rows,
       (long long)in->cols);
-  tool_report_verbose(
-      "time on rank 0: read %.3f s, transpose and exchange %.3f s, checksums %.3f s, write %.3f s",
-      stats->read_seconds, stats->transpose_seconds, stats->checksum_seconds, stats->write_seconds);
+  if (stats->overlapped)
+    tool_report_verbose("time on rank 0: I/O thread: read %.3f s, write %.3f s; main thread: "
+                        "transpose and exchange %.3f s, checksums %.3f s, waiting for I/O %.3f s",
+                        stats->read_seconds, stats->write_seconds, stats->transpose_seconds,
+                        stats->checksum_seconds, stats->wait_seconds);
+  else
+    tool_report_verbose("time on rank 0, one after the other: read %.3f s, write %.3f s, "
+                        "transpose and exchange %.3f s, checksums %.3f s",
+                        stats->read_seconds, stats->write_seconds, stats->transpose_seconds,
+                        stats->checksum_seconds);
 }
 
 /* Collective.  Host or CUDA for this run; with CUDA, each rank's GPU is
@@ -444,6 +452,8 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   topt.checkpoint_seconds = opt->checkpoint_seconds;
   topt.checkpoint_user_data = run;
   topt.stop_requested = tool_stop_requested;
+  const char *io_thread = getenv("XPOSE_IO_THREAD"); /* 0: no overlap, for comparison */
+  topt.sequential = io_thread && strcmp(io_thread, "0") == 0;
   if (start_output(run, &topt, &err)) goto fail;
   keep_partial = run->resumed; /* a new partial goes on failure, unless passes get recorded */
   if (opt->verbose) {

@@ -10,8 +10,11 @@
 int tool_session_start(const char *program, int *argc, char ***argv, int *rank) {
   xio_error err = {""};
   *rank = 0;
-  if (MPI_Init(argc, argv) != MPI_SUCCESS) {
-    fprintf(stderr, "%s: error: MPI_Init failed\n", program);
+  /* Threads: the pass loop's I/O thread does MPI-IO while the main one
+   * exchanges (io_thread.h); with less, the passes run one step at a time. */
+  int provided = MPI_THREAD_SINGLE;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    fprintf(stderr, "%s: error: MPI_Init_thread failed\n", program);
     return TOOL_EXIT_ERROR;
   }
   if (XIO_MPI(MPI_Comm_rank(MPI_COMM_WORLD, rank), &err) ||

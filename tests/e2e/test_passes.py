@@ -1,5 +1,6 @@
 """End to end: datasets many times larger than the memory budget are
-transposed in passes (full rows, full columns and square blocks), the
+transposed in passes (full rows, full columns and square blocks),
+pipelined or one after the other, the
 generator and --verify agree, small message limits work through the tool,
 `xpose verify` catches wrong outputs, --json prints one object, and
 --mpi-hint reaches both MPI-IO layers."""
@@ -12,7 +13,7 @@ import unittest
 import h5py
 import numpy as np
 
-from harness import XPOSE, XPOSE_GEN, ToolTestCase, mpirun, pattern
+from harness import XPOSE, XPOSE_GEN, ToolTestCase, finish, mpirun, pattern, start
 
 
 class Passes(ToolTestCase):
@@ -40,6 +41,24 @@ class Passes(ToolTestCase):
     def test_very_tall_matrix_whole_rows(self):
         # Whole rows: every pass reads one contiguous range of the input.
         self.assertEqual(self.transpose_in_passes((60013, 7), ">c8", 4, "32K", 20)[1], 7)
+
+    def test_pipelined_and_one_after_the_other_agree(self):
+        # The I/O thread reads and writes while passes are transposed; with
+        # XPOSE_IO_THREAD=0 the same passes run one step at a time.
+        self.write_h5("in.h5", {"/m": pattern((403, 389), "<f4")})
+        outputs = {}
+        for io_thread in ("1", "0"):
+            out = f"out{io_thread}.h5"
+            env = dict(os.environ, XPOSE_IO_THREAD=io_thread)
+            result = finish(start(3, [XPOSE, "--memory", "48K", "-v", "in.h5", out],
+                                  cwd=self.dir, env=env))
+            self.assertEqual(result.returncode, 0, result)
+            self.assertIn("I/O thread" if io_thread == "1" else "one after the other",
+                          result.stderr)
+            self.assertGreaterEqual(int(re.search(r"(\d+) pass\(es\):", result.stderr)[1]), 20)
+            self.assertTransposed("in.h5", "/m", out, "/m")
+            outputs[io_thread] = self.read_h5(out, "/m")[0]
+        np.testing.assert_array_equal(outputs["1"], outputs["0"])
 
     def test_odd_element_size_in_passes(self):
         self.transpose_in_passes((333, 211), "S12", 3, "16K", 30)

@@ -1,0 +1,79 @@
+#!/bin/bash
+# Out-of-core throughput against the storage's floor, side by side in one run.
+#   tests/bench/bench_io.sh [BUILD [ROWS COLS [RANKS [REPS [TYPE]]]]]
+# (default build/, 32768 x 32768 float32 = 4 GiB, 1 rank, 3 repetitions).
+# XPOSE_BENCH_LAUNCH overrides the launcher (default: mpirun -q -n RANKS);
+# XPOSE_BENCH_ARGS adds options to every xpose run (--backend, --mpi-hint);
+# XPOSE_BENCH_VARIANTS picks the variants (default: all below).
+#
+# Every run starts with the input and any old output evicted from the page
+# cache (posix_fadvise DONTNEED, which needs no root), and the variants are
+# interleaved, repetition by repetition:
+#   cp+sync      the floor: read and write the same bytes (cp, then sync the copy)
+#   h5repack     HDF5's own copy of the file, no transpose (then sync)
+#   no-verify    xpose at its default budget, publishing without a read-back
+#   small        xpose --no-verify with a budget 64x smaller than the data
+#   sequential   xpose --no-verify with XPOSE_IO_THREAD=0: no overlap
+#   default      xpose as users run it: the output read back before publishing
+# Rates are 2 x bytes / time; "of floor" is the floor's time over the run's.
+# Every xpose output is checked with `xpose verify` (not timed).
+set -euo pipefail
+build="$(cd "${1:-build}" && pwd)" rows="${2:-32768}" cols="${3:-32768}" ranks="${4:-1}"
+reps="${5:-3}" type="${6:-f32}"
+dir="$(mktemp -d "${TMPDIR:-/var/tmp}/xpose-bench-XXXXXX")"
+trap 'rm -rf "$dir"' EXIT
+if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+read -r -a launch <<<"${XPOSE_BENCH_LAUNCH:-mpirun -q -n $ranks}"
+read -r -a extra <<<"${XPOSE_BENCH_ARGS:-}"
+read -r -a variants <<<"${XPOSE_BENCH_VARIANTS:-cp+sync h5repack no-verify small sequential default}"
+case "$type" in i8 | u8) es=1 ;; i16 | u16) es=2 ;; f32 | i32 | u32) es=4 ;; *) es=8 ;; esac
+bytes=$((rows * cols * es))
+small_budget=$((bytes / 64))
+evict() {
+  sync
+  /usr/bin/python3 - "$@" <<'EOF'
+import os, sys
+for path in sys.argv[1:]:
+    if os.path.exists(path):
+        fd = os.open(path, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+EOF
+}
+xpose() { "${launch[@]}" "$build/xpose" --quiet "${extra[@]}" "$@" "$dir/in.h5" "$dir/out.h5"; }
+run_variant() {
+  case "$1" in
+    cp+sync) cp "$dir/in.h5" "$dir/out.h5" && sync "$dir/out.h5" ;;
+    h5repack) h5repack "$dir/in.h5" "$dir/out.h5" && sync "$dir/out.h5" ;;
+    no-verify) xpose --no-verify ;;
+    small) xpose --no-verify --memory "$small_budget" ;;
+    sequential) XPOSE_IO_THREAD=0 xpose --no-verify ;;
+    default) xpose ;;
+  esac
+}
+
+"${launch[@]}" "$build/xpose-gen" --quiet --type "$type" "$rows" "$cols" "$dir/in.h5:/m"
+echo "# $(date +%F), $(hostname), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB;" \
+  "$rows x $cols $type ($((bytes >> 20)) MiB), ${launch[*]}, ${extra[*]:-no extra options}," \
+  "$reps repetitions; storage: $(df -h --output=source,fstype "$dir" | tail -1 | tr -s ' ')"
+declare -A total
+for rep in $(seq "$reps"); do
+  for v in "${variants[@]}"; do
+    rm -f "$dir/out.h5"
+    evict "$dir/in.h5"
+    t0=$(date +%s.%N)
+    run_variant "$v" >/dev/null
+    t1=$(date +%s.%N)
+    total[$v]=$(echo "${total[$v]:-0} + $t1 - $t0" | bc)
+    case "$v" in cp+sync | h5repack) ;; *) "${launch[@]}" "$build/xpose" verify --quiet "$dir/in.h5" "$dir/out.h5" ;; esac
+  done
+done
+echo
+echo "| variant | time (s) | GB/s (2 x bytes / time) | of cp+sync |"
+echo "|---|---|---|---|"
+floor=$(echo "${total[cp+sync]:-0} / $reps" | bc -l)
+for v in "${variants[@]}"; do
+  mean=$(echo "${total[$v]} / $reps" | bc -l)
+  printf "| %s | %.2f | %.2f | %s |\n" "$v" "$mean" "$(echo "2 * $bytes / $mean / 1000000000" | bc -l)" \
+    "$(if [ "$floor" != 0 ]; then printf "%.0f%%" "$(echo "100 * $floor / $mean" | bc -l)"; else echo -; fi)"
+done
