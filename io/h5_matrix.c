@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "h5_storage.h"
 #include "h5_types.h"
 #include "mpi_hints.h"
 
@@ -145,6 +146,9 @@ static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
   if (layout == H5D_LAYOUT_ERROR)
     rc = xio_fail_h5(err, "%s:%s: cannot read its layout", path, m->dataset);
   m->chunked = layout == H5D_CHUNKED;
+  const int filters = layout == H5D_CHUNKED ? H5Pget_nfilters(dcpl) : 0;
+  if (filters < 0) rc = xio_fail_h5(err, "%s:%s: cannot read its filters", path, m->dataset);
+  m->filtered = filters > 0;
   xio_release(H5Pclose, &dcpl, &rc, err);
   return rc;
 }
@@ -210,9 +214,125 @@ static int copy_fill_value(const xio_matrix *from, hid_t dcpl) {
   return rc;
 }
 
+/* Chunks of about 1 MiB, square where the shape allows. */
+static void chosen_chunk(int64_t rows, int64_t cols, size_t elem_size, hsize_t chunk[2]) {
+  uint64_t side = 1;
+  while ((2 * side) * (2 * side) * elem_size <= (1u << 20)) side *= 2;
+  chunk[0] = side;
+  chunk[1] = side;
+  if ((int64_t)chunk[0] > rows) chunk[1] = side * side / (uint64_t)rows;
+  if ((int64_t)chunk[1] > cols) chunk[0] = side * side / (uint64_t)cols;
+  chunk[0] = chunk[0] < (hsize_t)rows ? chunk[0] : (hsize_t)rows;
+  chunk[1] = chunk[1] < (hsize_t)cols ? chunk[1] : (hsize_t)cols;
+}
+
+static const char *filter_name(H5Z_filter_t id, const char *name) {
+  return id == H5Z_FILTER_DEFLATE      ? "gzip (deflate)"
+         : id == H5Z_FILTER_SZIP       ? "szip"
+         : id == H5Z_FILTER_SHUFFLE    ? "shuffle"
+         : id == H5Z_FILTER_FLETCHER32 ? "fletcher32"
+         : name[0]                     ? name
+                                       : "an unnamed filter";
+}
+
+/* Whether parallel HDF5 can write id's chunks.  Not szip: HDF5 1.10.8's
+ * parallel writes of szip chunks (libaec) read back as "szip_filter:
+ * decompression failed" even on one rank, where h5repack's serial ones
+ * read fine. */
+static int can_encode(H5Z_filter_t id) {
+  unsigned info = 0;
+  return id != H5Z_FILTER_SZIP && H5Zfilter_avail(id) > 0 && H5Zget_filter_info(id, &info) >= 0 &&
+         (info & H5Z_FILTER_CONFIG_ENCODE_ENABLED);
+}
+
+/* The input's filters, in order, onto dcpl. */
+static int copy_filters(const xio_matrix *like, hid_t from, hid_t dcpl, const char *shown,
+                        xio_error *err) {
+  const int filters = H5Pget_nfilters(from);
+  if (filters < 0) return xio_fail_h5(err, "%s: cannot read its filters", like->dataset);
+  for (int i = 0; i < filters; i++) {
+    unsigned flags = 0, config = 0, values[32];
+    size_t count = 32;
+    char name[128] = "";
+    const H5Z_filter_t id =
+        H5Pget_filter2(from, (unsigned)i, &flags, &count, values, sizeof name, name, &config);
+    if (id < 0) return xio_fail_h5(err, "%s: cannot read its filters", like->dataset);
+    if (!can_encode(id))
+      return xio_fail(err,
+                      "%s is stored with %s, which parallel HDF5 cannot write%s: choose the "
+                      "output's compression with --filter none, gzip or shuffle+gzip",
+                      like->dataset, filter_name(id, name),
+                      id == H5Z_FILTER_SZIP ? " reliably" : "");
+    if (H5Pset_filter(dcpl, id, flags, count, values) < 0)
+      return xio_fail_h5(err, "%s: cannot set up %s like the input's", shown,
+                         filter_name(id, name));
+  }
+  return 0;
+}
+
+/* Layout, chunk shape and filters of a rows x cols output (storage.h);
+ * like's dataset, if any, is the input. */
+static int set_storage(const xio_matrix *like, const xio_storage *storage, int64_t rows,
+                       int64_t cols, size_t elem_size, hid_t dcpl, const char *shown,
+                       xio_error *err) {
+  const int new_filter = storage->filter == XIO_FILTER_GZIP ||
+                         storage->filter == XIO_FILTER_SHUFFLE_GZIP ||
+                         storage->filter == XIO_FILTER_SZIP;
+  if (new_filter && storage->layout == XIO_LAYOUT_CONTIGUOUS)
+    return xio_fail(err, "a compressed output must be chunked: --filter needs --layout chunked");
+  const int input_chunked = like && like->chunked;
+  int chunked = storage->layout == XIO_LAYOUT_CHUNKED || new_filter ||
+                (storage->layout == XIO_LAYOUT_AS_INPUT && input_chunked);
+  if (rows == 0 || cols == 0) chunked = 0; /* no elements, nothing to chunk */
+  if (!chunked)
+    return H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
+                   H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0
+               ? xio_fail_h5(err, "cannot set up the output's layout")
+               : 0;
+  hid_t from = input_chunked ? H5Dget_create_plist(like->dset) : H5I_INVALID_HID;
+  hsize_t chunk[2] = {0, 0}, input_chunk[2];
+  int rc = input_chunked && from < 0 ? xio_fail_h5(err, "%s: cannot read its layout", like->dataset)
+                                     : 0;
+  if (storage->chunk_rows > 0) {
+    chunk[0] = (hsize_t)storage->chunk_rows;
+    chunk[1] = (hsize_t)storage->chunk_cols;
+  } else if (rc == 0 && input_chunked && H5Pget_chunk(from, 2, input_chunk) == 2) {
+    chunk[0] = input_chunk[1]; /* the input's chunk, transposed */
+    chunk[1] = input_chunk[0];
+  } else {
+    chosen_chunk(rows, cols, elem_size, chunk);
+  }
+  if (chunk[0] > (hsize_t)rows) chunk[0] = (hsize_t)rows;
+  if (chunk[1] > (hsize_t)cols) chunk[1] = (hsize_t)cols;
+  if (rc == 0 && (double)chunk[0] * (double)chunk[1] * (double)elem_size >= 4294967296.0)
+    rc = xio_fail(err, "chunks of %llu x %llu elements reach HDF5's limit of 4 GiB per chunk",
+                  (unsigned long long)chunk[0], (unsigned long long)chunk[1]);
+  if (rc == 0 && H5Pset_chunk(dcpl, 2, chunk) < 0)
+    rc = xio_fail_h5(err, "cannot set chunks of %llu x %llu", (unsigned long long)chunk[0],
+                     (unsigned long long)chunk[1]);
+  if (rc == 0 && storage->filter == XIO_FILTER_AS_INPUT && input_chunked)
+    rc = copy_filters(like, from, dcpl, shown, err);
+  if (rc == 0 && storage->filter == XIO_FILTER_SZIP && !can_encode(H5Z_FILTER_SZIP))
+    rc = xio_fail(err, "parallel HDF5 cannot write szip reliably (chunks written in parallel by "
+                       "HDF5 1.10 do not read back): choose --filter gzip or shuffle+gzip");
+  if (rc == 0 &&
+      ((storage->filter == XIO_FILTER_SHUFFLE_GZIP && H5Pset_shuffle(dcpl) < 0) ||
+       ((storage->filter == XIO_FILTER_GZIP || storage->filter == XIO_FILTER_SHUFFLE_GZIP) &&
+        H5Pset_deflate(dcpl, (unsigned)storage->gzip_level) < 0) ||
+       (storage->filter == XIO_FILTER_SZIP && H5Pset_szip(dcpl, H5_SZIP_NN_OPTION_MASK, 8) < 0)))
+    rc = xio_fail_h5(err, "cannot set up the output's compression");
+  /* Unfiltered chunks are all allocated at once (so that space can be
+   * reserved); filtered ones as they are written, their size unknown. */
+  if (rc == 0 && H5Pget_nfilters(dcpl) == 0 && H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0)
+    rc = xio_fail_h5(err, "cannot set up the output's layout");
+  if (from >= 0) (void)H5Pclose(from); /* only read from */
+  return rc;
+}
+
 int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
-                      hid_t type, const xio_matrix *fill_from, int64_t rows, int64_t cols,
-                      uint64_t userblock, xio_matrix *m, xio_error *err) {
+                      hid_t type, const xio_matrix *like, const xio_storage *storage,
+                      int64_t rows, int64_t cols, uint64_t userblock, xio_matrix *m,
+                      xio_error *err) {
   matrix_init(m, comm);
   int rc = 0;
   hid_t fapl = file_access(comm), fcpl = H5Pcreate(H5P_FILE_CREATE),
@@ -222,10 +342,14 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
   if (fapl < 0 || fcpl < 0 || lcpl < 0 || dcpl < 0 ||
       (userblock && H5Pset_userblock(fcpl, (hsize_t)userblock) < 0) ||
       H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
-      H5Pset_create_intermediate_group(lcpl, 1) < 0 || H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
-      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
-      H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 || copy_fill_value(fill_from, dcpl) < 0)
+      H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
+      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || copy_fill_value(like, dcpl) < 0)
     rc = xio_fail_h5(err, "cannot set up the output file's properties");
+  if (rc == 0) rc = set_storage(like, storage, rows, cols, H5Tget_size(type), dcpl, shown, err);
+  if (rc == 0) {
+    m->chunked = H5Pget_layout(dcpl) == H5D_CHUNKED;
+    m->filtered = H5Pget_nfilters(dcpl) > 0;
+  }
   if (rc == 0) {
     m->file = H5Fcreate(path, H5F_ACC_EXCL, fcpl, fapl);
     if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot create", shown);
@@ -324,16 +448,24 @@ int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col
 
 typedef struct {
   hid_t to;
+  int transposed; /* the dataset itself: per-axis attributes swap */
   xio_skipped_attributes *skipped;
   int failed;
   xio_error *err;
 } attribute_copy;
 
-/* netCDF-4's bookkeeping of a variable's dimensions (ids in order): true of
- * the input's axes, wrong of the output's, and meaningless without the
- * dimension scales, which are not copied. */
-static int is_netcdf_dimension_bookkeeping(const char *name) {
-  return strcmp(name, "_Netcdf4Coordinates") == 0 || strcmp(name, "_Netcdf4Dimid") == 0;
+/* Attributes naming the axes in order, swapped on the transposed dataset:
+ * the labels (h5py's dims[i].label, H5DSset_label) and netCDF-4's ids of
+ * the variable's dimensions (kept true by copying the dimension scales,
+ * which carry the ids, along: h5_scales.c). */
+static int names_axes_in_order(const char *name) {
+  return strcmp(name, "DIMENSION_LABELS") == 0 || strcmp(name, "_Netcdf4Coordinates") == 0;
+}
+
+/* The links between a dataset and its dimension scales, which
+ * attaching the copied scales makes anew. */
+static int is_dimension_scale_link(const char *name) {
+  return strcmp(name, "DIMENSION_LIST") == 0 || strcmp(name, "REFERENCE_LIST") == 0;
 }
 
 static void skip(xio_skipped_attributes *skipped, const char *name) {
@@ -359,7 +491,10 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
   const size_t size = type >= 0 ? H5Tget_size(type) : 0;
   if (type < 0 || space < 0 || points < 0 || kind == H5S_NO_CLASS || size == 0) {
     rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
-  } else if (xio_type_has_reference(type) || is_netcdf_dimension_bookkeeping(name)) {
+  } else if (is_dimension_scale_link(name)) {
+    /* made anew */
+  } else if (xio_type_has_reference(type) ||
+             (copy->transposed && strcmp(name, "_Netcdf4Dimid") == 0)) {
     skip(copy->skipped, name); /* references cannot point into another file */
   } else {
     const int has_data = points > 0 && kind != H5S_NULL;
@@ -367,10 +502,8 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
     if (!buf || (has_data && H5Aread(attr, type, buf) < 0)) {
       rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
     } else {
-      /* The labels of the axes (h5py's dims[i].label, H5DSset_label) name
-       * them in order: the output's axes are the input's, swapped. */
       unsigned char *first = NULL;
-      if (strcmp(name, "DIMENSION_LABELS") == 0 && points == 2 && kind == H5S_SIMPLE &&
+      if (copy->transposed && names_axes_in_order(name) && points == 2 && kind == H5S_SIMPLE &&
           (first = malloc(size)) != NULL) {
         memcpy(first, buf, size);
         memmove(buf, (unsigned char *)buf + size, size);
@@ -394,10 +527,10 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
   return rc ? -1 : 0;
 }
 
-int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
-                        xio_skipped_attributes *skipped, xio_error *err) {
+static int copy_attributes(const xio_matrix *from, const xio_matrix *to, int transposed,
+                           xio_skipped_attributes *skipped, xio_error *err) {
   memset(skipped, 0, sizeof *skipped);
-  attribute_copy copy = {to->dset, skipped, 0, err};
+  attribute_copy copy = {to->dset, transposed, skipped, 0, err};
   hsize_t index = 0;
   int rc = 0;
   if (H5Aiterate2(from->dset, H5_INDEX_NAME, H5_ITER_INC, &index, copy_attribute, &copy) < 0) {
@@ -405,6 +538,16 @@ int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
     rc = -1;
   }
   return xio_agree(from->comm, rc, err);
+}
+
+int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
+                        xio_skipped_attributes *skipped, xio_error *err) {
+  return copy_attributes(from, to, 1, skipped, err);
+}
+
+int xio_copy_scale_attributes(const xio_matrix *from, const xio_matrix *to,
+                              xio_skipped_attributes *skipped, xio_error *err) {
+  return copy_attributes(from, to, 0, skipped, err);
 }
 
 int xio_flush(const xio_matrix *m, xio_error *err) {
@@ -415,10 +558,22 @@ int xio_flush(const xio_matrix *m, xio_error *err) {
 }
 
 int xio_data_end(const xio_matrix *m, uint64_t *bytes, xio_error *err) {
-  const haddr_t offset = H5Dget_offset(m->dset);
-  const hsize_t size = H5Dget_storage_size(m->dset);
-  int rc = offset == HADDR_UNDEF ? xio_fail_h5(err, "cannot locate %s in its file", m->dataset) : 0;
-  *bytes = rc ? 0 : (uint64_t)offset + (uint64_t)size;
+  int rc = 0;
+  *bytes = 0;
+  if (m->filtered) return 0; /* compressed: the size is known once written */
+  if (m->chunked) { /* allocated early; a flushed file ends where its data does */
+    MPI_File *handle = NULL;
+    MPI_Offset size = 0;
+    rc = H5Fget_vfd_handle(m->file, H5P_DEFAULT, (void **)&handle) < 0 || !handle
+             ? xio_fail_h5(err, "cannot size %s's file", m->dataset)
+             : XIO_MPI(MPI_File_get_size(*handle, &size), err);
+    *bytes = (uint64_t)size;
+  } else {
+    const haddr_t offset = H5Dget_offset(m->dset);
+    const hsize_t size = H5Dget_storage_size(m->dset);
+    rc = offset == HADDR_UNDEF ? xio_fail_h5(err, "cannot locate %s in its file", m->dataset) : 0;
+    *bytes = rc ? 0 : (uint64_t)offset + (uint64_t)size;
+  }
   return xio_agree(m->comm, rc, err);
 }
 

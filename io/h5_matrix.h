@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "h5_error.h"
+#include "h5_storage.h"
 
 typedef struct {
   MPI_Comm comm; /* not owned */
@@ -16,6 +17,7 @@ typedef struct {
   int64_t rows, cols;
   size_t elem_size;
   int chunked;       /* read independently: see transfer_block */
+  int filtered;      /* chunked, with filters (compression) */
   char dataset[512]; /* path inside the file */
 } xio_matrix;
 
@@ -29,13 +31,17 @@ int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_mat
                    xio_error *err);
 
 /* Creates a new file (failing if it exists) holding a rows x cols dataset of
- * `type`, contiguous, allocated at once, never filled (every element gets
- * written), with fill_from's fill value if its creator set one (NULL:
- * none), after a user block of `userblock` bytes (0, or a power of 2 from
- * 512) that HDF5 leaves alone.  Messages call the file `shown`. */
+ * `type`, never filled (every element gets written), after a user block of
+ * `userblock` bytes (0, or a power of 2 from 512) that HDF5 leaves alone.
+ * It is stored as `storage` says (h5_storage.h): by default like `like`'s
+ * dataset (the input; NULL: contiguous), a chunked input's chunk shape
+ * transposed and its filters kept.  It takes like's fill value if its
+ * creator set one.  Unfiltered storage is allocated at once.  Messages call
+ * the file `shown`. */
 int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
-                      hid_t type, const xio_matrix *fill_from, int64_t rows, int64_t cols,
-                      uint64_t userblock, xio_matrix *m, xio_error *err);
+                      hid_t type, const xio_matrix *like, const xio_storage *storage,
+                      int64_t rows, int64_t cols, uint64_t userblock, xio_matrix *m,
+                      xio_error *err);
 
 /* Opens path's dataset, read-only or for writing; messages call it `shown`. */
 int xio_open_existing(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
@@ -54,19 +60,28 @@ typedef struct {
   char names[512];
 } xio_skipped_attributes;
 
-/* Copies every attribute of from's dataset onto to's, with its exact type;
- * DIMENSION_LABELS are swapped with the axes.  Left out, and named in
- * *skipped: attributes holding references (they cannot point from one file
- * into another: dimension scales among them) and netCDF-4's record of a
- * variable's dimensions, which would describe the input's axes. */
+/* Copies every attribute of from's dataset onto to's, its transpose, with
+ * its exact type; those naming the axes in order (DIMENSION_LABELS,
+ * netCDF-4's _Netcdf4Coordinates) are swapped.  Dimension scales' links
+ * are left to xio_copy_dimension_scales.  Left out, and named in *skipped:
+ * other attributes holding references (they cannot point from one file
+ * into another). */
 int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
                         xio_skipped_attributes *skipped, xio_error *err);
+
+/* The same for a dimension scale's copy: nothing swapped. */
+int xio_copy_scale_attributes(const xio_matrix *from, const xio_matrix *to,
+                              xio_skipped_attributes *skipped, xio_error *err);
+
+/* "contiguous", "chunked 512 x 256, shuffle+deflate(4)" and the like. */
+void xio_describe_storage(const xio_matrix *m, char *text, size_t size);
 
 /* Flushes what was written through to storage (MPI_File_sync). */
 int xio_flush(const xio_matrix *m, xio_error *err);
 
-/* Where the dataset's elements end in its file (contiguous, allocated), in
- * bytes from the file's start. */
+/* Where the dataset's elements end in its file (allocated; a chunked
+ * dataset's file flushed), in bytes from the file's start; 0 for filtered
+ * data, whose size is not known before it is written. */
 int xio_data_end(const xio_matrix *m, uint64_t *bytes, xio_error *err);
 
 /* Closes everything; a failed flush of a written file is reported.  Every

@@ -28,6 +28,8 @@ static const char usage[] =
     "                     f32 f64, c64 c128 (complex as compound {r, i}), sN (fixed\n"
     "                     string of N bytes), oN (opaque, N bytes)\n"
     "      --big-endian   store numbers big-endian (default little-endian)\n"
+    "      --layout L     contiguous (default), chunked or chunked=RxC\n"
+    "      --filter F     none (default), gzip[=1-9], shuffle+gzip[=1-9] or szip\n"
     "  -s, --seed N       seed of the values (default 1)\n"
     "  -m, --memory SIZE  memory per rank for the write buffer (default: as xpose)\n"
     "  -f, --force        replace OUT.h5 if it exists\n"
@@ -42,6 +44,7 @@ typedef struct {
   int big_endian, force, quiet, help, version;
   int64_t rows, cols, seed;
   uint64_t memory;
+  xio_storage storage;
   const char *output;
 } gen_options;
 
@@ -131,12 +134,14 @@ static int parse(int argc, char **argv, gen_options *o, char *error, size_t size
                                                {"big-endian", no_argument, NULL, 'B'},
                                                {"seed", required_argument, NULL, 's'},
                                                {"memory", required_argument, NULL, 'm'},
+                                               {"layout", required_argument, NULL, 'L'},
+                                               {"filter", required_argument, NULL, 'F'},
                                                {"force", no_argument, NULL, 'f'},
                                                {"quiet", no_argument, NULL, 'q'},
                                                {"help", no_argument, NULL, 'h'},
                                                {"version", no_argument, NULL, 'V'},
                                                {NULL, 0, NULL, 0}};
-  *o = (gen_options){"f64", 0, 0, 0, 0, 0, 0, 0, 1, 0, NULL};
+  *o = (gen_options){.type_name = "f64", .seed = 1};
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":t:s:m:fqhV", long_options, NULL)) != -1) {
@@ -147,6 +152,14 @@ static int parse(int argc, char **argv, gen_options *o, char *error, size_t size
         if (tool_parse_count(optarg, &o->seed))
           return snprintf(error, size, "invalid --seed '%s': expected a positive integer", optarg),
                  -1;
+        break;
+      case 'L':
+        if (xio_storage_parse_layout(optarg, &o->storage))
+          return snprintf(error, size, "invalid --layout '%s'", optarg), -1;
+        break;
+      case 'F':
+        if (xio_storage_parse_filter(optarg, &o->storage))
+          return snprintf(error, size, "invalid --filter '%s'", optarg), -1;
         break;
       case 'm':
         if (tool_parse_size(optarg, &o->memory))
@@ -206,7 +219,7 @@ static int generate(const gen_options *o, MPI_Comm comm) {
     rc = tool_output_prepare(comm, file, NULL, o->force, TOOL_PARTIAL_REPLACE, &output, &err);
   if (rc == 0)
     rc = xio_create_output(comm, output.partial_path, file, dataset[0] ? dataset : "/matrix", type,
-                           NULL, o->rows, o->cols, 0, &m, &err);
+                           NULL, &o->storage, o->rows, o->cols, 0, &m, &err);
   snprintf(name, sizeof name, "%s", m.dataset);
   xio_release(H5Tclose, &type, &rc, &err); /* the matrix holds its own copy */
   rc = xio_agree(comm, rc, &err);          /* a local failure, before collective calls */

@@ -8,6 +8,7 @@
 
 #include "gpus.h"
 #include "h5_matrix.h"
+#include "h5_scales.h"
 #include "h5_transpose.h"
 #include "h5_types.h"
 #include "h5_verify.h"
@@ -203,19 +204,24 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
     return 0;
   }
   xio_skipped_attributes skipped;
+  int scales = 0;
   uint64_t file_bytes = 0;
-  if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in, run->in.cols,
-                        run->in.rows, TOOL_RESUME_USERBLOCK, &run->out, err) ||
-      xio_copy_attributes(&run->in, &run->out, &skipped, err) || xio_flush(&run->out, err) ||
+  if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in,
+                        &run->opt->storage, run->in.cols, run->in.rows, TOOL_RESUME_USERBLOCK,
+                        &run->out, err) ||
+      xio_copy_attributes(&run->in, &run->out, &skipped, err) ||
+      xio_copy_dimension_scales(&run->in, &run->out, &scales, err) || xio_flush(&run->out, err) ||
       xio_data_end(&run->out, &file_bytes, err) ||
       tool_output_reserve(run->comm, &run->output, file_bytes, err))
     return -1;
   if (skipped.count)
     tool_report_warning(
         "%d attribute(s) of %s:%s were not copied (%s): references cannot point from %s into "
-        "%s, and netCDF-4's record of the dimensions would describe the input's axes",
+        "%s",
         skipped.count, run->in_path.file, run->in.dataset, skipped.names, run->out_path.file,
         run->in_path.file);
+  if (scales && run->opt->verbose)
+    tool_report_verbose("%d dimension scale(s) copied, attached with the axes swapped", scales);
   return 0;
 }
 
@@ -460,6 +466,10 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
     char hints[1024];
     xio_mpi_hints_in_force(&run->out, hints, sizeof hints);
     tool_report_verbose("MPI-IO hints in force on %s: %s", run->out_path.file, hints);
+    char in_storage[256], out_storage[256];
+    xio_describe_storage(&run->in, in_storage, sizeof in_storage);
+    xio_describe_storage(&run->out, out_storage, sizeof out_storage);
+    tool_report_verbose("storage: input %s; output %s", in_storage, out_storage);
   }
   if (run->resumed) {
     topt.resume_from = &run->record.progress;

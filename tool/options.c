@@ -20,7 +20,9 @@ enum {
   OPT_GPU_MEMORY,
   OPT_JSON,
   OPT_CHECK,
-  OPT_MPI_HINT
+  OPT_MPI_HINT,
+  OPT_LAYOUT,
+  OPT_FILTER
 };
 
 /* Index of `value` in `names` (NULL-terminated, in enum order), or -1. */
@@ -72,6 +74,12 @@ const char *tool_usage(void) {
          "      --mpi-hint KEY=VALUE  an MPI-IO hint for the input and output files, e.g.\n"
          "                         cb_buffer_size=16777216 or striping_factor=8 (repeatable;\n"
          "                         ROMIO also reads hints from the file named by ROMIO_HINTS)\n"
+         "      --layout L         the output's storage: contiguous, chunked (1 MiB chunks)\n"
+         "                         or chunked=RxC (default: as the input's, a chunked\n"
+         "                         input's chunks transposed)\n"
+         "      --filter F         the output's compression: none, gzip[=1-9] (default 4)\n"
+         "                         or shuffle+gzip[=1-9] (default: as the input's; szip is\n"
+         "                         refused: parallel HDF5 1.10's szip chunks do not read back)\n"
          "      --max-message SIZE split messages between ranks above SIZE (default 1G;\n"
          "                         at most 2G - 1)\n"
          "  -h, --help             print this help and exit\n"
@@ -97,6 +105,8 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
       {"json", no_argument, NULL, OPT_JSON},
       {"check", no_argument, NULL, OPT_CHECK},
       {"mpi-hint", required_argument, NULL, OPT_MPI_HINT},
+      {"layout", required_argument, NULL, OPT_LAYOUT},
+      {"filter", required_argument, NULL, OPT_FILTER},
       {"force", no_argument, NULL, 'f'},
       {"quiet", no_argument, NULL, 'q'},
       {"verbose", no_argument, NULL, 'v'},
@@ -179,6 +189,19 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
         options->mpi_hints[options->mpi_hint_count++] = optarg;
         break;
       }
+      case OPT_LAYOUT:
+        if (xio_storage_parse_layout(optarg, &options->storage))
+          return usage_error(error, error_size,
+                             "invalid --layout '%s': expected contiguous, chunked or chunked=RxC",
+                             optarg);
+        break;
+      case OPT_FILTER:
+        if (xio_storage_parse_filter(optarg, &options->storage))
+          return usage_error(error, error_size,
+                             "invalid --filter '%s': expected none, gzip[=1-9], "
+                             "shuffle+gzip[=1-9] or szip",
+                             optarg);
+        break;
       case 'f': options->force = 1; break;
       case 'q': options->quiet = 1; break;
       case 'v': options->verbose = 1; break;
@@ -199,6 +222,10 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
     return usage_error(
         error, error_size, "%s",
         "--exchange nccl and staged move GPU buffers: they need --backend cuda or auto");
+  if (options->storage.layout == XIO_LAYOUT_CONTIGUOUS &&
+      options->storage.filter != XIO_FILTER_AS_INPUT && options->storage.filter != XIO_FILTER_NONE)
+    return usage_error(error, error_size, "%s",
+                       "--filter compresses chunks: it needs --layout chunked (or the default)");
   if (verify_options == 3)
     return usage_error(error, error_size, "%s", "--verify and --no-verify exclude each other");
   if (options->quiet && options->verbose)

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "h5_storage.h"
+
 typedef struct {
   const char *input, *output; /* "file.h5[:/dataset]" */
   uint64_t memory_bytes;      /* per rank; 0: from the node's memory */
@@ -19,6 +21,7 @@ typedef struct {
   int mpi_hint_count;
   int check;                 /* `xpose verify IN OUT`: check, do not write */
   double checkpoint_seconds; /* between checkpoints of the partial output */
+  xio_storage storage;       /* --layout, --filter: as the input's by default */
   int help, version;
 } tool_options;
 

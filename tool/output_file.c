@@ -181,6 +181,7 @@ static int reserve_on_root(void *arg, xio_error *err) {
     const tool_output_file *out;
     uint64_t bytes;
   } *r = arg;
+  if (r->bytes == 0) return 0; /* compressed: its size is not known ahead */
   const char *path = r->out->partial_path;
   const int fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return xio_fail(err, "%s: %s", path, strerror(errno));

@@ -139,8 +139,10 @@ class ToolTestCase(unittest.TestCase):
         self.assertTrue(np.array_equal(a.T, b), "output is not the transpose of the input")
         self.assertEqual(sorted(a_attrs), sorted(b_attrs), "attributes differ")
         for key in a_attrs:
+            if key == "DIMENSION_LIST":  # references into each file; see test_storage
+                continue
             expected = np.asarray(a_attrs[key])
-            if key == "DIMENSION_LABELS":  # the axes' names, swapped with the axes
+            if key in ("DIMENSION_LABELS", "_Netcdf4Coordinates"):  # per axis: swapped
                 expected = expected[::-1]
             self.assertTrue(np.array_equal(expected, np.asarray(b_attrs[key])),
                             f"attribute {key} differs")

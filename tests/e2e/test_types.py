@@ -78,22 +78,6 @@ class Types(ToolTestCase):
         with h5py.File(self.path("out.h5"), "r") as f:
             self.assertEqual([f["m"].dims[i].label for i in range(2)], ["station", "time"])
 
-    def test_dimension_scales_and_netcdf_bookkeeping_are_reported(self):
-        with h5py.File(self.path("in.h5"), "w") as f:
-            d = f.create_dataset("m", data=pattern((5, 3), "<f4"))
-            x = f.create_dataset("x", data=np.arange(5.0))
-            x.make_scale("x")
-            d.dims[0].attach_scale(x)
-            d.attrs["_Netcdf4Coordinates"] = np.array([0, 1], dtype="<i4")
-            d.attrs["units"] = "K"
-        result = self.xpose(2, "in.h5:/m", "out.h5")
-        self.assertEqual(result.returncode, 0, result)
-        self.assertEqual(result.stderr.count(
-            "warning: 2 attribute(s) of in.h5:/m were not copied (DIMENSION_LIST, "
-            "_Netcdf4Coordinates)"), 1, result)
-        with h5py.File(self.path("out.h5"), "r") as f:
-            self.assertEqual(sorted(f["m"].attrs), ["units"])
-
     def test_attributes_and_group_paths(self):
         data = pattern((19, 31), ">i2")
         attrs = {

@@ -1,0 +1,114 @@
+#include "h5_scales.h"
+
+#include <hdf5_hl.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_SCALES = 16 };
+
+typedef struct {
+  int count;
+  char paths[MAX_SCALES][512];
+  int axis[MAX_SCALES]; /* of the input */
+} scale_list;
+
+static herr_t list_scale(hid_t dset, unsigned axis, hid_t scale, void *data) {
+  (void)dset;
+  scale_list *list = data;
+  if (list->count == MAX_SCALES) return 1; /* stops; reported by the caller */
+  if (H5Iget_name(scale, list->paths[list->count], sizeof list->paths[0]) <= 0) return -1;
+  list->axis[list->count++] = (int)axis;
+  return 0;
+}
+
+/* One scale: its data read whole by every rank (scales are one value per
+ * row or column), written by rank 0 in a collective call. */
+static int copy_scale(const xio_matrix *from, const xio_matrix *to, const char *path, int rank,
+                      hid_t *copy, xio_error *err) {
+  hid_t source = H5Dopen2(from->file, path, H5P_DEFAULT);
+  hid_t type = source >= 0 ? H5Dget_type(source) : H5I_INVALID_HID;
+  hid_t space = source >= 0 ? H5Dget_space(source) : H5I_INVALID_HID;
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), dxpl = H5Pcreate(H5P_DATASET_XFER);
+  const hssize_t points = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+  const size_t size = type >= 0 ? H5Tget_size(type) : 0;
+  void *values = NULL;
+  int rc = 0;
+  if (source < 0 || type < 0 || space < 0 || points < 0 || size == 0 || lcpl < 0 || dxpl < 0)
+    rc = xio_fail_h5(err, "cannot read the dimension scale %s", path);
+  else if (H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tdetect_class(type, H5T_REFERENCE) > 0 ||
+           (H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0))
+    rc = xio_fail(err, "the dimension scale %s holds variable-length data or references, "
+                       "which xpose does not copy", path);
+  else if ((uint64_t)points * size > ((uint64_t)1 << 30))
+    rc = xio_fail(err, "the dimension scale %s is larger than 1 GiB", path);
+  if (rc == 0 && !(values = calloc((size_t)points + 1, size)))
+    rc = xio_fail(err, "cannot allocate the dimension scale %s", path);
+  if (rc == 0 && points > 0 && H5Dread(source, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
+    rc = xio_fail_h5(err, "cannot read the dimension scale %s", path);
+  rc = xio_agree(from->comm, rc, err);
+  if (rc == 0) {
+    /* Metadata is collective: every rank creates; rank 0 alone writes. */
+    if (H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
+        H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0 ||
+        (*copy = H5Dcreate2(to->file, path, type, space, lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0) {
+      rc = xio_fail_h5(err, "%s: cannot create the dimension scale %s", to->dataset, path);
+    } else if (points > 0) {
+      if (rank != 0 && H5Sselect_none(space) < 0)
+        rc = xio_fail_h5(err, "cannot set up writing the dimension scale %s", path);
+      if (H5Dwrite(*copy, type, space, space, dxpl, values) < 0 && rc == 0)
+        rc = xio_fail_h5(err, "cannot write the dimension scale %s", path);
+    }
+  }
+  if (rc == 0) {
+    hid_t scale_from = source;
+    xio_matrix pair_from = *from, pair_to = *to;
+    pair_from.dset = scale_from;
+    pair_to.dset = *copy;
+    xio_skipped_attributes ignored; /* REFERENCE_LIST: remade by attaching */
+    rc = xio_copy_scale_attributes(&pair_from, &pair_to, &ignored, err);
+  }
+  free(values);
+  xio_release(H5Pclose, &dxpl, &rc, err);
+  xio_release(H5Pclose, &lcpl, &rc, err);
+  xio_release(H5Sclose, &space, &rc, err);
+  xio_release(H5Tclose, &type, &rc, err);
+  xio_release(H5Dclose, &source, &rc, err);
+  return xio_agree(from->comm, rc, err);
+}
+
+int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, int *copied,
+                              xio_error *err) {
+  int rank, rc = 0;
+  *copied = 0;
+  if (XIO_MPI(MPI_Comm_rank(from->comm, &rank), err)) return -1;
+  scale_list list = {0};
+  for (unsigned axis = 0; axis < 2 && rc == 0; axis++) {
+    const int attached = H5DSget_num_scales(from->dset, axis);
+    if (attached < 0) rc = xio_fail_h5(err, "cannot list the dimension scales of %s", from->dataset);
+    if (attached > 0 && H5DSiterate_scales(from->dset, axis, NULL, list_scale, &list) < 0)
+      rc = xio_fail_h5(err, "cannot list the dimension scales of %s", from->dataset);
+  }
+  if (rc == 0 && list.count == MAX_SCALES)
+    rc = xio_fail(err, "%s has more than %d dimension scales", from->dataset, MAX_SCALES - 1);
+  if (xio_agree(from->comm, rc, err)) return -1;
+  hid_t copies[MAX_SCALES];
+  for (int i = 0; i < list.count; i++) copies[i] = H5I_INVALID_HID;
+  for (int i = 0; i < list.count && rc == 0; i++) {
+    int first = i; /* a scale on both axes is copied once */
+    while (strcmp(list.paths[first], list.paths[i]) != 0) first++;
+    if (first == i) rc = copy_scale(from, to, list.paths[i], rank, &copies[i], err);
+    else copies[i] = copies[first];
+    /* the input's axis 0 is the output's axis 1 */
+    if (rc == 0 && H5DSattach_scale(to->dset, copies[i], (unsigned)(1 - list.axis[i])) < 0)
+      rc = xio_fail_h5(err, "cannot attach the dimension scale %s to %s", list.paths[i],
+                       to->dataset);
+    rc = xio_agree(from->comm, rc, err);
+    if (rc == 0 && first == i) ++*copied;
+  }
+  for (int i = 0; i < list.count; i++) {
+    int first = 0;
+    while (strcmp(list.paths[first], list.paths[i]) != 0) first++;
+    if (first == i) xio_release(H5Dclose, &copies[i], &rc, err);
+  }
+  return xio_agree(from->comm, rc, err);
+}

@@ -1,0 +1,32 @@
+/* How the output dataset is stored: its layout (contiguous or chunked, and
+ * the chunk shape) and its filters (compression), by default as the
+ * input's, transposed; h5repack-style choices override either. */
+#ifndef XIO_STORAGE_H
+#define XIO_STORAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { XIO_LAYOUT_AS_INPUT = 0, XIO_LAYOUT_CONTIGUOUS, XIO_LAYOUT_CHUNKED } xio_layout;
+typedef enum {
+  XIO_FILTER_AS_INPUT = 0,
+  XIO_FILTER_NONE,
+  XIO_FILTER_GZIP,
+  XIO_FILTER_SHUFFLE_GZIP,
+  XIO_FILTER_SZIP
+} xio_filter;
+
+typedef struct {
+  xio_layout layout;
+  int64_t chunk_rows, chunk_cols; /* of the output; 0: the input's transposed, or chosen */
+  xio_filter filter;
+  int gzip_level; /* 1-9 */
+} xio_storage;
+
+/* "contiguous", "chunked" or "chunked=RxC".  -1 on anything else. */
+int xio_storage_parse_layout(const char *text, xio_storage *storage);
+
+/* "none", "gzip[=N]", "shuffle+gzip[=N]" or "szip".  -1 on anything else. */
+int xio_storage_parse_filter(const char *text, xio_storage *storage);
+
+#endif

@@ -1,0 +1,188 @@
+"""End to end: the output keeps what the input said about its storage and
+its axes.  Layouts and filters (as the input's by default, chunks
+transposed; --layout and --filter override), fill values, dimension scales
+attached with the axes swapped, and netCDF-4 files that come out readable
+by ncdump and netCDF4-python with their dimensions swapped.  Checked by
+h5py, netCDF4-python and ncdump, at 1 to 4 ranks, with odd shapes and
+budgets that split the passes."""
+
+import itertools
+import os
+import shutil
+import subprocess
+import unittest
+
+import h5py
+import numpy as np
+
+from harness import ToolTestCase, pattern
+
+try:
+    import netCDF4
+except ImportError:  # Debian's python3-netcdf4; jobs/setup.sh installs it
+    netCDF4 = None
+
+SHAPE = (211, 149)  # prime-ish, so that chunks and passes never line up
+
+
+def storage(dset):
+    return (dset.chunks, dset.compression, dset.compression_opts, dset.shuffle, dset.fletcher32)
+
+
+class Storage(ToolTestCase):
+    def write_input(self, **kwargs):
+        with h5py.File(self.path("in.h5"), "w") as f:
+            f.create_dataset("m", data=pattern(SHAPE, "<f4"), fillvalue=-2.5, **kwargs)
+
+    def transpose(self, ranks, *options):
+        result = self.xpose(ranks, "--force", "--memory", "96K", "-v", *options, "in.h5",
+                            "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+        with h5py.File(self.path("out.h5"), "r") as f:
+            self.assertEqual(f["m"].fillvalue, -2.5, "the fill value was not kept")
+            return storage(f["m"]), result
+
+    def test_output_keeps_the_inputs_storage_transposed(self):
+        inputs = {
+            "contiguous": {},
+            "chunked": {"chunks": (37, 53)},
+            "gzip": {"chunks": (16, 40), "compression": "gzip", "compression_opts": 7},
+            "shuffle+gzip+fletcher32": {"chunks": (64, 8), "compression": "gzip",
+                                        "shuffle": True, "fletcher32": True},
+        }
+        expected = {
+            "contiguous": (None, None, None, False, False),
+            "chunked": ((53, 37), None, None, False, False),
+            "gzip": ((40, 16), "gzip", 7, False, False),
+            "shuffle+gzip+fletcher32": ((8, 64), "gzip", 4, True, True),
+        }
+        for (name, kwargs), ranks in itertools.product(inputs.items(), (1, 2, 3, 4)):
+            with self.subTest(input=name, ranks=ranks):
+                self.write_input(**kwargs)
+                self.assertEqual(self.transpose(ranks)[0], expected[name])
+
+    def test_layout_and_filter_options(self):
+        cases = [
+            ({}, ("--layout", "chunked=20x30"), ((20, 30), None, None, False, False)),
+            # chunks of up to 1 MiB: here the whole (small) dataset
+            ({}, ("--filter", "gzip=6"), ((149, 211), "gzip", 6, False, False)),
+            ({}, ("--layout", "chunked=7x300", "--filter", "shuffle+gzip"),
+             ((7, 211), "gzip", 4, True, False)),
+            ({"chunks": (16, 40), "compression": "gzip"}, ("--layout", "contiguous"),
+             (None, None, None, False, False)),
+            ({"chunks": (16, 40), "compression": "gzip"}, ("--filter", "none"),
+             ((40, 16), None, None, False, False)),
+            ({"chunks": (16, 40)}, ("--filter", "gzip=1"), ((40, 16), "gzip", 1, False, False)),
+        ]
+        for (kwargs, options, expected), ranks in itertools.product(cases, (1, 3)):
+            with self.subTest(options=options, ranks=ranks):
+                self.write_input(**kwargs)
+                got, result = self.transpose(ranks, *options)
+                self.assertEqual(got, expected)
+                self.assertIn("storage: input", result.stderr)
+
+    def test_szip_is_refused_before_anything_is_written(self):
+        # Parallel HDF5 1.10's szip chunks do not read back (see h5_matrix.c).
+        self.write_input()
+        result = self.xpose(2, "--filter", "szip", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 1, result)
+        self.assertIn("parallel HDF5 cannot write szip reliably", result.stderr)
+        self.assertEqual(self.leftovers(), [])
+        self.assertFalse(os.path.exists(self.path("out.h5")))
+
+    def test_bad_storage_options_are_usage_errors(self):
+        self.write_input()
+        for options in (("--layout", "chunky"), ("--layout", "chunked=0x5"),
+                        ("--filter", "gzip=10"), ("--filter", "lz4"),
+                        ("--layout", "contiguous", "--filter", "gzip")):
+            with self.subTest(options=options):
+                result = self.xpose(1, *options, "in.h5", "out.h5")
+                self.assertEqual(result.returncode, 2, result)
+                self.assertRegex(result.stderr.splitlines()[0], "^xpose: (invalid|--filter)")
+
+    def test_compressed_output_is_smaller_and_verified(self):
+        # Smooth data compresses; the read-back check reads the chunks back.
+        with h5py.File(self.path("in.h5"), "w") as f:
+            f.create_dataset("m", data=np.add.outer(np.arange(400.0), np.arange(300.0)),
+                             chunks=(50, 60), compression="gzip", shuffle=True)
+        result = self.xpose(2, "--memory", "256K", "--verify", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+        with h5py.File(self.path("out.h5"), "r") as f:
+            self.assertLess(f["m"].id.get_storage_size(), 400 * 300 * 8 // 4)
+
+
+class DimensionScales(ToolTestCase):
+    def test_scales_are_copied_and_attached_swapped(self):
+        rows, cols = 23, 17
+        with h5py.File(self.path("in.h5"), "w") as f:
+            d = f.create_dataset("g/m", data=pattern((rows, cols), "<i4"))
+            time = f.create_dataset("g/time", data=np.arange(rows) * 0.5)
+            time.attrs["units"] = "s"
+            time.make_scale("time")
+            station = f.create_dataset("coords/station", data=np.arange(cols, dtype="<i8") + 100)
+            station.make_scale("station")
+            d.dims[0].attach_scale(time)
+            d.dims[1].attach_scale(station)
+            d.dims[0].label = "t"
+            d.dims[1].label = "s"
+        for ranks in (1, 2, 4):
+            with self.subTest(ranks=ranks):
+                result = self.xpose(ranks, "--force", "--memory", "8K", "in.h5:/g/m", "out.h5")
+                self.assertEqual(result.returncode, 0, result)
+                self.assertNotIn("warning", result.stderr)
+                self.assertTransposed("in.h5", "/g/m", "out.h5", "/g/m")
+                with h5py.File(self.path("out.h5"), "r") as f:
+                    m = f["g/m"]
+                    self.assertEqual([m.dims[i].label for i in range(2)], ["s", "t"])
+                    self.assertEqual(m.dims[0][0].name, "/coords/station")
+                    self.assertEqual(m.dims[1][0].name, "/g/time")
+                    np.testing.assert_array_equal(m.dims[0][0][...], np.arange(cols) + 100)
+                    np.testing.assert_array_equal(m.dims[1][0][...], np.arange(rows) * 0.5)
+                    self.assertEqual(f["g/time"].attrs["units"], "s")
+                    self.assertTrue(h5py.h5ds.is_scale(f["g/time"].id))
+
+
+@unittest.skipIf(netCDF4 is None, "python3-netcdf4 is not installed")
+class NetCDF(ToolTestCase):
+    def test_netcdf4_variable_comes_out_readable_with_dimensions_swapped(self):
+        rows, cols = 31, 19
+        data = pattern((rows, cols), "<f8")
+        with netCDF4.Dataset(self.path("in.nc"), "w") as nc:
+            nc.title = "xpose test"
+            nc.createDimension("time", rows)
+            nc.createDimension("station", cols)  # no coordinate variable
+            t = nc.createVariable("time", "f8", ("time",))
+            t.units = "hours since 2000-01-01"
+            t[:] = np.arange(rows) * 6.0
+            v = nc.createVariable("temperature", "f8", ("time", "station"), fill_value=-999.0)
+            v.units = "K"
+            v.long_name = "air temperature"
+            v[:] = data
+        for ranks in (1, 3):
+            with self.subTest(ranks=ranks):
+                result = self.xpose(ranks, "--force", "--memory", "16K", "in.nc:/temperature",
+                                    "out.nc")
+                self.assertEqual(result.returncode, 0, result)
+                self.assertNotIn("warning", result.stderr)
+                if shutil.which("ncdump"):
+                    header = subprocess.run(["ncdump", "-h", self.path("out.nc")], text=True,
+                                            capture_output=True, timeout=60)
+                    self.assertEqual(header.returncode, 0, header.stderr)
+                    self.assertIn("double temperature(station, time)", header.stdout)
+                    self.assertIn("double time(time)", header.stdout)
+                with netCDF4.Dataset(self.path("out.nc")) as nc:
+                    v = nc["temperature"]
+                    self.assertEqual(v.dimensions, ("station", "time"))
+                    self.assertEqual(v.units, "K")
+                    self.assertEqual(v.long_name, "air temperature")
+                    self.assertEqual(v._FillValue, -999.0)
+                    np.testing.assert_array_equal(v[:], data.T)
+                    np.testing.assert_array_equal(nc["time"][:], np.arange(rows) * 6.0)
+                    self.assertEqual(nc["time"].units, "hours since 2000-01-01")
+                    self.assertEqual(len(nc.dimensions["station"]), cols)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
