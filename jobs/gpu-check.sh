@@ -10,7 +10,9 @@
 # (the xpose tool on 2 GPUs with each engine, in passes, verified), package
 # (the installed-package tests), shared-gpu (more ranks than GPUs: auto
 # avoids NCCL, --exchange nccl fails at once), nccl-fail (NCCL's set-up
-# fails on one rank: every rank fails, none hangs), ncu (hardware counters).
+# fails on one rank: every rank fails, none hangs), ncu (hardware counters),
+# e2e (the end-to-end tests, on GPUs), io-bench (out of core against
+# cp + sync: tests/bench/bench_io.sh, one rank per GPU, 16 GiB).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/gpu-logs}"
@@ -94,6 +96,14 @@ for step in "$@"; do
       echo "exit $rc after $(( $(date +%s) - start )) s: $(grep "^xpose: error" "$log" | tail -1)"
       [ $rc -eq 1 ] && [ ! -e /tmp/gpu-check-out.h5 ] ;;
     package) (cd "$build" && ctest -L package --output-on-failure) 2>&1 | tee "$out/package.log" | tail -8 ;;
+    e2e) (cd "$build" && ctest -L e2e --output-on-failure -j 4) 2>&1 | tee "$out/e2e.log" | tail -12 ;;
+    io-bench)  # out of core against cp + sync, one rank per GPU (tests/bench/bench_io.sh)
+      gpus=$(nvidia-smi -L | wc -l)
+      read -r rows cols <<<"${XPOSE_IO_BENCH_SHAPE:-65536 65536}"
+      XPOSE_BENCH_VARIANTS="cp+sync no-verify sequential small default" \
+        XPOSE_BENCH_LAUNCH="mpirun -q -n $gpus" TMPDIR="${XPOSE_IO_BENCH_DIR:-/var/tmp}" \
+        tests/bench/bench_io.sh "$build" "$rows" "$cols" "$gpus" "${XPOSE_IO_BENCH_REPS:-1}" \
+        2>&1 | tee "$out/io-bench.log" | tail -9 ;;
     distributed)  # xpose-bench on 2 GPUs, every exchange engine
       mpirun -n 2 "$build/tests/bench/xpose-bench" --distributed 65536x65536 --iters 5 2>&1 \
         | tee "$out/distributed${XPOSE_MPI:+-$XPOSE_MPI}.log" ;;

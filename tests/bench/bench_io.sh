@@ -7,7 +7,7 @@
 # XPOSE_BENCH_VARIANTS picks the variants (default: all below).
 #
 # Every run starts with the input and any old output evicted from the page
-# cache (posix_fadvise DONTNEED, which needs no root), and the variants are
+# cache (posix_fadvise DONTNEED, through dd: no root needed), and the variants are
 # interleaved, repetition by repetition:
 #   cp+sync      the floor: read and write the same bytes (cp, then sync the copy)
 #   h5repack     HDF5's own copy of the file, no transpose (then sync)
@@ -29,16 +29,9 @@ read -r -a variants <<<"${XPOSE_BENCH_VARIANTS:-cp+sync h5repack no-verify small
 case "$type" in i8 | u8) es=1 ;; i16 | u16) es=2 ;; f32 | i32 | u32) es=4 ;; *) es=8 ;; esac
 bytes=$((rows * cols * es))
 small_budget=$((bytes / 64))
-evict() {
+evict() {  # GNU dd's nocache with count=0: posix_fadvise(DONTNEED) over the whole file
   sync
-  /usr/bin/python3 - "$@" <<'EOF'
-import os, sys
-for path in sys.argv[1:]:
-    if os.path.exists(path):
-        fd = os.open(path, os.O_RDONLY)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        os.close(fd)
-EOF
+  for f in "$@"; do [ ! -e "$f" ] || dd if="$f" iflag=nocache count=0 status=none; done
 }
 xpose() { "${launch[@]}" "$build/xpose" --quiet "${extra[@]}" "$@" "$dir/in.h5" "$dir/out.h5"; }
 run_variant() {
