@@ -57,16 +57,17 @@ for rep in $(seq "$reps"); do
     t0=$(date +%s.%N)
     run_variant "$v" >/dev/null
     t1=$(date +%s.%N)
-    total[$v]=$(echo "${total[$v]:-0} + $t1 - $t0" | bc)
+    total[$v]=$(awk "BEGIN {print ${total[$v]:-0} + $t1 - $t0}")
     case "$v" in cp+sync | h5repack) ;; *) "${launch[@]}" "$build/xpose" verify --quiet "$dir/in.h5" "$dir/out.h5" ;; esac
   done
 done
 echo
 echo "| variant | time (s) | GB/s (2 x bytes / time) | of cp+sync |"
 echo "|---|---|---|---|"
-floor=$(echo "${total[cp+sync]:-0} / $reps" | bc -l)
+floor=$(awk "BEGIN {print ${total[cp+sync]:-0} / $reps}")
 for v in "${variants[@]}"; do
-  mean=$(echo "${total[$v]} / $reps" | bc -l)
-  printf "| %s | %.2f | %.2f | %s |\n" "$v" "$mean" "$(echo "2 * $bytes / $mean / 1000000000" | bc -l)" \
-    "$(if [ "$floor" != 0 ]; then printf "%.0f%%" "$(echo "100 * $floor / $mean" | bc -l)"; else echo -; fi)"
+  awk -v v="$v" -v total="${total[$v]}" -v reps="$reps" -v bytes="$bytes" -v floor="$floor" 'BEGIN {
+    mean = total / reps
+    share = floor > 0 ? sprintf("%.0f%%", 100 * floor / mean) : "-"
+    printf("| %s | %.2f | %.2f | %s |\n", v, mean, 2 * bytes / mean / 1e9, share) }'
 done
