@@ -169,8 +169,9 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
         !xio_pass_grid_fits(&done->grid, es, nranks, budget))
       rc = xio_fail(err, "internal: the resumed passes do not fit this run");
   } else if (xio_pass_grid_plan(in->rows, in->cols, es, nranks,
-                                budget < XIO_PASS_BYTES_FOR_SPEED ? budget
-                                                                  : XIO_PASS_BYTES_FOR_SPEED,
+                                options->pass_bytes_limit && options->pass_bytes_limit < budget
+                                    ? options->pass_bytes_limit
+                                    : budget,
                                 &done->grid)) {
     rc = xio_fail(err, "a memory budget of %llu bytes per rank cannot hold even one element",
                   (unsigned long long)budget);

@@ -36,12 +36,15 @@ typedef int (*xio_checkpoint_fn)(const xio_progress *done, void *user_data, xio_
 typedef struct {
   uint64_t memory_budget;     /* bytes per rank for xpose's own host buffers */
   uint64_t gpu_memory_budget; /* bytes per GPU (config.backend == XPOSE_BACKEND_CUDA) */
+  /* Nonzero: plan passes of at most this many bytes per rank (xio_pass_bytes)
+   * even where the budgets allow more. */
+  uint64_t pass_bytes_limit;
   xpose_config config;        /* backend resolved: HOST or CUDA (current device) */
   xio_progress_fn progress;
   void *progress_user_data;
   /* Resuming: where an earlier run stopped (its grid, which must fit the
-   * budget); NULL starts afresh with a grid planned for the budget, in
-   * passes of at most XIO_PASS_BYTES_FOR_SPEED. */
+   * budget); NULL starts afresh with a grid planned for the budget and
+   * pass_bytes_limit. */
   const xio_progress *resume_from;
   /* Checkpoints: before the first pass, after the last, on a stop, and
    * after any pass that ends checkpoint_seconds or more after the previous

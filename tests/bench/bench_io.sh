@@ -15,6 +15,7 @@
 #   small        xpose --no-verify with a budget 64x smaller than the data
 #   sequential   xpose --no-verify with XPOSE_IO_THREAD=0: no overlap
 #   default      xpose as users run it: the output read back before publishing
+#   opts:A,B     xpose --no-verify A B (options, comma-separated)
 # Rates are 2 x bytes / time; "of floor" is the floor's time over the run's.
 # Every xpose output is checked with `xpose verify` (not timed).
 set -euo pipefail
@@ -42,6 +43,7 @@ run_variant() {
     small) xpose --no-verify --memory "$small_budget" ;;
     sequential) XPOSE_IO_THREAD=0 xpose --no-verify ;;
     default) xpose ;;
+    opts:*) IFS=, read -r -a opts <<<"${1#opts:}" && xpose --no-verify "${opts[@]}" ;;
   esac
 }
 
