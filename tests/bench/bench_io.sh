@@ -60,6 +60,7 @@ for rep in $(seq "$reps"); do
     run_variant "$v" >/dev/null
     t1=$(date +%s.%N)
     total[$v]=$(awk "BEGIN {print ${total[$v]:-0} + $t1 - $t0}")
+    echo "# rep $rep: $v $(awk "BEGIN {print $t1 - $t0}") s" >&2
     case "$v" in cp+sync | h5repack) ;; *) "${launch[@]}" "$build/xpose" verify --quiet "$dir/in.h5" "$dir/out.h5" ;; esac
   done
 done
