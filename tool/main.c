@@ -447,13 +447,15 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
     goto fail;
 #endif
   const double start = MPI_Wtime();
-  /* A budget the user gave is filled; the default one (half the node) only
-   * up to passes of the size that ran fastest (passes.h). */
+  /* A budget the user gave is filled; on the host the default one (half
+   * the node) only up to passes of the size that ran fastest (passes.h). */
+  const int default_budget = !opt->memory_bytes && !opt->gpu_memory_bytes;
   xio_transpose_options topt = {.memory_budget = run->budget,
                                 .gpu_memory_budget = run->gpu_budget,
-                                .pass_bytes_limit = opt->memory_bytes || opt->gpu_memory_bytes
-                                                        ? 0
-                                                        : XIO_PASS_BYTES_FOR_SPEED,
+                                .pass_bytes_limit =
+                                    default_budget && run->backend != XPOSE_BACKEND_CUDA
+                                        ? XIO_PASS_BYTES_FOR_SPEED
+                                        : 0,
                                 .progress = tool_report_progress};
   xpose_config_init(&topt.config);
   topt.config.backend = run->backend;
