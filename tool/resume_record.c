@@ -13,7 +13,7 @@
 #include "checksum.h"
 
 #define SLOT_BYTES (TOOL_RESUME_USERBLOCK / 2)
-static const char header[] = "xpose partial output, resume record 1\n";
+static const char header[] = "xpose partial output, resume record 2\n";
 
 static uint64_t hash_bytes(const void *bytes, size_t size) {
   return xio_checksum_block(bytes, 1, (int64_t)size, 1, 0, 0, 1);
