@@ -4,6 +4,8 @@
 # (default build/, 32768 x 32768 float32 = 4 GiB, 1 rank, 3 repetitions).
 # XPOSE_BENCH_LAUNCH overrides the launcher (default: mpirun -q -n RANKS);
 # XPOSE_BENCH_ARGS adds options to every xpose run (--backend, --mpi-hint);
+# XPOSE_BENCH_GEN_ARGS to xpose-gen's (a chunked, compressed input:
+# "--layout chunked=256x256 --filter gzip=1");
 # XPOSE_BENCH_VARIANTS picks the variants (default: all below).
 #
 # Every run starts with the input and any old output evicted from the page
@@ -26,6 +28,7 @@ trap 'rm -rf "$dir"' EXIT
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 read -r -a launch <<<"${XPOSE_BENCH_LAUNCH:-mpirun -q -n $ranks}"
 read -r -a extra <<<"${XPOSE_BENCH_ARGS:-}"
+read -r -a gen_extra <<<"${XPOSE_BENCH_GEN_ARGS:-}"
 read -r -a variants <<<"${XPOSE_BENCH_VARIANTS:-cp+sync h5repack no-verify small sequential default}"
 case "$type" in i8 | u8) es=1 ;; i16 | u16) es=2 ;; f32 | i32 | u32) es=4 ;; *) es=8 ;; esac
 bytes=$((rows * cols * es))
@@ -47,9 +50,9 @@ run_variant() {
   esac
 }
 
-"${launch[@]}" "$build/xpose-gen" --quiet --type "$type" "$rows" "$cols" "$dir/in.h5:/m"
+"${launch[@]}" "$build/xpose-gen" --quiet "${gen_extra[@]}" --type "$type" "$rows" "$cols" "$dir/in.h5:/m"
 echo "# $(date +%F), $(hostname), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB;" \
-  "$rows x $cols $type ($((bytes >> 20)) MiB), ${launch[*]}, ${extra[*]:-no extra options}," \
+  "$rows x $cols $type ($((bytes >> 20)) MiB) ${gen_extra[*]:-contiguous}, ${launch[*]}, ${extra[*]:-no extra options}," \
   "$reps repetitions; storage: $(df -h --output=source,fstype "$dir" | tail -1 | tr -s ' ')"
 declare -A total
 for rep in $(seq "$reps"); do
