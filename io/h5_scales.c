@@ -27,8 +27,15 @@ static int copy_scale(const xio_matrix *from, const xio_matrix *to, const char *
                       hid_t *copy, xio_error *err) {
   hid_t source = H5Dopen2(from->file, path, H5P_DEFAULT);
   hid_t type = source >= 0 ? H5Dget_type(source) : H5I_INVALID_HID;
-  hid_t space = source >= 0 ? H5Dget_space(source) : H5I_INVALID_HID;
+  hid_t extent = source >= 0 ? H5Dget_space(source) : H5I_INVALID_HID;
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), dxpl = H5Pcreate(H5P_DATASET_XFER);
+  /* The copy has the scale's current size, fixed: an unlimited dimension
+   * (netCDF's record dimension) would need chunks, and the output's axes
+   * do not grow. */
+  hsize_t dims[H5S_MAX_RANK];
+  const int ndims = extent >= 0 ? H5Sget_simple_extent_dims(extent, dims, NULL) : -1;
+  hid_t space = ndims >= 0 ? H5Screate_simple(ndims, dims, NULL) : H5I_INVALID_HID;
+  if (extent >= 0) (void)H5Sclose(extent); /* only read */
   const hssize_t points = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
   const size_t size = type >= 0 ? H5Tget_size(type) : 0;
   void *values = NULL;

@@ -198,7 +198,7 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   rc = xio_agree(comm, rc, err);
 
   xio_io_thread io;
-  xio_io_thread_start(&io, !options->sequential);
+  xio_io_thread_start(&io);
   stats->overlapped = io.threaded;
   shaped_plan sp = {NULL, -1, -1};
   const uint64_t total_bytes = (uint64_t)in->rows * (uint64_t)in->cols * es;

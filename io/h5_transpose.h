@@ -54,15 +54,12 @@ typedef struct {
   void *checkpoint_user_data;
   /* Local; nonzero asks every rank to stop after the current pass. */
   int (*stop_requested)(void);
-  /* Nonzero: read, transpose and write one after the other, without the
-   * I/O thread (for comparison; the thread also needs MPI_THREAD_MULTIPLE). */
-  int sequential;
 } xio_transpose_options;
 
 typedef struct {
   xio_progress done;     /* as far as the loop got (all passes when it returns 0) */
   uint64_t buffer_bytes; /* per rank, largest: blocks plus plan scratch */
-  int overlapped;        /* reads and writes ran on the I/O thread */
+  int overlapped; /* reads and writes ran on the I/O thread (MPI_THREAD_MULTIPLE) */
   /* Reads and writes: on the I/O thread when overlapped; the rest, and
    * waiting for the I/O thread, on the calling one. */
   double read_seconds, write_seconds, transpose_seconds, checksum_seconds, wait_seconds;

@@ -19,12 +19,12 @@ static void *serve(void *arg) {
   return NULL;
 }
 
-void xio_io_thread_start(xio_io_thread *t, int wanted) {
+void xio_io_thread_start(xio_io_thread *t) {
   t->threaded = t->pending = t->quit = t->rc = 0;
   t->job = NULL;
   t->arg = NULL;
   int provided = MPI_THREAD_SINGLE;
-  if (!wanted || MPI_Query_thread(&provided) != MPI_SUCCESS || provided < MPI_THREAD_MULTIPLE)
+  if (MPI_Query_thread(&provided) != MPI_SUCCESS || provided < MPI_THREAD_MULTIPLE)
     return;
   if (pthread_mutex_init(&t->lock, NULL) != 0) return;
   if (pthread_cond_init(&t->changed, NULL) != 0) {

@@ -23,9 +23,10 @@ typedef struct {
   void *arg;
 } xio_io_thread;
 
-/* Starts the thread when `wanted` and MPI provides MPI_THREAD_MULTIPLE;
- * otherwise (or if the thread cannot start) jobs run inline. */
-void xio_io_thread_start(xio_io_thread *t, int wanted);
+/* Starts the thread when MPI provides MPI_THREAD_MULTIPLE (the tool asks
+ * for it unless XPOSE_IO_THREAD=0); otherwise, or if the thread cannot
+ * start, jobs run inline. */
+void xio_io_thread_start(xio_io_thread *t);
 
 /* Runs job(arg): on the thread, or here and now.  One job at a time:
  * every post is followed by a wait. */

@@ -29,7 +29,7 @@ static const char usage[] =
     "                     string of N bytes), oN (opaque, N bytes)\n"
     "      --big-endian   store numbers big-endian (default little-endian)\n"
     "      --layout L     contiguous (default), chunked or chunked=RxC\n"
-    "      --filter F     none (default), gzip[=1-9], shuffle+gzip[=1-9] or szip\n"
+    "      --filter F     none (default), gzip[=1-9] or shuffle+gzip[=1-9]\n"
     "  -s, --seed N       seed of the values (default 1)\n"
     "  -m, --memory SIZE  memory per rank for the write buffer (default: as xpose)\n"
     "  -f, --force        replace OUT.h5 if it exists\n"

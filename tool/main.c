@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -465,8 +464,6 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   topt.checkpoint_seconds = opt->checkpoint_seconds;
   topt.checkpoint_user_data = run;
   topt.stop_requested = tool_stop_requested;
-  const char *io_thread = getenv("XPOSE_IO_THREAD"); /* 0: no overlap, for comparison */
-  topt.sequential = io_thread && strcmp(io_thread, "0") == 0;
   if (start_output(run, &topt, &err)) goto fail;
   keep_partial = run->resumed; /* a new partial goes on failure, unless passes get recorded */
   if (opt->verbose) {

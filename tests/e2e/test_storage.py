@@ -151,7 +151,7 @@ class NetCDF(ToolTestCase):
         data = pattern((rows, cols), "<f8")
         with netCDF4.Dataset(self.path("in.nc"), "w") as nc:
             nc.title = "xpose test"
-            nc.createDimension("time", rows)
+            nc.createDimension("time", None)  # unlimited: chunked, and a growable scale
             nc.createDimension("station", cols)  # no coordinate variable
             t = nc.createVariable("time", "f8", ("time",))
             t.units = "hours since 2000-01-01"
