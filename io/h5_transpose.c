@@ -197,8 +197,14 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   if (!order && rc == 0) rc = xio_fail(err, "cannot allocate the pass order");
   rc = xio_agree(comm, rc, err);
 
+  /* Passes of tiny blocks are all synchronisation: there an I/O thread only
+   * competes with the exchange for the cores and for MPI's progress engine
+   * (3 ranks on 2 cores, 27 x 27 blocks: 10.3 s with it, 5.5 s without). */
   xio_io_thread io;
-  xio_io_thread_start(&io);
+  if ((uint64_t)(largest.in_rows * grid->block_cols) * es >= XIO_IO_THREAD_MIN_BLOCK_BYTES)
+    xio_io_thread_start(&io);
+  else
+    xio_io_thread_inline(&io);
   stats->overlapped = io.threaded;
   shaped_plan sp = {NULL, -1, -1};
   const uint64_t total_bytes = (uint64_t)in->rows * (uint64_t)in->cols * es;

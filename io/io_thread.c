@@ -19,10 +19,14 @@ static void *serve(void *arg) {
   return NULL;
 }
 
-void xio_io_thread_start(xio_io_thread *t) {
+void xio_io_thread_inline(xio_io_thread *t) {
   t->threaded = t->pending = t->quit = t->rc = 0;
   t->job = NULL;
   t->arg = NULL;
+}
+
+void xio_io_thread_start(xio_io_thread *t) {
+  xio_io_thread_inline(t);
   int provided = MPI_THREAD_SINGLE;
   if (MPI_Query_thread(&provided) != MPI_SUCCESS || provided < MPI_THREAD_MULTIPLE)
     return;

@@ -13,6 +13,10 @@
 
 typedef int (*xio_job_fn)(void *arg);
 
+/* The pass loop starts a thread only for blocks of at least this many
+ * bytes per rank (h5_transpose.c says why). */
+#define XIO_IO_THREAD_MIN_BLOCK_BYTES ((uint64_t)1 << 20)
+
 typedef struct {
   pthread_t thread;
   pthread_mutex_t lock;
@@ -27,6 +31,9 @@ typedef struct {
  * for it unless XPOSE_IO_THREAD=0); otherwise, or if the thread cannot
  * start, jobs run inline. */
 void xio_io_thread_start(xio_io_thread *t);
+
+/* Jobs run inline: no thread. */
+void xio_io_thread_inline(xio_io_thread *t);
 
 /* Runs job(arg): on the thread, or here and now.  One job at a time:
  * every post is followed by a wait. */

@@ -44,18 +44,19 @@ class Passes(ToolTestCase):
 
     def test_pipelined_and_one_after_the_other_agree(self):
         # The I/O thread reads and writes while passes are transposed; with
-        # XPOSE_IO_THREAD=0 the same passes run one step at a time.
-        self.write_h5("in.h5", {"/m": pattern((403, 389), "<f4")})
+        # XPOSE_IO_THREAD=0 the same passes run one step at a time.  Blocks
+        # of a few MiB per rank: smaller ones get no thread.
+        self.write_h5("in.h5", {"/m": pattern((3001, 2003), "<f4")})
         outputs = {}
         for io_thread in ("1", "0"):
             out = f"out{io_thread}.h5"
             env = dict(os.environ, XPOSE_IO_THREAD=io_thread)
-            result = finish(start(3, [XPOSE, "--memory", "48K", "-v", "in.h5", out],
+            result = finish(start(3, [XPOSE, "--memory", "12M", "-v", "in.h5", out],
                                   cwd=self.dir, env=env))
             self.assertEqual(result.returncode, 0, result)
             self.assertIn("I/O thread" if io_thread == "1" else "one after the other",
                           result.stderr)
-            self.assertGreaterEqual(int(re.search(r"(\d+) pass\(es\):", result.stderr)[1]), 20)
+            self.assertGreaterEqual(int(re.search(r"(\d+) pass\(es\):", result.stderr)[1]), 4)
             self.assertTransposed("in.h5", "/m", out, "/m")
             outputs[io_thread] = self.read_h5(out, "/m")[0]
         np.testing.assert_array_equal(outputs["1"], outputs["0"])
