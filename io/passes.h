@@ -26,12 +26,12 @@ typedef struct {
   int64_t block_rows, block_cols; /* largest block */
 } xio_pass_grid;
 
-/* Largest pass a run plans, in bytes per rank (xio_pass_bytes), however
- * large the budget: 128 MiB blocks.  Larger passes were slower, not
- * faster (2-core VM, 4 GiB: one pass of 1 GiB blocks took 2.6x as long as
- * 36 of 128 MiB): fresh buffers fault in page by page, the collective I/O
- * layers stage large requests through small buffers anyway, and a pipeline
- * of few passes overlaps little. */
+/* Largest pass the tool plans on the host with its default budget, in
+ * bytes per rank (xio_pass_bytes): 128 MiB blocks.  There larger passes
+ * were slower (2-core VM, 4 GiB, one rank: 4 passes of 1 GiB blocks took
+ * 1.8x as long as 36 of 128 MiB; pageable buffers, and a pipeline of few
+ * passes overlaps little).  With GPUs, whose host buffers are pinned, the
+ * largest passes were the fastest: see tests/bench/RESULTS.md. */
 #define XIO_PASS_BYTES_FOR_SPEED ((uint64_t)768 << 20)
 
 /* Largest single transfer per rank per call: keeps every MPI-IO count well
