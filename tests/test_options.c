@@ -43,6 +43,28 @@ int main(void) {
   EXPECT(!strcmp(o.input, "in.h5") && !strcmp(o.output, "out.h5:/t"), "positional arguments");
   EXPECT(o.memory_bytes == 0 && !o.verify && !o.force && !o.quiet && !o.verbose, "defaults");
 
+  /* The output's storage: as the input's unless said. */
+  EXPECT(parse("a b", &o, error) == 0 && o.storage.layout == XIO_LAYOUT_AS_INPUT &&
+             o.storage.filter == XIO_FILTER_AS_INPUT,
+         "storage defaults");
+  EXPECT(parse("--layout chunked=64x1000 --filter shuffle+gzip=9 a b", &o, error) == 0 &&
+             o.storage.layout == XIO_LAYOUT_CHUNKED && o.storage.chunk_rows == 64 &&
+             o.storage.chunk_cols == 1000 && o.storage.filter == XIO_FILTER_SHUFFLE_GZIP &&
+             o.storage.gzip_level == 9,
+         "--layout chunked=RxC --filter shuffle+gzip=N");
+  EXPECT(parse("--layout chunked --filter gzip a b", &o, error) == 0 &&
+             o.storage.chunk_rows == 0 && o.storage.gzip_level == 4,
+         "--layout chunked --filter gzip: chosen chunks, level 4");
+  EXPECT(parse("--layout contiguous --filter none a b", &o, error) == 0 &&
+             o.storage.layout == XIO_LAYOUT_CONTIGUOUS && o.storage.filter == XIO_FILTER_NONE,
+         "--layout contiguous --filter none");
+  expect_error("--layout chunked=0x4 a b", "invalid --layout");
+  expect_error("--layout chunked=4x a b", "invalid --layout");
+  expect_error("--layout rows a b", "invalid --layout");
+  expect_error("--filter gzip=0 a b", "invalid --filter");
+  expect_error("--filter lzf a b", "invalid --filter");
+  expect_error("--layout contiguous --filter gzip a b", "needs --layout chunked");
+
   EXPECT(parse("-m 512M --verify -f -q a.h5 b.h5", &o, error) == 0, "%s", error);
   EXPECT(o.memory_bytes == 512ull << 20 && o.verify && o.force && o.quiet, "short options");
   EXPECT(parse("a.h5 --memory=1.5G b.h5 --verbose --max-message 4K", &o, error) == 0, "%s", error);
