@@ -73,7 +73,15 @@ int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
 int xio_copy_scale_attributes(const xio_matrix *from, const xio_matrix *to,
                               xio_skipped_attributes *skipped, xio_error *err);
 
-/* "contiguous", "chunked 512 x 256, shuffle+deflate(4)" and the like. */
+/* Sets dcpl's layout, chunk shape and filters for a rows x cols output as
+ * `storage` says (h5_storage.h); like's dataset, if any, is the input.
+ * Messages call the output `shown`.  Local. */
+int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, int64_t rows,
+                      int64_t cols, size_t elem_size, hid_t dcpl, const char *shown,
+                      xio_error *err);
+
+/* "contiguous", "chunked 512 x 256, shuffle+gzip=4" and the like (in
+ * --filter's words where it has them). */
 void xio_describe_storage(const xio_matrix *m, char *text, size_t size);
 
 /* Flushes what was written through to storage (MPI_File_sync). */
