@@ -12,6 +12,13 @@ typedef struct {
   int axis[MAX_SCALES]; /* of the input */
 } scale_list;
 
+/* The first entry with entry i's path: a scale on both axes is copied once. */
+static int first_with_path(const scale_list *list, int i) {
+  int first = 0;
+  while (strcmp(list->paths[first], list->paths[i]) != 0) first++;
+  return first;
+}
+
 static herr_t list_scale(hid_t dset, unsigned axis, hid_t scale, void *data) {
   (void)dset;
   scale_list *list = data;
@@ -101,8 +108,7 @@ int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, int 
   hid_t copies[MAX_SCALES];
   for (int i = 0; i < list.count; i++) copies[i] = H5I_INVALID_HID;
   for (int i = 0; i < list.count && rc == 0; i++) {
-    int first = i; /* a scale on both axes is copied once */
-    while (strcmp(list.paths[first], list.paths[i]) != 0) first++;
+    const int first = first_with_path(&list, i);
     if (first == i) rc = copy_scale(from, to, list.paths[i], rank, &copies[i], err);
     else copies[i] = copies[first];
     /* the input's axis 0 is the output's axis 1 */
@@ -112,10 +118,7 @@ int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, int 
     rc = xio_agree(from->comm, rc, err);
     if (rc == 0 && first == i) ++*copied;
   }
-  for (int i = 0; i < list.count; i++) {
-    int first = 0;
-    while (strcmp(list.paths[first], list.paths[i]) != 0) first++;
-    if (first == i) xio_release(H5Dclose, &copies[i], &rc, err);
-  }
+  for (int i = 0; i < list.count; i++)
+    if (first_with_path(&list, i) == i) xio_release(H5Dclose, &copies[i], &rc, err);
   return xio_agree(from->comm, rc, err);
 }

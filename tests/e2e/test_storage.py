@@ -144,6 +144,21 @@ class DimensionScales(ToolTestCase):
                     self.assertTrue(h5py.h5ds.is_scale(f["g/time"].id))
 
 
+    def test_one_scale_on_both_axes_is_copied_once(self):
+        with h5py.File(self.path("in.h5"), "w") as f:
+            d = f.create_dataset("m", data=pattern((9, 9), "<f4"))
+            grid = f.create_dataset("grid", data=np.arange(9.0) * 2)
+            grid.make_scale("grid")
+            d.dims[0].attach_scale(grid)
+            d.dims[1].attach_scale(grid)
+        result = self.xpose(2, "in.h5:/m", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+        with h5py.File(self.path("out.h5"), "r") as f:
+            self.assertEqual([f["m"].dims[i][0].name for i in range(2)], ["/grid", "/grid"])
+            np.testing.assert_array_equal(f["grid"][...], np.arange(9.0) * 2)
+
+
 @unittest.skipIf(netCDF4 is None, "python3-netcdf4 is not installed")
 class NetCDF(ToolTestCase):
     def test_netcdf4_variable_comes_out_readable_with_dimensions_swapped(self):
