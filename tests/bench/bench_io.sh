@@ -33,10 +33,7 @@ read -r -a variants <<<"${XPOSE_BENCH_VARIANTS:-cp+sync h5repack no-verify small
 case "$type" in i8 | u8) es=1 ;; i16 | u16) es=2 ;; f32 | i32 | u32) es=4 ;; *) es=8 ;; esac
 bytes=$((rows * cols * es))
 small_budget=$((bytes / 64))
-evict() {  # GNU dd's nocache with count=0: posix_fadvise(DONTNEED) over the whole file
-  sync
-  for f in "$@"; do [ ! -e "$f" ] || dd if="$f" iflag=nocache count=0 status=none; done
-}
+. "$(dirname "$0")/evict.sh"
 xpose() { "${launch[@]}" "$build/xpose" --quiet "${extra[@]}" "$@" "$dir/in.h5" "$dir/out.h5"; }
 run_variant() {
   case "$1" in

@@ -21,17 +21,7 @@ trap 'rm -rf "$dir"' EXIT
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 run() { mpirun -q -n "$ranks" "$@"; }
 xpose() { run "$build/xpose" --quiet --memory "$memory" "$@"; }
-evict() {
-  sync
-  /usr/bin/python3 - "$@" <<'EOF'
-import os, sys
-for path in sys.argv[1:]:
-    if os.path.exists(path):
-        fd = os.open(path, os.O_RDONLY)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        os.close(fd)
-EOF
-}
+. "$(dirname "$0")/evict.sh"
 seconds() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
 
 run "$build/xpose-gen" --quiet --type f32 "$rows" "$cols" "$dir/in.h5:/m"
