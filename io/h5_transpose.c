@@ -197,11 +197,12 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   if (!order && rc == 0) rc = xio_fail(err, "cannot allocate the pass order");
   rc = xio_agree(comm, rc, err);
 
-  /* Passes of tiny blocks are all synchronisation: there an I/O thread only
-   * competes with the exchange for the cores and for MPI's progress engine
-   * (3 ranks on 2 cores, 27 x 27 blocks: 10.3 s with it, 5.5 s without). */
+  /* Passes of tiny blocks (under 1 MiB per rank) are all synchronisation:
+   * there an I/O thread only competes with the exchange for the cores and
+   * for MPI's progress engine (3 ranks on 2 cores, 27 x 27 blocks: 10.3 s
+   * with it, 5.5 s without). */
   xio_io_thread io;
-  if ((uint64_t)(largest.in_rows * grid->block_cols) * es >= XIO_IO_THREAD_MIN_BLOCK_BYTES)
+  if ((uint64_t)(largest.in_rows * grid->block_cols) * es >= ((uint64_t)1 << 20))
     xio_io_thread_start(&io);
   else
     xio_io_thread_inline(&io);

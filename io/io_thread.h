@@ -13,9 +13,6 @@
 
 typedef int (*xio_job_fn)(void *arg);
 
-/* The pass loop starts a thread only for blocks of at least this many
- * bytes per rank (h5_transpose.c says why). */
-#define XIO_IO_THREAD_MIN_BLOCK_BYTES ((uint64_t)1 << 20)
 
 typedef struct {
   pthread_t thread;
