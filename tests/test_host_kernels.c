@@ -1,7 +1,8 @@
 /* Host transpose kernels: every kernel variant, element sizes 1..1000 bytes,
  * every shape up to 70 x 70 (full tiles and every edge), padded leading
  * dimensions (padding must stay untouched), and outputs large enough for
- * the streaming-store path, at misaligned addresses. */
+ * the staged streaming-store path, with partial blocks, odd pitches and
+ * misaligned addresses. */
 #include <string.h>
 
 #include "backend/host_kernels.h"
@@ -64,6 +65,9 @@ int main(void) {
                  (int64_t)(9u << 20) / 1031 / (int64_t)small_sizes[s] + 1, 1033, 3);
     }
     check_case(kernels[v], 12, 1000, 800, 801, 1001, 4);
+    /* Staged blocks with partial blocks on both edges, padded pitches. */
+    check_case(kernels[v], 4, 2100, 1100, 1103, 2105, 0);
+    check_case(kernels[v], 3, 1500, 2100, 2100, 1501, 1);
   }
   EXPECT(variants >= 1, "no kernel variant ran");
   if (test_failures) return 1;

@@ -22,6 +22,7 @@
  * 1-16 bytes). */
 #include "host_kernels.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -35,6 +36,10 @@ enum {
   TILE_BUFFER_BYTES = 4096,
   /* Outputs at least this large bypass the caches on the way out. */
   STREAM_THRESHOLD_BYTES = 8 << 20,
+  /* Staged blocks (large outputs): destination runs of this many bytes,
+   * blocks of at most this many. */
+  STAGED_RUN_BYTES = 1024,
+  STAGED_BLOCK_BYTES = 256 << 10,
   /* Elements larger than this are copied straight to their place. */
   LARGE_ELEMENT_BYTES = 256
 };
@@ -73,6 +78,13 @@ static void gather_tile(const char *src, size_t src_pitch, char *buf, size_t buf
 #if XPOSE_X86
 #define AVX2 __attribute__((target("avx2")))
 #define LOAD256(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+/* 32 bytes of a tile buffer as the two 16-byte halves the blocks stored:
+ * a 32-byte load spanning two recent 16-byte stores cannot be forwarded from
+ * the store buffer and stalls (this doubled the in-cache speed). */
+#define LOAD_STORED_HALVES(p)                                                     \
+  _mm256_inserti128_si256(                                                        \
+      _mm256_castsi128_si256(_mm_load_si128((const __m128i *)(const void *)(p))), \
+      _mm_load_si128((const __m128i *)(const void *)((p) + 16)), 1)
 #define STORE_LO(p, v) _mm_storeu_si128((__m128i *)(void *)(p), _mm256_castsi256_si128(v))
 #define STORE_HI(p, v) _mm_storeu_si128((__m128i *)(void *)(p), _mm256_extracti128_si256(v, 1))
 
@@ -178,14 +190,17 @@ static void write_run(char *dst, const char *src, size_t bytes, int stream) {
 }
 
 #if XPOSE_X86
-/* A buffer row of constant length `bytes` (a multiple of 32) to dst: 32-byte
- * streaming stores when dst is aligned (the common case), which beat 16-byte
- * ones by about 12 points of memcpy for 8-byte elements on Zen 4. */
+/* A tile buffer row of constant length `bytes` (a multiple of 32) to dst:
+ * 32-byte streaming stores when dst is aligned, which beat 16-byte ones by
+ * about 12 points of memcpy for 8-byte elements on Zen 4. */
 AVX2 static inline __attribute__((always_inline)) void write_row_avx2(char *dst, const char *src,
                                                                       size_t bytes, int stream) {
-  if (stream && ((uintptr_t)dst & 31) == 0) {
+  if (!stream) {
     for (size_t k = 0; k < bytes; k += 32)
-      _mm256_stream_si256((__m256i *)(void *)(dst + k), LOAD256(src + k));
+      _mm256_storeu_si256((__m256i *)(void *)(dst + k), LOAD_STORED_HALVES(src + k));
+  } else if (((uintptr_t)dst & 31) == 0) {
+    for (size_t k = 0; k < bytes; k += 32)
+      _mm256_stream_si256((__m256i *)(void *)(dst + k), LOAD_STORED_HALVES(src + k));
   } else {
     write_run(dst, src, bytes, stream);
   }
@@ -292,19 +307,11 @@ const char *xpose_host_kernel_name(xpose_host_kernel kernel) {
   return resolve(kernel) == XPOSE_HOST_KERNEL_AVX2 ? "avx2" : "portable";
 }
 
-void xpose_host_transpose_using(xpose_host_kernel kernel, const void *src, int64_t ld_src,
-                                void *dst, int64_t ld_dst, int64_t rows, int64_t cols,
-                                size_t elem_size) {
-  if (rows <= 0 || cols <= 0 || elem_size == 0) return;
-  const size_t src_pitch = (size_t)ld_src * elem_size, dst_pitch = (size_t)ld_dst * elem_size;
-  if (elem_size > LARGE_ELEMENT_BYTES) {
-    transpose_large_elements(src, src_pitch, dst, dst_pitch, rows, cols, elem_size);
-    return;
-  }
-  const int stream = (uint64_t)rows * (uint64_t)cols * elem_size >= STREAM_THRESHOLD_BYTES;
+/* The tiles written straight to dst, streamed or not. */
+static void transpose_direct(xpose_host_kernel kernel, const char *s, size_t src_pitch, char *d,
+                             size_t dst_pitch, int64_t rows, int64_t cols, size_t elem_size,
+                             int stream) {
   const tile_geometry g = geometry_for(elem_size);
-  const char *s = src;
-  char *d = dst;
 #if XPOSE_X86
   full_tiles_fn full_tiles = NULL;
   if (resolve(kernel) == XPOSE_HOST_KERNEL_AVX2) {
@@ -329,8 +336,65 @@ void xpose_host_transpose_using(xpose_host_kernel kernel, const void *src, int64
                     stream);
     return;
   }
+#else
+  (void)kernel;
 #endif
   transpose_tiled(&g, s, src_pitch, d, dst_pitch, rows, cols, elem_size, stream);
+}
+
+/* Large outputs whose rows do not start on cache lines: blocks with
+ * STAGED_RUN_BYTES-long destination runs are transposed into a buffer that
+ * stays in L2, then streamed out a run at a time.  Streaming stores want
+ * whole lines written together; a tile's own rows (128 bytes for 4-byte
+ * elements) then straddle lines and leave partial ones at both ends:
+ * 8191 x 8192 floats ran at 9% of memcpy written tile by tile, 33% staged
+ * (2-core Zen 4 VM, tests/bench/RESULTS.md).  Where rows start on lines,
+ * writing tiles directly was as fast or faster.  Returns 0 if the buffer
+ * cannot be had. */
+static int transpose_staged(xpose_host_kernel kernel, const char *src, size_t src_pitch,
+                            char *dst, size_t dst_pitch, int64_t rows, int64_t cols,
+                            size_t elem_size) {
+  int64_t block_rows = STAGED_RUN_BYTES / (int64_t)elem_size;
+  if (block_rows < 1) block_rows = 1;
+  int64_t block_cols = STAGED_BLOCK_BYTES / (block_rows * (int64_t)elem_size);
+  if (block_cols > block_rows) block_cols = block_rows;
+  if (block_cols < 1) block_cols = 1;
+  const size_t buffer_bytes = ((size_t)block_rows * (size_t)block_cols * elem_size + 63) / 64 * 64;
+  char *buffer = aligned_alloc(64, buffer_bytes);
+  if (!buffer) return 0;
+  for (int64_t ib = 0; ib < rows; ib += block_rows) {
+    const int64_t h = rows - ib < block_rows ? rows - ib : block_rows;
+    const size_t run = (size_t)h * elem_size;
+    for (int64_t jb = 0; jb < cols; jb += block_cols) {
+      const int64_t w = cols - jb < block_cols ? cols - jb : block_cols;
+      transpose_direct(kernel, src + (size_t)ib * src_pitch + (size_t)jb * elem_size, src_pitch,
+                       buffer, run, h, w, elem_size, 0);
+      char *d = dst + (size_t)jb * dst_pitch + (size_t)ib * elem_size;
+      for (int64_t j = 0; j < w; j++) write_run(d + (size_t)j * dst_pitch, buffer + (size_t)j * run, run, 1);
+    }
+  }
+#if XPOSE_X86
+  _mm_sfence(); /* order the streamed stores before anyone reads dst */
+#endif
+  free(buffer);
+  return 1;
+}
+
+void xpose_host_transpose_using(xpose_host_kernel kernel, const void *src, int64_t ld_src,
+                                void *dst, int64_t ld_dst, int64_t rows, int64_t cols,
+                                size_t elem_size) {
+  if (rows <= 0 || cols <= 0 || elem_size == 0) return;
+  const size_t src_pitch = (size_t)ld_src * elem_size, dst_pitch = (size_t)ld_dst * elem_size;
+  if (elem_size > LARGE_ELEMENT_BYTES) {
+    transpose_large_elements(src, src_pitch, dst, dst_pitch, rows, cols, elem_size);
+    return;
+  }
+  const int stream = (uint64_t)rows * (uint64_t)cols * elem_size >= STREAM_THRESHOLD_BYTES;
+  const int whole_lines = (((uintptr_t)dst | dst_pitch) & 63) == 0;
+  if (stream && !whole_lines &&
+      transpose_staged(kernel, src, src_pitch, dst, dst_pitch, rows, cols, elem_size))
+    return;
+  transpose_direct(kernel, src, src_pitch, dst, dst_pitch, rows, cols, elem_size, stream);
 }
 
 void xpose_host_transpose(const void *src, int64_t ld_src, void *dst, int64_t ld_dst, int64_t rows,

@@ -96,8 +96,58 @@ static int run(contender who, xpose_host_kernel kernel, const void *src, void *d
   return 0;
 }
 
+/* One shape, every element size (or only_size); returns wrong elements. */
+static long long bench_shape(int64_t rows, int64_t cols, int repeats, size_t only_size,
+                             xpose_host_kernel kernel) {
+  const size_t sizes[] = {1, 2, 4, 8, 16};
+  const char *names[] = {"memcpy", "xpose", "openblas"};
+  long long total_wrong = 0;
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    const size_t es = sizes[s], bytes = (size_t)rows * (size_t)cols * es;
+    if (only_size && es != only_size) continue;
+    unsigned char *src = huge_alloc(bytes), *dst = huge_alloc(bytes);
+    fill(src, (size_t)rows * (size_t)cols, es);
+    /* Contenders take turns within each repeat, so drifting machine
+     * bandwidth affects all of them alike; each keeps its best time, and
+     * its first (on a destination only touched by the poisoning). */
+    double best[3] = {1e30, 1e30, 1e30}, first[3] = {0, 0, 0};
+    long long wrong[3] = {0, 0, 0};
+    int ran[3] = {1, 1, 1};
+    for (int r = 0; r < repeats; r++)
+      for (int who = RUN_MEMCPY; who <= RUN_OPENBLAS; who++) {
+        if (!ran[who]) continue;
+        memset(dst, 0xA5, bytes);
+        const double t0 = now();
+        ran[who] = run((contender)who, kernel, src, dst, rows, cols, es);
+        const double t = now() - t0;
+        if (t < best[who]) best[who] = t;
+        if (ran[who] && r == 0) {
+          first[who] = t;
+          wrong[who] = who == RUN_MEMCPY ? (memcmp(src, dst, bytes) != 0)
+                                         : count_wrong(src, dst, rows, cols, es);
+        }
+      }
+    const double memcpy_gbs = 2.0 * (double)bytes / best[RUN_MEMCPY] / 1e9;
+    for (int who = RUN_MEMCPY; who <= RUN_OPENBLAS; who++) {
+      if (!ran[who]) continue;
+      const double gbs = 2.0 * (double)bytes / best[who] / 1e9;
+      total_wrong += wrong[who];
+      printf("%6lld %6lld %4zu %-9s %11zu %9.3f %9.3f %8.2f %7.1f%% %7lld\n", (long long)rows,
+             (long long)cols, es, names[who], bytes, first[who] * 1e3, best[who] * 1e3, gbs,
+             100.0 * gbs / memcpy_gbs, wrong[who]);
+    }
+    free(src);
+    free(dst);
+  }
+  return total_wrong;
+}
+
 int main(int argc, char **argv) {
-  int64_t rows = 8192, cols = 8192;
+  /* Without --rows/--cols: a power of two, and odd row and column counts
+   * (destination rows that are not a whole number of cache lines). */
+  static const int64_t default_shapes[][2] = {
+      {8192, 8192}, {8191, 8192}, {10007, 6007}, {10000, 6000}};
+  int64_t rows = 0, cols = 0;
   int repeats = 5;
   size_t only_size = 0; /* 0: all of 1, 2, 4, 8, 16 */
   xpose_host_kernel kernel = XPOSE_HOST_KERNEL_AUTO;
@@ -122,57 +172,31 @@ int main(int argc, char **argv) {
         break;
       default:
         printf(
-            "Usage: %s [--rows N] [--cols N] [--repeats N] [--kernel auto|portable|avx2] "
-            "[--elem-size 1|2|4|8|16]\n",
+            "Usage: %s [--rows N --cols N] [--repeats N] [--kernel auto|portable|avx2] "
+            "[--elem-size 1|2|4|8|16]\n"
+            "Without --rows and --cols: 8192x8192, 8191x8192, 10007x6007 and 10000x6000.\n",
             argv[0]);
         return c == 'h' ? 0 : 2;
     }
   }
-  if (rows < 1 || cols < 1 || repeats < 1 || !xpose_host_kernel_available(kernel)) {
+  if ((rows > 0) != (cols > 0) || rows < 0 || cols < 0 || repeats < 1 ||
+      !xpose_host_kernel_available(kernel)) {
     fprintf(stderr, "bad arguments or kernel not available on this CPU\n");
     return 2;
   }
-  const size_t sizes[] = {1, 2, 4, 8, 16};
-  const char *names[] = {"memcpy", "xpose", "openblas"};
-  printf(
-      "# host transpose, one core, %lld x %lld, best of %d (contenders interleaved), kernel %s\n",
-      (long long)rows, (long long)cols, repeats, xpose_host_kernel_name(kernel));
-  printf("# bandwidth = 2 x bytes / time; %% = of memcpy in the same run\n");
-  printf("%6s %-9s %12s %10s %9s %8s %7s\n", "elem", "method", "bytes", "time_ms", "GB/s",
-         "%memcpy", "#wrong");
+  printf("# host transpose, one core, best of %d (contenders interleaved), kernel %s\n", repeats,
+         xpose_host_kernel_name(kernel));
+  printf("# bandwidth = 2 x bytes / time of the best run; %% = of memcpy in the same run;\n"
+         "# first_ms = the first run\n");
+  printf("%6s %6s %4s %-9s %11s %9s %9s %8s %8s %7s\n", "rows", "cols", "elem", "method", "bytes",
+         "first_ms", "best_ms", "GB/s", "%memcpy", "#wrong");
   long long total_wrong = 0;
-  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
-    const size_t es = sizes[s], bytes = (size_t)rows * (size_t)cols * es;
-    if (only_size && es != only_size) continue;
-    unsigned char *src = huge_alloc(bytes), *dst = huge_alloc(bytes);
-    fill(src, (size_t)rows * (size_t)cols, es);
-    /* Contenders take turns within each repeat, so drifting machine
-     * bandwidth affects all of them alike; each keeps its best time. */
-    double best[3] = {1e30, 1e30, 1e30};
-    long long wrong[3] = {0, 0, 0};
-    int ran[3] = {1, 1, 1};
-    for (int r = 0; r < repeats; r++)
-      for (int who = RUN_MEMCPY; who <= RUN_OPENBLAS; who++) {
-        if (!ran[who]) continue;
-        memset(dst, 0xA5, bytes);
-        const double t0 = now();
-        ran[who] = run((contender)who, kernel, src, dst, rows, cols, es);
-        const double t = now() - t0;
-        if (t < best[who]) best[who] = t;
-        if (ran[who] && r == 0)
-          wrong[who] = who == RUN_MEMCPY ? (memcmp(src, dst, bytes) != 0)
-                                         : count_wrong(src, dst, rows, cols, es);
-      }
-    const double memcpy_gbs = 2.0 * (double)bytes / best[RUN_MEMCPY] / 1e9;
-    for (int who = RUN_MEMCPY; who <= RUN_OPENBLAS; who++) {
-      if (!ran[who]) continue;
-      const double gbs = 2.0 * (double)bytes / best[who] / 1e9;
-      total_wrong += wrong[who];
-      printf("%6zu %-9s %12zu %10.3f %9.2f %7.1f%% %7lld\n", es, names[who], bytes, best[who] * 1e3,
-             gbs, 100.0 * gbs / memcpy_gbs, wrong[who]);
-    }
-    free(src);
-    free(dst);
+  if (rows > 0) {
+    total_wrong = bench_shape(rows, cols, repeats, only_size, kernel);
+  } else {
+    for (size_t k = 0; k < sizeof default_shapes / sizeof *default_shapes; k++)
+      total_wrong += bench_shape(default_shapes[k][0], default_shapes[k][1], repeats, only_size,
+                                 kernel);
   }
   if (total_wrong) printf("# %lld WRONG elements\n", total_wrong);
   return total_wrong ? 1 : 0;
