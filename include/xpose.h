@@ -67,10 +67,16 @@ typedef enum {
 } xpose_backend_kind;
 
 typedef enum {
-  XPOSE_EXCHANGE_AUTO = 0,  /* host: MPI; CUDA: NCCL, else CUDA-aware MPI, else staged */
+  XPOSE_EXCHANGE_AUTO = 0,  /* host: MPI; CUDA: p2p, else NCCL, else CUDA-aware MPI, else staged */
   XPOSE_EXCHANGE_MPI = 1,   /* point-to-point MPI on the buffers (CUDA: needs CUDA-aware MPI) */
   XPOSE_EXCHANGE_NCCL = 2,  /* NCCL grouped send/receive (CUDA backend) */
-  XPOSE_EXCHANGE_STAGED = 3 /* through pinned host buffers, any MPI (CUDA backend) */
+  XPOSE_EXCHANGE_STAGED = 3, /* through pinned host buffers, any MPI (CUDA backend) */
+  /* Transpose on the wire (CUDA backend, every rank on one node, every pair
+   * of GPUs with peer access, plan-owned outputs): each rank's kernel reads
+   * its input once and writes every block straight into the owner's output
+   * over NVLink or PCIe, through CUDA IPC.  Nothing is packed or placed.
+   * `auto` prefers it where it can run. */
+  XPOSE_EXCHANGE_P2P = 4
 } xpose_exchange_kind;
 
 typedef struct {
@@ -84,6 +90,11 @@ typedef struct {
    * 1 GiB of each rank's rows per chunk with NCCL, 256 MiB otherwise, up
    * to 16; one on the host). */
   int pipeline_chunks;
+  /* Non-zero: the plan allocates this rank's output slab itself (device
+   * memory for the CUDA backend), once, and xpose_execute must be given
+   * that buffer (xpose_plan_output_buffer).  This is what lets the p2p
+   * engine register every rank's output with the others at plan time. */
+  int own_output;
 } xpose_config;
 
 /* Fills *config with the defaults. */
@@ -104,13 +115,18 @@ XPOSE_API xpose_status xpose_plan_input_rows(const xpose_plan plan, int64_t *fir
 XPOSE_API xpose_status xpose_plan_output_rows(const xpose_plan plan, int64_t *first,
                                               int64_t *count);
 
+/* The output slab the plan owns (xpose_config.own_output): out_rows x rows
+ * elements, for xpose_execute's `out`.  NULL, with XPOSE_ERROR_INVALID_ARGUMENT,
+ * for plans that do not own one; NULL for an empty slab. */
+XPOSE_API xpose_status xpose_plan_output_buffer(const xpose_plan plan, void **out);
+
 /* Bytes of scratch memory the plan holds on this rank (device memory for
  * the CUDA backend; the staged engine holds as much again in pinned host
  * memory). */
 XPOSE_API xpose_status xpose_plan_scratch_bytes(const xpose_plan plan, size_t *bytes);
 
-/* The exchange engine the plan uses: "mpi", "nccl", "cuda-aware-mpi" or
- * "staged" (what XPOSE_EXCHANGE_AUTO picked). */
+/* The exchange engine the plan uses: "mpi", "nccl", "cuda-aware-mpi",
+ * "staged" or "p2p" (what XPOSE_EXCHANGE_AUTO picked). */
 XPOSE_API const char *xpose_plan_exchange_name(const xpose_plan plan);
 
 /* CUDA backend: execution follows the work queued on `stream` (a

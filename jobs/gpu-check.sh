@@ -10,7 +10,8 @@
 # (the xpose tool on 2 GPUs with each engine, in passes, verified), package
 # (the installed-package tests), shared-gpu (more ranks than GPUs: auto
 # avoids NCCL, --exchange nccl fails at once), nccl-fail (NCCL's set-up
-# fails on one rank: every rank fails, none hangs), ncu (hardware counters),
+# fails on one rank: every rank fails, none hangs), p2p (the p2p engine's
+# tests on 2 and 3 ranks, and its benchmark beside NCCL on 2 GPUs), ncu (hardware counters),
 # e2e (the end-to-end tests, on GPUs), io-bench (out of core against
 # cp + sync: tests/bench/bench_io.sh, one rank per GPU, 16 GiB).
 set -uo pipefail
@@ -104,6 +105,16 @@ for step in "$@"; do
         XPOSE_BENCH_LAUNCH="mpirun -q -n $gpus" TMPDIR="${XPOSE_IO_BENCH_DIR:-/var/tmp}" \
         tests/bench/bench_io.sh "$build" "$rows" "$cols" "$gpus" "${XPOSE_IO_BENCH_REPS:-1}" \
         2>&1 | tee "$out/io-bench.log" | tail -9 ;;
+    p2p)  # the p2p engine: GPU tests on 2 and 3 ranks (3 share GPUs), then against NCCL
+      for n in 2 3; do
+        timeout 300 mpirun -n "$n" "$build/tests/test_transpose_gpu" > "$out/p2p-tests-$n.log" 2>&1
+        echo "test_transpose_gpu, $n ranks: exit $?"
+        grep -E "^engine|GPU distributed|FAIL|differs" "$out/p2p-tests-$n.log" | head -12
+      done
+      for shape in 65536x65536 16411x12289; do
+        timeout 300 mpirun -n 2 "$build/tests/bench/xpose-bench" --distributed "$shape" --iters 5 \
+          --exchange nccl,p2p 2>&1 | tee "$out/p2p-bench-$shape.log"
+      done ;;
     distributed)  # xpose-bench on 2 GPUs, every exchange engine
       mpirun -n 2 "$build/tests/bench/xpose-bench" --distributed 65536x65536 --iters 5 2>&1 \
         | tee "$out/distributed${XPOSE_MPI:+-$XPOSE_MPI}.log" ;;

@@ -67,6 +67,40 @@ fail:
   return res;
 }
 
+/* Engines that write peers' outputs: every rank's block for rank q is
+ * transposed straight into q's output, mapped here.  The host waits for the
+ * caller's earlier work before any rank may write into its output, and
+ * again for its own kernels before the closing agreement, after which
+ * every output is complete. */
+static xpose_status execute_into_peers(xpose_plan plan, const void *in) {
+  xpose_status res = XPOSE_SUCCESS, local = XPOSE_SUCCESS;
+  const xpose_backend_ops *ops = plan->backend->ops;
+  xpose_backend *backend = plan->backend;
+  const xpose_range rows = plan->layout.in;
+  const size_t es = plan->elem_size;
+  local = ops->begin(backend);
+  if (local == XPOSE_SUCCESS) local = ops->record(backend, XPOSE_LANE_COMM, EVENT_PACKED);
+  if (local == XPOSE_SUCCESS) local = ops->sync_event(backend, EVENT_PACKED);
+  XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
+  /* Peers in ring order on the COMM lane; the own block beside them. */
+  for (int k = 0; k < plan->nranks && local == XPOSE_SUCCESS; k++) {
+    const int q = (plan->rank + k) % plan->nranks;
+    xpose_range cols;
+    xpose_block_range(plan->cols, plan->nranks, q, &cols.first, &cols.count);
+    if (rows.count == 0 || cols.count == 0) continue;
+    char *dst = (char *)plan->exchange->ops->peer_output(plan->exchange, q);
+    local = ops->transpose(backend, k == 0 ? XPOSE_LANE_SELF : XPOSE_LANE_COMM,
+                           (const char *)in + (size_t)cols.first * es, plan->cols,
+                           dst + (size_t)rows.first * es, plan->rows, rows.count, cols.count, es);
+  }
+  /* Even after a failure: no write into a peer may still be in flight. */
+  const xpose_status synchronized = ops->synchronize(backend);
+  if (local == XPOSE_SUCCESS) local = synchronized;
+  XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
+fail:
+  return res;
+}
+
 xpose_status xpose_execute(xpose_plan plan, const void *in, void *out) {
   if (!plan) return XPOSE_ERROR_INVALID_ARGUMENT;
   xpose_status res = XPOSE_SUCCESS, local = XPOSE_SUCCESS;
@@ -87,9 +121,16 @@ xpose_status xpose_execute(xpose_plan plan, const void *in, void *out) {
                "xpose_execute: input and output overlap on rank %d", plan->rank);
     local = XPOSE_ERROR_INVALID_ARGUMENT;
   }
+  if (local == XPOSE_SUCCESS && plan->own_output && out != plan->output) {
+    xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__,
+               "xpose_execute: rank %d's output is not the plan's (xpose_plan_output_buffer)",
+               plan->rank);
+    local = XPOSE_ERROR_INVALID_ARGUMENT;
+  }
   if (local == XPOSE_SUCCESS) local = ops->check_buffer(backend, in, "the input");
   if (local == XPOSE_SUCCESS) local = ops->check_buffer(backend, out, "the output");
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
+  if (exchange->ops->peer_output) return execute_into_peers(plan, in);
 
   XPOSE_CHECKGOTO(ops->begin(backend), res, fail);
   for (int k = 0; k <= layout->nchunks; k++) {

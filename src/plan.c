@@ -23,6 +23,7 @@ void xpose_config_init(xpose_config *config) {
   config->exchange = XPOSE_EXCHANGE_AUTO;
   config->max_message_bytes = 0;
   config->pipeline_chunks = 0;
+  config->own_output = 0;
 }
 
 /* Local checks; ranks compare the normalized values afterwards. */
@@ -42,7 +43,7 @@ static xpose_status check_arguments(int64_t rows, int64_t cols, size_t elem_size
                     XPOSE_ERROR_INVALID_ARGUMENT, res, fail, "unknown backend %d",
                     (int)config->backend);
   XPOSE_REQUIREGOTO(
-      config->exchange >= XPOSE_EXCHANGE_AUTO && config->exchange <= XPOSE_EXCHANGE_STAGED,
+      config->exchange >= XPOSE_EXCHANGE_AUTO && config->exchange <= XPOSE_EXCHANGE_P2P,
       XPOSE_ERROR_INVALID_ARGUMENT, res, fail, "unknown exchange engine %d", (int)config->exchange);
   XPOSE_REQUIREGOTO(config->pipeline_chunks >= 0, XPOSE_ERROR_INVALID_ARGUMENT, res, fail,
                     "pipeline_chunks %d is negative", config->pipeline_chunks);
@@ -68,11 +69,21 @@ static xpose_status create_backend(xpose_backend_kind kind, xpose_backend **back
                                     : xpose_backend_host_create(backend);
 }
 
-static xpose_status allocate_scratch(xpose_plan plan) {
+/* Engines that write into the peers' outputs need no send or receive
+ * buffers. */
+static xpose_status allocate_buffers(xpose_plan plan, const xpose_exchange_engine *engine) {
   xpose_backend *b = plan->backend;
   xpose_status res = XPOSE_SUCCESS;
+  if (plan->own_output)
+    XPOSE_CHECKGOTO(b->ops->alloc(b,
+                                  (size_t)plan->layout.out.count * (size_t)plan->rows *
+                                      plan->elem_size,
+                                  &plan->output),
+                    res, fail);
+  if (engine->writes_peer_outputs) return XPOSE_SUCCESS;
   XPOSE_CHECKGOTO(b->ops->alloc(b, (size_t)plan->layout.send_bytes, &plan->send_buf), res, fail);
   XPOSE_CHECKGOTO(b->ops->alloc(b, (size_t)plan->layout.recv_bytes, &plan->recv_buf), res, fail);
+  plan->scratch_bytes = (size_t)(plan->layout.send_bytes + plan->layout.recv_bytes);
 fail:
   return res;
 }
@@ -82,6 +93,7 @@ static void free_plan(xpose_plan plan) {
   if (plan->backend) {
     plan->backend->ops->release(plan->backend, plan->send_buf);
     plan->backend->ops->release(plan->backend, plan->recv_buf);
+    plan->backend->ops->release(plan->backend, plan->output);
     plan->backend->ops->destroy(plan->backend);
   }
   xpose_layout_free(&plan->layout);
@@ -114,10 +126,11 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
                             (int64_t)config->backend,
                             (int64_t)config->exchange,
                             (int64_t)max_message,
-                            (int64_t)config->pipeline_chunks};
-  XPOSE_CHECKGOTO(xpose_agree_on_values(comm, local, values, 7,
+                            (int64_t)config->pipeline_chunks,
+                            (int64_t)(config->own_output != 0)};
+  XPOSE_CHECKGOTO(xpose_agree_on_values(comm, local, values, 8,
                                         "rows, cols, element size, backend, exchange, max "
-                                        "message bytes, chunks"),
+                                        "message bytes, chunks, own output"),
                   res, fail);
 
   XPOSE_MPICHECKGOTO(MPI_Comm_dup(comm, &plan->comm), res, fail);
@@ -127,18 +140,21 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   plan->rows = rows;
   plan->cols = cols;
   plan->elem_size = elem_size;
+  plan->own_output = config->own_output != 0;
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, create_backend(config->backend, &plan->backend)), res,
                   fail);
   const xpose_exchange_engine *engine = NULL;
-  XPOSE_CHECKGOTO(xpose_exchange_choose(plan->comm, plan->backend, config->exchange, &engine), res,
-                  fail);
+  XPOSE_CHECKGOTO(xpose_exchange_choose(plan->comm, plan->backend, config->exchange,
+                                        plan->own_output, &engine),
+                  res, fail);
   const int chunks = chunk_count(config, engine->kind, rows, cols, elem_size, plan->nranks);
   local =
       xpose_layout_build(plan->rank, plan->nranks, rows, cols, elem_size, chunks, &plan->layout);
-  if (local == XPOSE_SUCCESS) local = allocate_scratch(plan);
+  if (local == XPOSE_SUCCESS) local = allocate_buffers(plan, engine);
   /* Engines may be collective to create (NCCL): only when all ranks got here. */
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
-  const xpose_exchange_setup setup = {plan->comm, plan->backend, &plan->layout.whole, max_message};
+  const xpose_exchange_setup setup = {plan->comm, plan->backend, &plan->layout.whole, max_message,
+                                      plan->output};
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, engine->create(&setup, &plan->exchange)), res, fail);
   *plan_out = plan;
   return XPOSE_SUCCESS;
@@ -161,9 +177,15 @@ xpose_status xpose_plan_output_rows(const xpose_plan plan, int64_t *first, int64
   return XPOSE_SUCCESS;
 }
 
+xpose_status xpose_plan_output_buffer(const xpose_plan plan, void **out) {
+  if (!plan || !out) return XPOSE_ERROR_INVALID_ARGUMENT;
+  *out = plan->output;
+  return plan->own_output ? XPOSE_SUCCESS : XPOSE_ERROR_INVALID_ARGUMENT;
+}
+
 xpose_status xpose_plan_scratch_bytes(const xpose_plan plan, size_t *bytes) {
   if (!plan || !bytes) return XPOSE_ERROR_INVALID_ARGUMENT;
-  *bytes = (size_t)(plan->layout.send_bytes + plan->layout.recv_bytes);
+  *bytes = plan->scratch_bytes;
   return XPOSE_SUCCESS;
 }
 

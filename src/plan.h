@@ -15,6 +15,9 @@ struct xpose_plan_s {
   size_t elem_size;
   xpose_layout layout;
   void *send_buf, *recv_buf; /* the layout's scratch, from the backend */
+  size_t scratch_bytes;      /* what the plan allocated for them */
+  void *output;              /* the output slab, where the plan owns it */
+  int own_output;
   xpose_backend *backend;
   xpose_exchange *exchange;
 };

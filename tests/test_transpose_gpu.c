@@ -1,5 +1,6 @@
 /* The distributed transpose on GPUs, under mpiexec: every exchange engine
- * this machine can run (NCCL, CUDA-aware MPI, host staging), element sizes
+ * this machine can run (NCCL, CUDA-aware MPI, host staging, and p2p on
+ * plan-owned outputs), element sizes
  * 1..16 and 12, small, prime and empty-rank shapes, split messages, a
  * caller's stream; each result compared with the host backend's.  Engines
  * that cannot run here are reported as skipped, with the reason; without a
@@ -41,8 +42,10 @@ static void run_case(const xpose_config *config, int64_t rows, int64_t cols, siz
   void *d_in = NULL, *d_out = NULL;
   fill_input(in, in_first, in_count, cols, es);
   EXPECT(xpose_execute(host, in, expected) == XPOSE_SUCCESS, "host execute");
+  if (config->own_output)
+    EXPECT(xpose_plan_output_buffer(gpu, &d_out) == XPOSE_SUCCESS, "plan-owned output");
   if (cudaMalloc(&d_in, in_bytes + 1) != cudaSuccess ||
-      cudaMalloc(&d_out, out_bytes + 1) != cudaSuccess)
+      (!config->own_output && cudaMalloc(&d_out, out_bytes + 1) != cudaSuccess))
     abort();
   cudaMemcpy(d_in, in, in_bytes, cudaMemcpyHostToDevice);
   cudaMemset(d_out, POISON, out_bytes);
@@ -53,7 +56,7 @@ static void run_case(const xpose_config *config, int64_t rows, int64_t cols, siz
          "%s %lldx%lld es=%zu: rank %d differs from the host", xpose_plan_exchange_name(gpu),
          (long long)rows, (long long)cols, es, rank);
   cudaFree(d_in);
-  cudaFree(d_out);
+  if (!config->own_output) cudaFree(d_out);
   free(in);
   free(expected);
   free(got);
@@ -82,15 +85,18 @@ int main(int argc, char **argv) {
   int shared_gpu = node_ranks > devices, any_shared = 0;
   MPI_Allreduce(&shared_gpu, &any_shared, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 
-  const xpose_exchange_kind engines[] = {XPOSE_EXCHANGE_AUTO, XPOSE_EXCHANGE_NCCL,
-                                         XPOSE_EXCHANGE_MPI, XPOSE_EXCHANGE_STAGED};
-  const char *names[] = {"auto", "nccl", "mpi", "staged"};
+  /* The last two own their outputs: p2p, and what auto picks then. */
+  const xpose_exchange_kind engines[] = {XPOSE_EXCHANGE_AUTO,   XPOSE_EXCHANGE_NCCL,
+                                         XPOSE_EXCHANGE_MPI,    XPOSE_EXCHANGE_STAGED,
+                                         XPOSE_EXCHANGE_P2P,    XPOSE_EXCHANGE_AUTO};
+  const char *names[] = {"auto", "nccl", "mpi", "staged", "p2p", "auto (own output)"};
   int engines_run = 0;
-  for (int e = 0; e < 4; e++) {
+  for (int e = 0; e < 6; e++) {
     xpose_config config;
     xpose_config_init(&config);
     config.backend = XPOSE_BACKEND_CUDA;
     config.exchange = engines[e];
+    config.own_output = e >= 4;
     if (any_shared && (engines[e] == XPOSE_EXCHANGE_NCCL || engines[e] == XPOSE_EXCHANGE_AUTO)) {
       if (rank == 0)
         printf("engine %s: skipped: ranks share a GPU, which NCCL refuses\n", names[e]);

@@ -38,12 +38,21 @@ static void run_case(int64_t rows, int64_t cols, size_t es, const xpose_config *
   EXPECT(back_first == in_first && back_count == in_count, "backward plan slabs differ");
   const size_t in_bytes = (size_t)(in_count * cols) * es,
                out_bytes = (size_t)(out_count * rows) * es;
-  unsigned char *in = malloc(in_bytes + 1), *out = malloc(out_bytes + 1),
-                *again = malloc(in_bytes + 1);
-  if (!in || !out || !again) abort();
+  unsigned char *in = malloc(in_bytes + 1), *out = NULL, *again = NULL;
+  if (config && config->own_output) { /* the plans' own buffers */
+    EXPECT(xpose_plan_output_buffer(forward, (void **)&out) == XPOSE_SUCCESS &&
+               xpose_plan_output_buffer(backward, (void **)&again) == XPOSE_SUCCESS,
+           "plan-owned outputs");
+    EXPECT((out != NULL) == (out_bytes > 0) && (again != NULL) == (in_bytes > 0),
+           "plan-owned output missing, or given for an empty slab");
+  } else {
+    out = malloc(out_bytes + 1);
+    again = malloc(in_bytes + 1);
+  }
+  if (!in || (!out && out_bytes) || (!again && in_bytes)) abort();
   fill_input(in, in_first, in_count, cols, es);
-  memset(out, POISON, out_bytes);
-  memset(again, POISON, in_bytes);
+  if (out_bytes) memset(out, POISON, out_bytes);
+  if (in_bytes) memset(again, POISON, in_bytes);
   st = xpose_execute(forward, in, out);
   EXPECT(st == XPOSE_SUCCESS, "execute: %s", xpose_status_string(st));
   int64_t wrong = 0;
@@ -58,8 +67,10 @@ static void run_case(int64_t rows, int64_t cols, size_t es, const xpose_config *
   EXPECT(memcmp(in, again, in_bytes) == 0, "%lldx%lld es=%zu: transposing twice is not identity",
          (long long)rows, (long long)cols, es);
   free(in);
-  free(out);
-  free(again);
+  if (!config || !config->own_output) {
+    free(out);
+    free(again);
+  }
 done:
   EXPECT(xpose_plan_destroy(forward) == XPOSE_SUCCESS, "destroy");
   EXPECT(xpose_plan_destroy(backward) == XPOSE_SUCCESS, "destroy");
@@ -102,6 +113,17 @@ static void failure_cases(void) {
   bad.backend = XPOSE_BACKEND_HOST;
   bad.exchange = XPOSE_EXCHANGE_NCCL;
   expect_collective_failure("NCCL with host buffers", 10, 7, 4, &bad, XPOSE_ERROR_UNSUPPORTED);
+  xpose_config_init(&bad);
+  bad.exchange = XPOSE_EXCHANGE_P2P; /* without plan-owned outputs */
+  expect_collective_failure("p2p without own_output", 10, 7, 4, &bad, XPOSE_ERROR_UNSUPPORTED);
+  bad.own_output = 1; /* and on host buffers */
+  expect_collective_failure("p2p with host buffers", 10, 7, 4, &bad, XPOSE_ERROR_UNSUPPORTED);
+  if (nranks > 1) {
+    xpose_config_init(&bad);
+    bad.own_output = rank == last;
+    expect_collective_failure("own_output on the last rank only", 10, 7, 4, &bad,
+                              XPOSE_ERROR_INVALID_ARGUMENT);
+  }
 #ifndef XPOSE_HAVE_CUDA
   xpose_config_init(&bad);
   bad.backend = XPOSE_BACKEND_CUDA;
@@ -120,6 +142,19 @@ static void failure_cases(void) {
          xpose_status_string(st));
   st = xpose_execute(plan, in, out); /* and the plan still works */
   EXPECT(st == XPOSE_SUCCESS, "after failures: %s", xpose_status_string(st));
+  void *none = in;
+  EXPECT(xpose_plan_output_buffer(plan, &none) == XPOSE_ERROR_INVALID_ARGUMENT && !none,
+         "an output buffer from a plan that owns none");
+  xpose_plan_destroy(plan);
+
+  /* A plan that owns its output refuses any other. */
+  xpose_config owning;
+  xpose_config_init(&owning);
+  owning.own_output = 1;
+  EXPECT(xpose_plan_create(MPI_COMM_WORLD, 40, 30, 8, &owning, &plan) == XPOSE_SUCCESS, "plan");
+  st = xpose_execute(plan, in, rank == last ? out : NULL);
+  EXPECT(st == XPOSE_ERROR_INVALID_ARGUMENT, "a foreign output on the last rank: rank %d got '%s'",
+         rank, xpose_status_string(st));
   xpose_plan_destroy(plan);
   free(in);
   free(out);
@@ -170,6 +205,15 @@ int main(int argc, char **argv) {
   }
   chunked.max_message_bytes = 100;
   run_case(97, 89, 16, &chunked);
+
+  /* Plans that own their outputs, ranks owning nothing included. */
+  xpose_config owning;
+  xpose_config_init(&owning);
+  owning.own_output = 1;
+  run_case(97, 89, 8, &owning);
+  run_case(1, 13, 4, &owning);
+  run_case(13, 1, 4, &owning);
+  cases += 3;
 
   log_messages = 0;
   failure_cases();

@@ -5,7 +5,9 @@
  *             run time)
  *   mpi.c     MPI point-to-point on host buffers, or on device buffers where
  *             MPI is CUDA-aware
- *   staged.c  device -> pinned host -> MPI -> pinned host -> device */
+ *   staged.c  device -> pinned host -> MPI -> pinned host -> device
+ *   p2p.c     no exchange at all: the transpose kernels write every block
+ *             straight into its owner's output (CUDA IPC, one node) */
 #ifndef XPOSE_EXCHANGE_H
 #define XPOSE_EXCHANGE_H
 
@@ -35,6 +37,10 @@ typedef struct {
    * has been queued on the COMM lane, for the staged engine). */
   xpose_status (*wait)(xpose_exchange *exchange, int slot);
   void (*destroy)(xpose_exchange *exchange);
+  /* Engines that write peers' outputs (start and wait unused): where rank
+   * `peer`'s output slab is mapped in this process (this rank's own for
+   * itself; NULL for an empty slab). */
+  void *(*peer_output)(xpose_exchange *exchange, int peer);
 } xpose_exchange_ops;
 
 struct xpose_exchange {
@@ -51,11 +57,15 @@ typedef struct {
   xpose_backend *backend;
   const xpose_exchange_layout *whole; /* all chunks at once */
   size_t max_message_bytes;           /* in [1, INT_MAX] */
+  void *output;                       /* the plan-owned output slab, if any */
 } xpose_exchange_setup;
 
 typedef struct {
   xpose_exchange_kind kind;
   const char *name;
+  /* Writes blocks into the peers' outputs (peer_output): needs plan-owned
+   * outputs, and no send or receive buffers. */
+  int writes_peer_outputs;
   /* Collective over comm: whether this rank can run the engine with this
    * backend.  If it could apply but cannot run (a library missing), a reason
    * in why; an engine for other buffers declines without one.  select.c asks
@@ -66,15 +76,17 @@ typedef struct {
 } xpose_exchange_engine;
 
 /* Collective.  The engine every rank will use: `wanted`, or for
- * XPOSE_EXCHANGE_AUTO the first in the registry that every rank can run.
+ * XPOSE_EXCHANGE_AUTO the first in the registry that every rank can run
+ * (engines that write peers' outputs only for plans that own theirs).
  * XPOSE_ERROR_UNSUPPORTED, on every rank, when there is none. */
 xpose_status xpose_exchange_choose(MPI_Comm comm, xpose_backend *backend,
-                                   xpose_exchange_kind wanted,
+                                   xpose_exchange_kind wanted, int own_output,
                                    const xpose_exchange_engine **engine);
 
 extern const xpose_exchange_engine xpose_exchange_mpi;
 #ifdef XPOSE_HAVE_CUDA
 extern const xpose_exchange_engine xpose_exchange_staged;
+extern const xpose_exchange_engine xpose_exchange_p2p;
 #endif
 #ifdef XPOSE_HAVE_NCCL
 extern const xpose_exchange_engine xpose_exchange_nccl;

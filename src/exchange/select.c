@@ -8,6 +8,9 @@
 
 /* In the order XPOSE_EXCHANGE_AUTO prefers them. */
 static const xpose_exchange_engine *const registry[] = {
+#ifdef XPOSE_HAVE_CUDA
+    &xpose_exchange_p2p,
+#endif
 #ifdef XPOSE_HAVE_NCCL
     &xpose_exchange_nccl,
 #endif
@@ -23,18 +26,24 @@ static const char *kind_name(xpose_exchange_kind kind) {
     case XPOSE_EXCHANGE_MPI: return "mpi";
     case XPOSE_EXCHANGE_NCCL: return "nccl";
     case XPOSE_EXCHANGE_STAGED: return "staged";
+    case XPOSE_EXCHANGE_P2P: return "p2p";
     default: return "auto";
   }
 }
 
 xpose_status xpose_exchange_choose(MPI_Comm comm, xpose_backend *backend,
-                                   xpose_exchange_kind wanted,
+                                   xpose_exchange_kind wanted, int own_output,
                                    const xpose_exchange_engine **engine) {
   xpose_status res = XPOSE_SUCCESS;
   char why[ENGINES][256];
   int mine = 0, common = 0;
   for (int i = 0; i < ENGINES; i++) {
     why[i][0] = '\0';
+    if (registry[i]->writes_peer_outputs && !own_output) {
+      if (wanted == registry[i]->kind)
+        snprintf(why[i], sizeof why[i], "it needs plans that own their outputs (own_output)");
+      continue; /* every rank skips it alike: own_output was agreed */
+    }
     if (registry[i]->available(backend, comm, why[i], sizeof why[i])) mine |= 1 << i;
   }
   XPOSE_MPICHECKGOTO(MPI_Allreduce(&mine, &common, 1, MPI_INT, MPI_BAND, comm), res, fail);

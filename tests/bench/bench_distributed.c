@@ -2,7 +2,8 @@
  * for each exchange engine, beside that engine's exchange of the same
  * bytes alone (the plan's own send/receive layout, nothing packed or
  * placed), all at once and in the pipeline's chunks; the NCCL engine's
- * first row is a plain grouped NCCL all-to-all.  Time
+ * first row is a plain grouped NCCL all-to-all.  The p2p engine exchanges
+ * nothing; its ratio is to NCCL's exchange alone in the same run.  Time
  * is the maximum over ranks of each run, median over runs; every transpose
  * is checked on the GPU against the input's definition. */
 #include "bench_distributed.h"
@@ -92,23 +93,28 @@ int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, i
            (long long)rows, (long long)cols, es,
            (double)rows * (double)cols * (double)es / (1 << 30), iters);
     printf(
-        "# GB/s = bytes each rank sends / time; ratio = time / the same engine's exchange alone\n");
+        "# GB/s = bytes each rank sends / time; ratio = time / the same engine's exchange alone\n"
+        "# (p2p: / nccl's exchange alone)\n");
     printf("%-15s %-16s %14s %10s %9s %7s %7s\n", "engine", "what", "sent/rank", "time_ms", "GB/s",
            "ratio", "#wrong");
   }
   const xpose_exchange_kind kinds[] = {XPOSE_EXCHANGE_NCCL, XPOSE_EXCHANGE_MPI,
-                                       XPOSE_EXCHANGE_STAGED};
-  const char *const engine_names[] = {"nccl", "cuda-aware-mpi", "staged"};
-  const char *const engine_options[] = {"nccl", "mpi", "staged"};
+                                       XPOSE_EXCHANGE_STAGED, XPOSE_EXCHANGE_P2P};
+  const char *const engine_names[] = {"nccl", "cuda-aware-mpi", "staged", "p2p"};
+  const char *const engine_options[] = {"nccl", "mpi", "staged", "p2p"};
   const uint32_t seed = 11;
   unsigned long long all_wrong = 0;
-  for (int e = 0; e < 3; e++) {
+  double nccl_exchange = 0; /* NCCL's exchange alone, the p2p engine's yardstick */
+  for (int e = 0; e < 4; e++) {
     if (!engine_wanted(engines, engine_options[e])) continue;
+    /* p2p exchanges nothing: it writes into the plans' own outputs. */
+    const int p2p = kinds[e] == XPOSE_EXCHANGE_P2P;
     xpose_config config;
     xpose_config_init(&config);
     config.backend = XPOSE_BACKEND_CUDA;
     config.exchange = kinds[e];
     config.pipeline_chunks = chunks;
+    config.own_output = p2p;
     xpose_plan plan = NULL;
     const xpose_status st = xpose_plan_create(MPI_COMM_WORLD, rows, cols, es, &config, &plan);
     if (st != XPOSE_SUCCESS) {
@@ -120,8 +126,9 @@ int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, i
     const xpose_range in_rows = plan->layout.in, out_rows = plan->layout.out;
     const size_t in_bytes = (size_t)(in_rows.count * cols) * es;
     const size_t out_bytes = (size_t)(out_rows.count * rows) * es;
+    if (p2p) xpose_plan_output_buffer(plan, &out);
     if (cudaMalloc(&in, in_bytes + 1) != cudaSuccess ||
-        cudaMalloc(&out, out_bytes + 1) != cudaSuccess)
+        (!p2p && cudaMalloc(&out, out_bytes + 1) != cudaSuccess))
       MPI_Abort(MPI_COMM_WORLD, 1);
     xpose_test_fill_rows(in, in_rows.first, in_rows.count, cols, es, seed, 0);
     cudaMemset(out, 0xA5, out_bytes);
@@ -133,13 +140,21 @@ int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, i
     all_wrong += total_wrong;
     /* The staged engine moves a few GB/s: fewer runs. */
     const int n = kinds[e] == XPOSE_EXCHANGE_STAGED && iters > 3 ? 3 : iters;
-    const double exchange = time_part(plan, TIME_EXCHANGE, in, out, 1, n);
-    const double chunks_alone = time_part(plan, TIME_EXCHANGE_CHUNKS, in, out, 1, n);
+    const double exchange = p2p ? 0 : time_part(plan, TIME_EXCHANGE, in, out, 1, n);
+    const double chunks_alone = p2p ? 0 : time_part(plan, TIME_EXCHANGE_CHUNKS, in, out, 1, n);
     const double transpose = time_part(plan, TIME_TRANSPOSE, in, out, warmup < 1 ? 1 : warmup, n);
+    if (kinds[e] == XPOSE_EXCHANGE_NCCL) nccl_exchange = exchange;
     int64_t sent = 0, most = 0;
     for (int q = 0; q < nranks; q++) sent += plan->layout.whole.send_bytes[q];
     MPI_Allreduce(&sent, &most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-    if (rank == 0) {
+    if (rank == 0 && p2p) {
+      /* Its yardstick is NCCL's exchange alone of the same bytes, this run. */
+      char ratio[16] = "-";
+      if (nccl_exchange > 0) snprintf(ratio, sizeof ratio, "%.2f", transpose / nccl_exchange);
+      printf("%-15s %-16s %14lld %10.3f %9.1f %7s %7llu\n", name, "transpose", (long long)most,
+             transpose * 1e3, (double)most / transpose / 1e9, ratio, total_wrong);
+      fflush(stdout);
+    } else if (rank == 0) {
       printf("%-15s %-16s %14lld %10.3f %9.1f %7s %7s\n", name, "exchange alone", (long long)most,
              exchange * 1e3, (double)most / exchange / 1e9, "1.00", "-");
       char what[32];
@@ -151,7 +166,7 @@ int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, i
       fflush(stdout);
     }
     cudaFree(in);
-    cudaFree(out);
+    if (!p2p) cudaFree(out);
     xpose_plan_destroy(plan);
   }
   return all_wrong ? 1 : 0;

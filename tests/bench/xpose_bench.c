@@ -9,7 +9,7 @@
  * the output; #wrong counts wrong elements.
  *
  * Several GPUs: mpirun -n P xpose-bench --distributed RxC [--sizes 4]
- * [--exchange nccl,mpi,staged] [--chunks N]
+ * [--exchange nccl,mpi,staged,p2p] [--chunks N]
  * (see bench_distributed.c). */
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -169,7 +169,7 @@ static int bench_one_gpu(int argc, char **argv) {
         printf(
             "Usage: xpose-bench [--shapes RxC,...] [--sizes 1,2,4,8,16] [--iters N] [--warmup N]\n"
             "       mpirun -n P xpose-bench --distributed RxC [--sizes S] [--iters N]\n"
-            "              [--exchange nccl,mpi,staged] [--chunks N]\n");
+            "              [--exchange nccl,mpi,staged,p2p] [--chunks N]\n");
         return c == 'h' ? 0 : 2;
     }
   }
