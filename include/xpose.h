@@ -67,7 +67,8 @@ typedef enum {
 } xpose_backend_kind;
 
 typedef enum {
-  XPOSE_EXCHANGE_AUTO = 0,  /* host: MPI; CUDA: p2p, else NCCL, else CUDA-aware MPI, else staged */
+  XPOSE_EXCHANGE_AUTO = 0, /* host: MPI; CUDA: p2p (plan-owned outputs), else NCCL, else CUDA-aware
+                             MPI, else staged */
   XPOSE_EXCHANGE_MPI = 1,   /* point-to-point MPI on the buffers (CUDA: needs CUDA-aware MPI) */
   XPOSE_EXCHANGE_NCCL = 2,  /* NCCL grouped send/receive (CUDA backend) */
   XPOSE_EXCHANGE_STAGED = 3, /* through pinned host buffers, any MPI (CUDA backend) */
