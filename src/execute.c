@@ -67,32 +67,25 @@ fail:
   return res;
 }
 
-/* Engines that write peers' outputs: every rank's block for rank q is
- * transposed straight into q's output, mapped here.  The host waits for the
+/* Engines that write peers' outputs: one kernel reads this rank's input
+ * once and writes every rank's block straight into that rank's output,
+ * mapped here (plan->peer_parts), its own included.  The host waits for the
  * caller's earlier work before any rank may write into its output, and
- * again for its own kernels before the closing agreement, after which
- * every output is complete. */
+ * again for its own kernel before the closing agreement, after which every
+ * output is complete. */
 static xpose_status execute_into_peers(xpose_plan plan, const void *in) {
   xpose_status res = XPOSE_SUCCESS, local = XPOSE_SUCCESS;
   const xpose_backend_ops *ops = plan->backend->ops;
   xpose_backend *backend = plan->backend;
-  const xpose_range rows = plan->layout.in;
-  const size_t es = plan->elem_size;
   local = ops->begin(backend);
   if (local == XPOSE_SUCCESS) local = ops->record(backend, XPOSE_LANE_COMM, EVENT_PACKED);
   if (local == XPOSE_SUCCESS) local = ops->sync_event(backend, EVENT_PACKED);
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
-  /* Peers in ring order on the COMM lane; the own block beside them. */
-  for (int k = 0; k < plan->nranks && local == XPOSE_SUCCESS; k++) {
-    const int q = (plan->rank + k) % plan->nranks;
-    xpose_range cols;
-    xpose_block_range(plan->cols, plan->nranks, q, &cols.first, &cols.count);
-    if (rows.count == 0 || cols.count == 0) continue;
-    char *dst = (char *)plan->exchange->ops->peer_output(plan->exchange, q);
-    local = ops->transpose(backend, k == 0 ? XPOSE_LANE_SELF : XPOSE_LANE_COMM,
-                           (const char *)in + (size_t)cols.first * es, plan->cols,
-                           dst + (size_t)rows.first * es, plan->rows, rows.count, cols.count, es);
-  }
+  /* The walk starts at this rank's own part, so ranks start on different
+   * destinations. */
+  local = ops->transpose_parts(backend, XPOSE_LANE_COMM, in, plan->cols, plan->layout.in.count,
+                               plan->cols, plan->peer_parts, plan->nranks, plan->rank,
+                               plan->elem_size);
   /* Even after a failure: no write into a peer may still be in flight. */
   const xpose_status synchronized = ops->synchronize(backend);
   if (local == XPOSE_SUCCESS) local = synchronized;

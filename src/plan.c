@@ -88,6 +88,26 @@ fail:
   return res;
 }
 
+/* Rank q's block, the input columns q owns as output rows, goes straight to
+ * this rank's columns of q's output, mapped here by the engine. */
+static xpose_status build_peer_parts(xpose_plan plan) {
+  xpose_status res = XPOSE_SUCCESS;
+  plan->peer_parts = calloc((size_t)plan->nranks, sizeof *plan->peer_parts);
+  XPOSE_REQUIREGOTO(plan->peer_parts, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
+                    "cannot allocate the plan's table of outputs");
+  for (int q = 0; q < plan->nranks; q++) {
+    int64_t first = 0, count = 0;
+    xpose_block_range(plan->cols, plan->nranks, q, &first, &count);
+    char *output = plan->exchange->ops->peer_output(plan->exchange, q);
+    plan->peer_parts[q].first = first;
+    plan->peer_parts[q].dst = output ? output + (size_t)plan->layout.in.first * plan->elem_size
+                                     : NULL;
+    plan->peer_parts[q].ld_dst = plan->rows;
+  }
+fail:
+  return res;
+}
+
 static void free_plan(xpose_plan plan) {
   if (plan->exchange) plan->exchange->ops->destroy(plan->exchange);
   if (plan->backend) {
@@ -97,6 +117,7 @@ static void free_plan(xpose_plan plan) {
     plan->backend->ops->destroy(plan->backend);
   }
   xpose_layout_free(&plan->layout);
+  free(plan->peer_parts);
   if (plan->comm != MPI_COMM_NULL) MPI_Comm_free(&plan->comm);
   free(plan);
 }
@@ -156,6 +177,8 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   const xpose_exchange_setup setup = {plan->comm, plan->backend, &plan->layout.whole, max_message,
                                       plan->output};
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, engine->create(&setup, &plan->exchange)), res, fail);
+  if (engine->writes_peer_outputs)
+    XPOSE_CHECKGOTO(xpose_agree(plan->comm, build_peer_parts(plan)), res, fail);
   *plan_out = plan;
   return XPOSE_SUCCESS;
 fail:

@@ -1,7 +1,9 @@
 /* The GPU transpose kernel against the definition, on the GPU: element sizes
  * 1..24 bytes, shapes around every tile boundary, primes, aligned rows (16-
  * byte vector path) and misaligned ones (padded odd pitches, offset
- * pointers), with untouched padding checked.  Skips without a GPU. */
+ * pointers), with untouched padding checked; and the same into several
+ * destinations at once (xpose_cuda_transpose_parts), with empty parts and
+ * more parts than one launch takes.  Skips without a GPU. */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,49 @@ static void check(size_t es, int64_t rows, int64_t cols, int64_t ld_extra, size_
   cases++;
 }
 
+/* cols split over nparts parts of about equal width, except that every
+ * fourth part but the last is empty; each part's matrix padded by ld_extra elements and
+ * offset by `offset` bytes. */
+static void check_parts(size_t es, int64_t rows, int64_t cols, int nparts, int64_t ld_extra,
+                        size_t offset) {
+  const int64_t ld_src = cols + ld_extra, ld_dst = rows + ld_extra;
+  char *src, **dst = calloc((size_t)nparts, sizeof *dst);
+  xpose_part *parts = calloc((size_t)nparts, sizeof *parts);
+  int64_t *width = calloc((size_t)nparts, sizeof *width);
+  CUDA_OK(cudaMalloc((void **)&src, (size_t)(rows * ld_src) * es + offset));
+  CUDA_OK(xpose_test_fill(src + offset, ld_src, rows, ld_src, es, 11, 0));
+  int64_t first = 0;
+  for (int i = 0; i < nparts; i++) {
+    int64_t left = 0; /* parts still to come that are not empty */
+    for (int k = i; k < nparts; k++) left += k % 4 != 3;
+    width[i] = i % 4 == 3 ? 0 : (cols - first) / left;
+    if (i == nparts - 1) width[i] = cols - first;
+    parts[i].first = first;
+    parts[i].ld_dst = ld_dst;
+    CUDA_OK(cudaMalloc((void **)&dst[i], (size_t)(width[i] * ld_dst) * es + offset + 1));
+    CUDA_OK(cudaMemset(dst[i], POISON, (size_t)(width[i] * ld_dst) * es + offset + 1));
+    parts[i].dst = dst[i] + offset;
+    first += width[i];
+  }
+  CUDA_OK(xpose_cuda_transpose_parts(src + offset, ld_src, rows, cols, parts, nparts, nparts / 2,
+                                     es, 0));
+  unsigned long long wrong = 0;
+  for (int i = 0; i < nparts; i++) {
+    unsigned long long part_wrong = 0;
+    CUDA_OK(xpose_test_count_wrong(src + offset + (size_t)parts[i].first * es, ld_src, dst[i] + offset,
+                                   ld_dst, rows, width[i], es, &part_wrong, 0));
+    wrong += part_wrong;
+    CUDA_OK(cudaFree(dst[i]));
+  }
+  EXPECT(wrong == 0, "parts: es=%zu %lldx%lld over %d parts, ld+%lld offset %zu: %llu wrong", es,
+         (long long)rows, (long long)cols, nparts, (long long)ld_extra, offset, wrong);
+  CUDA_OK(cudaFree(src));
+  free(dst);
+  free(parts);
+  free(width);
+  cases++;
+}
+
 int main(int argc, char **argv) {
   /* --quick: a few shapes of every size, for compute-sanitizer. */
   const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
@@ -75,6 +120,14 @@ int main(int argc, char **argv) {
     check(sizes[s], 257, 129, 1, 1);    /* elements off their natural alignment */
     check(sizes[s], 3000, 1, 0, 0);
     check(sizes[s], 1, 3000, 0, 0);
+  }
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    check_parts(sizes[s], 257, 1031, 3, 0, 0);
+    check_parts(sizes[s], 129, 4099, 5, 3, sizes[s]); /* misaligned */
+    if (quick) continue;
+    check_parts(sizes[s], 1024, 2048, 2, 0, 0);
+    check_parts(sizes[s], 33, 2000, 40, 0, 0); /* more parts than one launch */
+    check_parts(sizes[s], 513, 700, 7, 1, 0);
   }
   if (test_failures) return 1;
   printf("GPU kernels: %lld cases passed\n", cases);

@@ -97,7 +97,10 @@ int main(int argc, char **argv) {
     config.backend = XPOSE_BACKEND_CUDA;
     config.exchange = engines[e];
     config.own_output = e >= 4;
-    if (any_shared && (engines[e] == XPOSE_EXCHANGE_NCCL || engines[e] == XPOSE_EXCHANGE_AUTO)) {
+    /* auto picks p2p for plans that own their outputs, shared GPUs or not. */
+    const int may_pick_nccl = engines[e] == XPOSE_EXCHANGE_NCCL ||
+                              (engines[e] == XPOSE_EXCHANGE_AUTO && !config.own_output);
+    if (any_shared && may_pick_nccl) {
       if (rank == 0)
         printf("engine %s: skipped: ranks share a GPU, which NCCL refuses\n", names[e]);
       continue;

@@ -9,6 +9,7 @@
 #ifndef XPOSE_BACKEND_H
 #define XPOSE_BACKEND_H
 
+#include "backend/parts.h"
 #include "xpose.h"
 
 typedef struct xpose_backend xpose_backend;
@@ -26,6 +27,13 @@ typedef struct {
   xpose_status (*transpose)(xpose_backend *backend, int lane, const void *src, int64_t ld_src,
                             void *dst, int64_t ld_dst, int64_t rows, int64_t cols,
                             size_t elem_size);
+  /* The same with the output rows spread over several matrices (parts.h),
+   * in one pass over src where the backend can; the walk starts at part
+   * `rotation`. */
+  xpose_status (*transpose_parts)(xpose_backend *backend, int lane, const void *src,
+                                  int64_t ld_src, int64_t rows, int64_t cols,
+                                  const xpose_part *parts, int nparts, int rotation,
+                                  size_t elem_size);
   /* rows runs of row_bytes bytes between pitched buffers. */
   xpose_status (*copy_2d)(xpose_backend *backend, int lane, const void *src, size_t src_pitch,
                           void *dst, size_t dst_pitch, int64_t rows, size_t row_bytes);

@@ -49,6 +49,18 @@ fail:
   return res;
 }
 
+static xpose_status cuda_transpose_parts(xpose_backend *backend, int lane, const void *src,
+                                         int64_t ld_src, int64_t rows, int64_t cols,
+                                         const xpose_part *parts, int nparts, int rotation,
+                                         size_t elem_size) {
+  xpose_status res = XPOSE_SUCCESS;
+  XPOSE_CUDACHECKGOTO(xpose_cuda_transpose_parts(src, ld_src, rows, cols, parts, nparts, rotation,
+                                                 elem_size, lane_stream(backend, lane)),
+                      res, fail);
+fail:
+  return res;
+}
+
 static xpose_status cuda_copy_2d(xpose_backend *backend, int lane, const void *src,
                                  size_t src_pitch, void *dst, size_t dst_pitch, int64_t rows,
                                  size_t row_bytes) {
@@ -149,6 +161,7 @@ static const xpose_backend_ops cuda_ops = {
     .alloc = cuda_alloc,
     .release = cuda_release,
     .transpose = cuda_transpose,
+    .transpose_parts = cuda_transpose_parts,
     .copy_2d = cuda_copy_2d,
     .set_stream = cuda_set_stream,
     .begin = cuda_begin,

@@ -27,6 +27,12 @@
 //
 // Elements off their natural alignment, and other element sizes, use a
 // plain element-wise kernel.
+//
+// Both tilings also write into several destination matrices at once
+// (xpose_cuda_transpose_parts): a table in the kernel's parameters says
+// which output rows go where, and each thread finds its rows' part with a
+// cursor that only moves forward.  The tile walk then interleaves the
+// parts, so that the blocks running at any moment write to every part.
 #include <cstdint>
 #include <cstring>
 
@@ -36,6 +42,7 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = 0x7fffffff;
+constexpr int kMaxParts = 32;  // per launch: the table stays within 1 KiB of parameters
 
 template <int S> struct Element;
 template <> struct Element<1> { using type = uint8_t; };
@@ -67,24 +74,70 @@ __device__ __forceinline__ int64_t clamp_count(int64_t n, int limit) {
   return n < 0 ? 0 : (n > limit ? limit : n);
 }
 
-// Tile `tile` of a tiles_down x tiles_across grid, in bands of `group` tile
-// rows walked down first: blocks that run together share input rows and
-// output rows, so the DRAM pages they open and the sectors they half-fill
-// on odd pitches are shared too.  small: 32-bit arithmetic suffices (it is
-// several times cheaper).
-template <int group>
-__device__ __forceinline__ void tile_position(int64_t tile, int64_t tiles_across, int64_t tiles_down,
-                                              bool small, int64_t &tile_row, int64_t &tile_col) {
-  if (group == 1) {
-    tile_row = divide(tile, tiles_across, small);
-    tile_col = tile - tile_row * tiles_across;
-    return;
+// Where the output rows go: rows [first[i], first[i + 1]) to dst[i] + (row
+// - first[i]) * pitch[i] (bytes).  A plain transpose has one part.  With
+// several, the tile walk visits `segments` equal runs of tile columns
+// (walk_across = segments x segment_tiles, the ones past the matrix
+// skipped) in turn, starting at run `rotation`: tile v of a walk row is in
+// run (v + rotation) % segments.  Parts of equal width, as the ranks' blocks
+// are, each get one run.
+struct Destination {
+  int count, segments, rotation;
+  int64_t segment_tiles, walk_across;
+  int64_t first[kMaxParts + 1];  // first[count]: the matrix's columns
+  char *dst[kMaxParts];
+  int64_t pitch[kMaxParts];
+};
+
+// The address of output row r, for rows visited in increasing order.
+template <bool kParts>
+struct RowCursor {
+  const Destination &d;
+  int part = 0;
+  __device__ __forceinline__ RowCursor(const Destination &dest, int64_t first_row) : d(dest) {
+    if (kParts) advance(first_row);
   }
-  const int64_t band_first = divide(tile, group * tiles_across, small) * group;
-  const int64_t in_band = tile - band_first * tiles_across;
-  const int64_t band_rows = tiles_down - band_first < group ? tiles_down - band_first : group;
-  tile_col = divide(in_band, band_rows, small);
-  tile_row = band_first + in_band - tile_col * band_rows;
+  __device__ __forceinline__ void advance(int64_t r) {
+    while (part + 1 < d.count && r >= d.first[part + 1]) part++;
+  }
+  __device__ __forceinline__ char *row(int64_t r) {
+    if (!kParts) return d.dst[0] + r * d.pitch[0];
+    advance(r);
+    return d.dst[part] + (r - d.first[part]) * d.pitch[part];
+  }
+};
+
+// Tile `tile` of a walk over tiles_down x walk_across tiles, in bands of
+// `group` tile rows walked down first: blocks that run together share input
+// rows and output rows, so the DRAM pages they open and the sectors they
+// half-fill on odd pitches are shared too.  False for walk positions past
+// the matrix.  small: 32-bit arithmetic suffices (it is several times
+// cheaper).
+template <int group, bool kParts>
+__device__ __forceinline__ bool tile_position(int64_t tile, const Destination &d, int64_t tiles_across,
+                                              int64_t tiles_down, bool small, int64_t &tile_row,
+                                              int64_t &tile_col) {
+  const int64_t walk_across = kParts ? d.walk_across : tiles_across;
+  int64_t walk_col;
+  if (group == 1) {
+    tile_row = divide(tile, walk_across, small);
+    walk_col = tile - tile_row * walk_across;
+  } else {
+    const int64_t band_first = divide(tile, group * walk_across, small) * group;
+    const int64_t in_band = tile - band_first * walk_across;
+    const int64_t band_rows = tiles_down - band_first < group ? tiles_down - band_first : group;
+    walk_col = divide(in_band, band_rows, small);
+    tile_row = band_first + in_band - walk_col * band_rows;
+  }
+  if (!kParts) {
+    tile_col = walk_col;
+    return true;
+  }
+  const int64_t turn = divide(walk_col, d.segments, small);
+  int run = (int)(walk_col - turn * d.segments) + d.rotation;
+  if (run >= d.segments) run -= d.segments;
+  tile_col = run * d.segment_tiles + turn;
+  return tile_col < tiles_across;
 }
 
 // ---- Vector tiles
@@ -177,21 +230,23 @@ __device__ __forceinline__ void store_elements(char *p, const Chunk &c, int vali
     if (i < valid) *reinterpret_cast<T *>(p + i * S) = e[i];
 }
 
-template <int S>
+template <int S, bool kParts>
 __global__ void __launch_bounds__(kThreads, kVectorMinBlocks)
-    transpose_vector_tiles(const char *__restrict__ src, int64_t src_pitch, char *__restrict__ dst,
-                           int64_t dst_pitch, int64_t rows, int64_t cols, int64_t tiles_across,
-                           int64_t tiles_down, int64_t tiles) {
+    transpose_vector_tiles(const char *__restrict__ src, int64_t src_pitch,
+                           const __grid_constant__ Destination out, int64_t rows, int64_t cols,
+                           int64_t tiles_across, int64_t tiles_down, int64_t tiles) {
   using G = Tile<S>;
   constexpr int V = G::V, U = G::U;
   extern __shared__ uint4 smem_storage[];
   Chunk *smem = reinterpret_cast<Chunk *>(smem_storage);  // G::cols rows of 32 chunks
   const int t = threadIdx.x;
   const int mj = t & 7, mi = t >> 3;  // this thread's micro-blocks: chunk column mod 8, chunk row
-  const bool small = tiles <= UINT32_MAX && G::group * tiles_across <= UINT32_MAX;
+  const int64_t walk_across = tiles / tiles_down;
+  const bool small = tiles <= UINT32_MAX && G::group * walk_across <= UINT32_MAX;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     int64_t tile_row, tile_col;
-    tile_position<G::group>(tile, tiles_across, tiles_down, small, tile_row, tile_col);
+    if (!tile_position<G::group, kParts>(tile, out, tiles_across, tiles_down, small, tile_row, tile_col))
+      continue;
     const int64_t r0 = tile_row * G::rows, c0 = tile_col * G::cols;
     const bool full = r0 + G::rows <= rows && c0 + G::cols <= cols;
 
@@ -217,12 +272,13 @@ __global__ void __launch_bounds__(kThreads, kVectorMinBlocks)
     const int chunk = t & 31;
     const int64_t out_col = r0 + chunk * V;
     const int valid_out = full ? V : (int)clamp_count(rows - out_col, V);
+    RowCursor<kParts> out_rows(out, c0);
 #pragma unroll
     for (int j = 0; j < V * U; j++) {
       const int orow = (t >> 5) + 8 * j;
       const Chunk c = smem[orow * 32 + (chunk ^ ((orow / V) & 7))];
       const int64_t out_row = c0 + orow;
-      char *p = dst + out_row * dst_pitch + out_col * S;
+      char *p = out_rows.row(out_row) + out_col * S;
       if (full) store_vector(p, c);
       else if (out_row < cols) store_elements<S>(p, c, valid_out);
     }
@@ -250,11 +306,11 @@ __device__ __forceinline__ int swizzled(int t, int w) {
   return t * 32 + (w ^ ((t / E) & 31));
 }
 
-template <int S>
+template <int S, bool kParts>
 __global__ void __launch_bounds__(kThreads, kWordMinBlocks)
-    transpose_word_tiles(const char *__restrict__ src, int64_t src_pitch, char *__restrict__ dst,
-                         int64_t dst_pitch, int64_t rows, int64_t cols, int64_t tiles_across,
-                         int64_t tiles_down, int64_t tiles) {
+    transpose_word_tiles(const char *__restrict__ src, int64_t src_pitch,
+                         const __grid_constant__ Destination out, int64_t rows, int64_t cols,
+                         int64_t tiles_across, int64_t tiles_down, int64_t tiles) {
   using G = WordTile<S>;
   using T = typename Element<S>::type;
   using Word = typename Element<G::W>::type;
@@ -267,7 +323,8 @@ __global__ void __launch_bounds__(kThreads, kWordMinBlocks)
   const bool small = tiles <= UINT32_MAX;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     int64_t tile_row, tile_col;
-    tile_position<1>(tile, tiles_across, tiles_down, small, tile_row, tile_col);
+    if (!tile_position<1, kParts>(tile, out, tiles_across, tiles_down, small, tile_row, tile_col))
+      continue;
     const int64_t r0 = tile_row * G::rows, c0 = tile_col * G::cols;
     const bool full = r0 + G::rows <= rows && c0 + G::cols <= cols;
     // Word loads reach up to 3 bytes past a segment: never past the matrix's
@@ -322,12 +379,13 @@ __global__ void __launch_bounds__(kThreads, kWordMinBlocks)
     // Out: output row oc of the tile (input column c0 + oc); lane gathers
     // aligned word lane + 32 j of it, and lane 0 one more word at the end.
     const int valid_rows = full ? G::rows : (int)clamp_count(rows - r0, G::rows);
+    RowCursor<kParts> out_rows(out, c0);
 #pragma unroll
     for (int i = 0; i < kColsPerWarp; i++) {
       const int oc = warp + 8 * i;
       const int64_t out_row = c0 + oc;
       if (!full && out_row >= cols) break;
-      char *segment = dst + out_row * dst_pitch + r0 * S;
+      char *segment = out_rows.row(out_row) + r0 * S;
       const int lead = (int)(reinterpret_cast<uintptr_t>(segment) & (W - 1)) / S;  // elements before the first word
       Word *aligned = reinterpret_cast<Word *>(segment - lead * S);
 #pragma unroll
@@ -380,71 +438,124 @@ cudaError_t allow_shared_memory(Kernel kernel, int bytes, bool &configured) {
   return err;
 }
 
-// Whether tiling G's kernel (each tiling has one) may use its shared memory
-// yet.  At namespace scope, unlike a static local, it needs no C++ runtime
-// guard, so C programs link the library without libstdc++.
-template <typename G>
+// Whether tiling G's kernel (each tiling has one per kParts) may use its
+// shared memory yet.  At namespace scope, unlike a static local, it needs no
+// C++ runtime guard, so C programs link the library without libstdc++.
+template <typename G, bool kParts>
 bool shared_memory_configured = false;
 
-// Tiling G with its kernel: one block per tile, capped.
-template <typename G, typename Kernel>
-cudaError_t launch_tiles(Kernel kernel, const char *src, int64_t src_pitch, char *dst, int64_t dst_pitch,
-                         int64_t rows, int64_t cols, cudaStream_t stream) {
-  const cudaError_t err = allow_shared_memory(kernel, G::smem_bytes, shared_memory_configured<G>);
+// Tiling G with its kernel: one block per tile of the walk, capped.
+template <typename G, bool kParts, typename Kernel>
+cudaError_t launch_tiles(Kernel kernel, const char *src, int64_t src_pitch, Destination &out, int64_t rows,
+                         int64_t cols, cudaStream_t stream) {
+  const cudaError_t err = allow_shared_memory(kernel, G::smem_bytes, shared_memory_configured<G, kParts>);
   if (err != cudaSuccess) return err;
   const int64_t tiles_down = (rows + G::rows - 1) / G::rows;
   const int64_t tiles_across = (cols + G::cols - 1) / G::cols;
-  const int64_t tiles = tiles_down * tiles_across;
+  out.segment_tiles = (tiles_across + out.segments - 1) / out.segments;
+  out.walk_across = kParts ? out.segment_tiles * out.segments : tiles_across;
+  const int64_t tiles = tiles_down * out.walk_across;
   const unsigned blocks = (unsigned)(tiles < kMaxBlocks ? tiles : kMaxBlocks);
-  kernel<<<blocks, kThreads, G::smem_bytes, stream>>>(src, src_pitch, dst, dst_pitch, rows, cols,
-                                                      tiles_across, tiles_down, tiles);
+  kernel<<<blocks, kThreads, G::smem_bytes, stream>>>(src, src_pitch, out, rows, cols, tiles_across,
+                                                      tiles_down, tiles);
   return cudaGetLastError();
 }
 
 // Elements on their natural alignment.  16-byte elements always have
 // 16-byte aligned rows; 8-byte ones are fastest in word tiles either way.
-template <int S>
-cudaError_t launch_sized(const char *src, int64_t ld_src, char *dst, int64_t ld_dst, int64_t rows,
-                         int64_t cols, cudaStream_t stream) {
-  const int64_t src_pitch = ld_src * S, dst_pitch = ld_dst * S;
+// aligned: the source and every destination have 16-byte aligned rows.
+template <int S, bool kParts>
+cudaError_t launch_sized(const char *src, int64_t src_pitch, Destination &out, int64_t rows, int64_t cols,
+                         bool aligned, cudaStream_t stream) {
   if constexpr (S == 8) {
-    return launch_tiles<WordTile<S>>(transpose_word_tiles<S>, src, src_pitch, dst, dst_pitch, rows, cols,
-                                     stream);
+    return launch_tiles<WordTile<S>, kParts>(transpose_word_tiles<S, kParts>, src, src_pitch, out, rows, cols,
+                                             stream);
   } else {
-    const bool aligned = ((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15) == 0 &&
-                         src_pitch % 16 == 0 && dst_pitch % 16 == 0;
     if (S == 16 || aligned)
-      return launch_tiles<Tile<S>>(transpose_vector_tiles<S>, src, src_pitch, dst, dst_pitch, rows, cols,
-                                   stream);
+      return launch_tiles<Tile<S>, kParts>(transpose_vector_tiles<S, kParts>, src, src_pitch, out, rows, cols,
+                                           stream);
     if constexpr (S < 16)
-      return launch_tiles<WordTile<S>>(transpose_word_tiles<S>, src, src_pitch, dst, dst_pitch, rows, cols,
-                                       stream);
+      return launch_tiles<WordTile<S>, kParts>(transpose_word_tiles<S, kParts>, src, src_pitch, out, rows,
+                                               cols, stream);
     return cudaErrorInvalidValue;  // not reached: natural alignment makes 16-byte rows aligned
   }
 }
 
+template <int S>
+cudaError_t launch_sized(const char *src, int64_t src_pitch, Destination &out, int64_t rows, int64_t cols,
+                         bool aligned, cudaStream_t stream) {
+  return out.count == 1 ? launch_sized<S, false>(src, src_pitch, out, rows, cols, aligned, stream)
+                        : launch_sized<S, true>(src, src_pitch, out, rows, cols, aligned, stream);
+}
+
+cudaError_t launch_elements(const char *src, int64_t src_pitch, char *dst, int64_t dst_pitch, int64_t rows,
+                            int64_t cols, int64_t elem_size, cudaStream_t stream) {
+  const int64_t want = (rows * cols + kThreads - 1) / kThreads;
+  const unsigned blocks = (unsigned)(want < 65535 * 64 ? want : 65535 * 64);
+  transpose_elements<<<blocks, kThreads, 0, stream>>>(src, src_pitch, dst, dst_pitch, rows, cols, elem_size);
+  return cudaGetLastError();
+}
+
 }  // namespace
 
-extern "C" cudaError_t xpose_cuda_transpose(const void *src, int64_t ld_src, void *dst,
-                                            int64_t ld_dst, int64_t rows, int64_t cols,
-                                            size_t elem_size, cudaStream_t stream) {
+extern "C" cudaError_t xpose_cuda_transpose_parts(const void *src, int64_t ld_src, int64_t rows, int64_t cols,
+                                                  const xpose_part *parts, int nparts, int rotation,
+                                                  size_t elem_size, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
+  if (nparts < 1 || parts[0].first != 0) return cudaErrorInvalidValue;
+  const int64_t es = (int64_t)elem_size;
   const char *s = static_cast<const char *>(src);
-  char *d = static_cast<char *>(dst);
+  // More parts than one launch's table: a launch per group of columns.
+  if (nparts > kMaxParts) {
+    for (int g = 0; g < nparts; g += kMaxParts) {
+      const int n = nparts - g < kMaxParts ? nparts - g : kMaxParts;
+      const int64_t first = parts[g].first, end = g + n < nparts ? parts[g + n].first : cols;
+      xpose_part group[kMaxParts];
+      for (int i = 0; i < n; i++) group[i] = {parts[g + i].first - first, parts[g + i].dst, parts[g + i].ld_dst};
+      const cudaError_t err = xpose_cuda_transpose_parts(s + first * es, ld_src, rows, end - first, group, n,
+                                                         rotation, elem_size, stream);
+      if (err != cudaSuccess) return err;
+    }
+    return cudaSuccess;
+  }
+  Destination out{};
+  out.count = out.segments = nparts;
+  out.rotation = (rotation % nparts + nparts) % nparts;
+  uintptr_t pointers = reinterpret_cast<uintptr_t>(src), pitches = (uintptr_t)(ld_src * es);
+  for (int i = 0; i < nparts; i++) {
+    const int64_t end = i + 1 < nparts ? parts[i + 1].first : cols;
+    if (end < parts[i].first || end > cols) return cudaErrorInvalidValue;
+    out.first[i] = parts[i].first;
+    out.dst[i] = static_cast<char *>(parts[i].dst);
+    out.pitch[i] = parts[i].ld_dst * es;
+    if (end == parts[i].first) continue;  // empty: its dst is never used
+    pointers |= reinterpret_cast<uintptr_t>(parts[i].dst);
+    pitches |= (uintptr_t)out.pitch[i];
+  }
+  out.first[nparts] = cols;
+  const bool aligned = ((pointers | pitches) & 15) == 0;
   // Elements off their natural alignment go the element-wise way.
-  const bool natural = ((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) &
-                        (elem_size - 1)) == 0;
+  const bool natural = (pointers & (elem_size - 1)) == 0;
   switch (natural ? elem_size : 0) {
-    case 1: return launch_sized<1>(s, ld_src, d, ld_dst, rows, cols, stream);
-    case 2: return launch_sized<2>(s, ld_src, d, ld_dst, rows, cols, stream);
-    case 4: return launch_sized<4>(s, ld_src, d, ld_dst, rows, cols, stream);
-    case 8: return launch_sized<8>(s, ld_src, d, ld_dst, rows, cols, stream);
-    case 16: return launch_sized<16>(s, ld_src, d, ld_dst, rows, cols, stream);
+    case 1: return launch_sized<1>(s, ld_src * es, out, rows, cols, aligned, stream);
+    case 2: return launch_sized<2>(s, ld_src * es, out, rows, cols, aligned, stream);
+    case 4: return launch_sized<4>(s, ld_src * es, out, rows, cols, aligned, stream);
+    case 8: return launch_sized<8>(s, ld_src * es, out, rows, cols, aligned, stream);
+    case 16: return launch_sized<16>(s, ld_src * es, out, rows, cols, aligned, stream);
     default: break;
   }
-  const int64_t es = (int64_t)elem_size, total = rows * cols;
-  const int64_t want = (total + kThreads - 1) / kThreads;
-  const unsigned blocks = (unsigned)(want < 65535 * 64 ? want : 65535 * 64);
-  transpose_elements<<<blocks, kThreads, 0, stream>>>(s, ld_src * es, d, ld_dst * es, rows, cols, es);
-  return cudaGetLastError();
+  for (int i = 0; i < nparts; i++) {
+    const int64_t first = out.first[i], width = out.first[i + 1] - first;
+    if (width == 0) continue;
+    const cudaError_t err =
+        launch_elements(s + first * es, ld_src * es, out.dst[i], out.pitch[i], rows, width, es, stream);
+    if (err != cudaSuccess) return err;
+  }
+  return cudaSuccess;
+}
+
+extern "C" cudaError_t xpose_cuda_transpose(const void *src, int64_t ld_src, void *dst, int64_t ld_dst,
+                                            int64_t rows, int64_t cols, size_t elem_size, cudaStream_t stream) {
+  const xpose_part whole = {0, dst, ld_dst};
+  return xpose_cuda_transpose_parts(src, ld_src, rows, cols, &whole, 1, 0, elem_size, stream);
 }
