@@ -127,7 +127,9 @@ XPOSE_API xpose_status xpose_plan_output_buffer(const xpose_plan plan, void **ou
 XPOSE_API xpose_status xpose_plan_scratch_bytes(const xpose_plan plan, size_t *bytes);
 
 /* The exchange engine the plan uses: "mpi", "nccl", "cuda-aware-mpi",
- * "staged" or "p2p" (what XPOSE_EXCHANGE_AUTO picked). */
+ * "staged" or "p2p" (what XPOSE_EXCHANGE_AUTO picked); where the p2p
+ * engine's ranks span nodes, with the engine between nodes after a "+"
+ * ("p2p+nccl").  A static string. */
 XPOSE_API const char *xpose_plan_exchange_name(const xpose_plan plan);
 
 /* CUDA backend: execution follows the work queued on `stream` (a

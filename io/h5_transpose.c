@@ -187,7 +187,7 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   xio_error detail;
   MPI_Comm comm = MPI_COMM_NULL;
   if (XIO_MPI(MPI_Comm_dup(in->comm, &comm), err)) return -1;
-  if (xio_pass_buffers_alloc(&buffers, on_gpu,
+  if (xio_pass_buffers_alloc(&buffers, on_gpu, options->config.own_output,
                              (size_t)(largest.in_rows * grid->block_cols) * es,
                              (size_t)(largest.out_rows * grid->block_rows) * es, &detail))
     rc = xio_fail(err, "cannot allocate %llu bytes of pass buffers%s on rank %d: %s",

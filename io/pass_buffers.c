@@ -7,8 +7,8 @@
 #endif
 
 /* One byte more than asked, so that empty blocks still get a buffer. */
-int xio_pass_buffers_alloc(xio_pass_buffers *b, int on_gpu, size_t in_bytes, size_t out_bytes,
-                           xio_error *err) {
+int xio_pass_buffers_alloc(xio_pass_buffers *b, int on_gpu, int plans_own_output, size_t in_bytes,
+                           size_t out_bytes, xio_error *err) {
   memset(b, 0, sizeof *b);
   b->on_gpu = on_gpu;
 #ifdef XPOSE_HAVE_CUDA
@@ -18,9 +18,11 @@ int xio_pass_buffers_alloc(xio_pass_buffers *b, int on_gpu, size_t in_bytes, siz
                    XIO_CUDA(cudaMallocHost(&b->out_host[0], out_bytes + 1), err) ||
                    XIO_CUDA(cudaMallocHost(&b->out_host[1], out_bytes + 1), err) ||
                    XIO_CUDA(cudaMalloc(&b->in_dev, in_bytes + 1), err) ||
-                   XIO_CUDA(cudaMalloc(&b->out_dev, out_bytes + 1), err)
+                   (!plans_own_output && XIO_CUDA(cudaMalloc(&b->out_dev, out_bytes + 1), err))
                ? -1
                : 0;
+#else
+  (void)plans_own_output;
 #endif
   for (int slot = 0; slot < 2; slot++) {
     b->in_host[slot] = malloc(in_bytes + 1);
@@ -64,10 +66,11 @@ xpose_status xio_pass_transpose(xpose_plan plan, const xio_pass_buffers *b, int 
      * failure is reported after it. */
     const int copied_in = XIO_CUDA(
         cudaMemcpy(b->in_dev, b->in_host[slot], in_bytes, cudaMemcpyHostToDevice), err);
-    xpose_status st = xpose_execute(plan, b->in_dev, b->out_dev);
+    void *out_dev = b->out_dev;
+    if (!out_dev) (void)xpose_plan_output_buffer(plan, &out_dev);
+    xpose_status st = xpose_execute(plan, b->in_dev, out_dev);
     if (st == XPOSE_SUCCESS && copied_in == 0 &&
-        XIO_CUDA(cudaMemcpy(b->out_host[slot], b->out_dev, out_bytes, cudaMemcpyDeviceToHost),
-                 err))
+        XIO_CUDA(cudaMemcpy(b->out_host[slot], out_dev, out_bytes, cudaMemcpyDeviceToHost), err))
       st = XPOSE_ERROR_CUDA;
     return copied_in ? XPOSE_ERROR_CUDA : st;
   }

@@ -10,8 +10,10 @@
 # (the xpose tool on 2 GPUs with each engine, in passes, verified), package
 # (the installed-package tests), shared-gpu (more ranks than GPUs: auto
 # avoids NCCL, --exchange nccl fails at once), nccl-fail (NCCL's set-up
-# fails on one rank: every rank fails, none hangs), p2p (the p2p engine's
-# tests on 2 and 3 ranks, and its benchmark beside NCCL on 2 GPUs), ncu (hardware counters),
+# fails on one rank: every rank fails, none hangs), p2p (the p2p engine: the
+# GPU tests, with pretend nodes and a rank that cannot open its peers'
+# outputs; compute-sanitizer on 2 ranks; the tool through it, on one node
+# and on pretend nodes; its benchmark beside NCCL on 2 GPUs), ncu (hardware counters),
 # e2e (the end-to-end tests, on GPUs), io-bench (out of core against
 # cp + sync: tests/bench/bench_io.sh, one rank per GPU, 16 GiB).
 set -uo pipefail
@@ -105,11 +107,22 @@ for step in "$@"; do
         XPOSE_BENCH_LAUNCH="mpirun -q -n $gpus" TMPDIR="${XPOSE_IO_BENCH_DIR:-/var/tmp}" \
         tests/bench/bench_io.sh "$build" "$rows" "$cols" "$gpus" "${XPOSE_IO_BENCH_REPS:-1}" \
         2>&1 | tee "$out/io-bench.log" | tail -9 ;;
-    p2p)  # the p2p engine: GPU tests on 2 and 3 ranks (3 share GPUs), then against NCCL
-      for n in 2 3; do
-        timeout 300 mpirun -n "$n" "$build/tests/test_transpose_gpu" > "$out/p2p-tests-$n.log" 2>&1
-        echo "test_transpose_gpu, $n ranks: exit $?"
-        grep -E "^engine|GPU distributed|FAIL|differs" "$out/p2p-tests-$n.log" | head -12
+    p2p)  # the p2p engine: GPU tests, sanitizer, the tool, then against NCCL
+      (cd "$build" && ctest -L gpu --output-on-failure) > "$out/p2p-tests.log" 2>&1
+      echo "GPU tests: exit $?"
+      grep -E "tests passed|\*\*\*|Failed" "$out/p2p-tests.log" | head -12
+      timeout 300 mpirun -n 2 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$build/tests/bench/xpose-bench" --distributed 1031x2053 --iters 1 --exchange p2p \
+        > "$out/p2p-sanitizer.log" 2>&1
+      echo "compute-sanitizer, p2p on 2 ranks: exit $? ($(grep -c "ERROR SUMMARY: 0 errors" "$out/p2p-sanitizer.log") clean)"
+      "$build/xpose-gen" --force --quiet --type f64 4099 3001 /tmp/gpu-check-in.h5
+      for nodes in 1 2; do
+        for engine in p2p auto; do
+          XPOSE_PRETEND_NODES=$nodes timeout 300 mpirun -n 2 "$build/xpose" --backend cuda \
+            --exchange $engine --gpu-memory 4M --memory 64M --verify --verbose --force \
+            /tmp/gpu-check-in.h5 /tmp/gpu-check-out.h5 > "$out/p2p-tool-$nodes-$engine.log" 2>&1
+          echo "tool, $nodes pretend node(s), --exchange $engine: exit $?: $(grep -ohE "\(cuda, [^)]*\)|error.*" "$out/p2p-tool-$nodes-$engine.log" | head -1)"
+        done
       done
       for shape in 65536x65536 16411x12289; do
         timeout 300 mpirun -n 2 "$build/tests/bench/xpose-bench" --distributed "$shape" --iters 5 \

@@ -68,27 +68,45 @@ fail:
 }
 
 /* Engines that write peers' outputs: one kernel reads this rank's input
- * once and writes every rank's block straight into that rank's output,
- * mapped here (plan->peer_parts), its own included.  The host waits for the
- * caller's earlier work before any rank may write into its output, and
- * again for its own kernel before the closing agreement, after which every
- * output is complete. */
-static xpose_status execute_into_peers(xpose_plan plan, const void *in) {
+ * once and writes every block of its node straight into its owner's
+ * output, mapped here (plan->peer_parts), its own included, and the blocks
+ * for other nodes into the send buffer; those then go through the engine's
+ * exchange and are placed like the pipeline's, in one chunk.  The host
+ * waits for the caller's earlier work before any rank may write into its
+ * output, and for every lane before the closing agreement, after which
+ * every output is complete. */
+static xpose_status execute_into_peers(xpose_plan plan, const void *in, void *out) {
   xpose_status res = XPOSE_SUCCESS, local = XPOSE_SUCCESS;
   const xpose_backend_ops *ops = plan->backend->ops;
   xpose_backend *backend = plan->backend;
+  xpose_exchange *exchange = plan->exchange;
+  const xpose_layout *layout = &plan->layout;
   local = ops->begin(backend);
   if (local == XPOSE_SUCCESS) local = ops->record(backend, XPOSE_LANE_COMM, EVENT_PACKED);
   if (local == XPOSE_SUCCESS) local = ops->sync_event(backend, EVENT_PACKED);
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
   /* The walk starts at this rank's own part, so ranks start on different
    * destinations. */
-  local = ops->transpose_parts(backend, XPOSE_LANE_COMM, in, plan->cols, plan->layout.in.count,
+  local = ops->transpose_parts(backend, XPOSE_LANE_COMM, in, plan->cols, layout->in.count,
                                plan->cols, plan->peer_parts, plan->nranks, plan->rank,
                                plan->elem_size);
+  if (local == XPOSE_SUCCESS && !exchange->stream_ordered) {
+    local = ops->record(backend, XPOSE_LANE_COMM, EVENT_PACKED);
+    if (local == XPOSE_SUCCESS) local = ops->sync_event(backend, EVENT_PACKED);
+  }
+  /* No rank may enter the exchange that another has left. */
+  const xpose_status launched = xpose_agree(plan->comm, local);
+  if (launched == XPOSE_SUCCESS) {
+    local = exchange->ops->start(exchange, 0, &layout->whole, plan->send_buf, plan->recv_buf);
+    if (local == XPOSE_SUCCESS) local = exchange->ops->wait(exchange, 0);
+    if (local == XPOSE_SUCCESS) local = ops->record(backend, XPOSE_LANE_COMM, EVENT_RECEIVED);
+    if (local == XPOSE_SUCCESS) local = ops->wait_event(backend, XPOSE_LANE_UNPACK, EVENT_RECEIVED);
+    if (local == XPOSE_SUCCESS) local = place_chunk(plan, &layout->chunks[0], out);
+  }
   /* Even after a failure: no write into a peer may still be in flight. */
   const xpose_status synchronized = ops->synchronize(backend);
   if (local == XPOSE_SUCCESS) local = synchronized;
+  if (launched != XPOSE_SUCCESS) local = launched;
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
 fail:
   return res;
@@ -123,7 +141,7 @@ xpose_status xpose_execute(xpose_plan plan, const void *in, void *out) {
   if (local == XPOSE_SUCCESS) local = ops->check_buffer(backend, in, "the input");
   if (local == XPOSE_SUCCESS) local = ops->check_buffer(backend, out, "the output");
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
-  if (exchange->ops->peer_output) return execute_into_peers(plan, in);
+  if (exchange->ops->peer_output) return execute_into_peers(plan, in, out);
 
   XPOSE_CHECKGOTO(ops->begin(backend), res, fail);
   for (int k = 0; k <= layout->nchunks; k++) {

@@ -29,7 +29,7 @@ static void exchange_layout_free(xpose_exchange_layout *l) {
 }
 
 xpose_status xpose_layout_build(int rank, int nranks, int64_t rows, int64_t cols, size_t elem_size,
-                                int nchunks, xpose_layout *layout) {
+                                int nchunks, const unsigned char *direct, xpose_layout *layout) {
   xpose_status res = XPOSE_SUCCESS;
   const int p = nranks;
   const int64_t es = (int64_t)elem_size;
@@ -56,7 +56,7 @@ xpose_status xpose_layout_build(int rank, int nranks, int64_t rows, int64_t cols
    * transposed in place and never travels. */
   xpose_exchange_layout *whole = &layout->whole;
   for (int q = 0; q < p; q++) {
-    if (q == rank) continue;
+    if (q == rank || (direct && direct[q])) continue;
     whole->send_offsets[q] = layout->send_bytes;
     whole->send_bytes[q] = in.count * cols_of[q].count * es;
     whole->recv_offsets[q] = layout->recv_bytes;
@@ -67,7 +67,6 @@ xpose_status xpose_layout_build(int rank, int nranks, int64_t rows, int64_t cols
 
   for (int k = 0; k < nchunks; k++) {
     xpose_chunk_layout *c = &layout->chunks[k];
-    c->npeers = p - 1;
     c->pack = calloc((size_t)p, sizeof *c->pack);
     c->place = calloc((size_t)p, sizeof *c->place);
     XPOSE_REQUIREGOTO(exchange_layout_alloc(&c->exchange, p) == 0 && c->pack && c->place,
@@ -81,20 +80,21 @@ xpose_status xpose_layout_build(int rank, int nranks, int64_t rows, int64_t cols
                                      .cols = mine.count};
     for (int step = 1; step < p; step++) { /* peers in a ring: no rank is everyone's first */
       const int q = (rank + step) % p;
+      if (direct && direct[q]) continue;
       const xpose_range theirs = split(cols_of[q].count, nchunks, k); /* of q's output rows */
       xpose_exchange_layout *x = &c->exchange;
       x->send_bytes[q] = in.count * theirs.count * es;
       x->send_offsets[q] = whole->send_offsets[q] + theirs.first * in.count * es;
       x->recv_bytes[q] = mine.count * rows_of[q].count * es;
       x->recv_offsets[q] = whole->recv_offsets[q] + mine.first * rows_of[q].count * es;
-      c->pack[step - 1] =
+      c->pack[c->npeers] =
           (xpose_transpose_piece){.src_offset = (cols_of[q].first + theirs.first) * es,
                                   .ld_src = cols,
                                   .dst_offset = x->send_offsets[q],
                                   .ld_dst = in.count,
                                   .rows = in.count,
                                   .cols = theirs.count};
-      c->place[step - 1] =
+      c->place[c->npeers++] =
           (xpose_copy_piece){.src_offset = x->recv_offsets[q],
                              .src_pitch = rows_of[q].count * es,
                              .dst_offset = (mine.first * rows + rows_of[q].first) * es,

@@ -34,7 +34,7 @@ typedef struct {
   xpose_transpose_piece *pack;    /* in -> send buffer, one per peer in ring order */
   xpose_transpose_piece own;      /* in -> out: the own block's share */
   xpose_copy_piece *place;        /* receive buffer -> out, one per peer in ring order */
-  int npeers;                     /* entries of pack and place */
+  int npeers;                     /* entries of pack and place: the peers exchanged with */
 } xpose_chunk_layout;
 
 typedef struct {
@@ -47,9 +47,12 @@ typedef struct {
 
 /* The layout of rank `rank` of `nranks` for a rows x cols matrix of
  * elem_size-byte elements (sizes checked by the caller), exchanged in
- * nchunks chunks.  On failure the layout is still safe to free. */
+ * nchunks chunks.  Blocks to and from the ranks marked in `direct` (NULL:
+ * none; it must be symmetric, as nodes are) are written straight into their
+ * outputs by the engine and take no part in the exchange, the pieces or
+ * the scratch.  On failure the layout is still safe to free. */
 xpose_status xpose_layout_build(int rank, int nranks, int64_t rows, int64_t cols, size_t elem_size,
-                                int nchunks, xpose_layout *layout);
+                                int nchunks, const unsigned char *direct, xpose_layout *layout);
 
 void xpose_layout_free(xpose_layout *layout);
 

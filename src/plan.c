@@ -51,15 +51,17 @@ fail:
   return res;
 }
 
-/* From agreed values only, so every rank cuts the same chunks. */
-static int chunk_count(const xpose_config *config, xpose_exchange_kind engine, int64_t rows,
-                       int64_t cols, size_t elem_size, int nranks) {
-  if (nranks == 1) return 1;
+/* From agreed values only, so every rank cuts the same chunks.  Engines
+ * that write peers' outputs run in one piece. */
+static int chunk_count(const xpose_config *config, const xpose_exchange_engine *engine,
+                       int64_t rows, int64_t cols, size_t elem_size, int nranks) {
+  if (nranks == 1 || engine->writes_peer_outputs) return 1;
   if (config->pipeline_chunks > 0)
     return config->pipeline_chunks < XPOSE_MAX_CHUNKS ? config->pipeline_chunks : XPOSE_MAX_CHUNKS;
   if (config->backend != XPOSE_BACKEND_CUDA) return 1;
   const int64_t per_rank = rows / nranks * (int64_t)elem_size * cols;
-  const int64_t target = engine == XPOSE_EXCHANGE_NCCL ? AUTO_CHUNK_BYTES_NCCL : AUTO_CHUNK_BYTES;
+  const int64_t target =
+      engine->kind == XPOSE_EXCHANGE_NCCL ? AUTO_CHUNK_BYTES_NCCL : AUTO_CHUNK_BYTES;
   const int64_t chunks = per_rank > target ? (per_rank + target - 1) / target : 1;
   return chunks < XPOSE_MAX_CHUNKS ? (int)chunks : XPOSE_MAX_CHUNKS;
 }
@@ -69,9 +71,9 @@ static xpose_status create_backend(xpose_backend_kind kind, xpose_backend **back
                                     : xpose_backend_host_create(backend);
 }
 
-/* Engines that write into the peers' outputs need no send or receive
- * buffers. */
-static xpose_status allocate_buffers(xpose_plan plan, const xpose_exchange_engine *engine) {
+/* The layout's scratch: none for engines that write every block into its
+ * owner's output. */
+static xpose_status allocate_buffers(xpose_plan plan) {
   xpose_backend *b = plan->backend;
   xpose_status res = XPOSE_SUCCESS;
   if (plan->own_output)
@@ -80,7 +82,6 @@ static xpose_status allocate_buffers(xpose_plan plan, const xpose_exchange_engin
                                       plan->elem_size,
                                   &plan->output),
                     res, fail);
-  if (engine->writes_peer_outputs) return XPOSE_SUCCESS;
   XPOSE_CHECKGOTO(b->ops->alloc(b, (size_t)plan->layout.send_bytes, &plan->send_buf), res, fail);
   XPOSE_CHECKGOTO(b->ops->alloc(b, (size_t)plan->layout.recv_bytes, &plan->recv_buf), res, fail);
   plan->scratch_bytes = (size_t)(plan->layout.send_bytes + plan->layout.recv_bytes);
@@ -89,7 +90,8 @@ fail:
 }
 
 /* Rank q's block, the input columns q owns as output rows, goes straight to
- * this rank's columns of q's output, mapped here by the engine. */
+ * this rank's columns of q's output where the engine mapped it here, and
+ * otherwise into q's place in the send buffer. */
 static xpose_status build_peer_parts(xpose_plan plan) {
   xpose_status res = XPOSE_SUCCESS;
   plan->peer_parts = calloc((size_t)plan->nranks, sizeof *plan->peer_parts);
@@ -98,11 +100,16 @@ static xpose_status build_peer_parts(xpose_plan plan) {
   for (int q = 0; q < plan->nranks; q++) {
     int64_t first = 0, count = 0;
     xpose_block_range(plan->cols, plan->nranks, q, &first, &count);
+    xpose_part *part = &plan->peer_parts[q];
+    part->first = first;
+    if (!plan->direct[q]) {
+      part->dst = (char *)plan->send_buf + plan->layout.whole.send_offsets[q];
+      part->ld_dst = plan->layout.in.count;
+      continue;
+    }
     char *output = plan->exchange->ops->peer_output(plan->exchange, q);
-    plan->peer_parts[q].first = first;
-    plan->peer_parts[q].dst = output ? output + (size_t)plan->layout.in.first * plan->elem_size
-                                     : NULL;
-    plan->peer_parts[q].ld_dst = plan->rows;
+    part->dst = output ? output + (size_t)plan->layout.in.first * plan->elem_size : NULL;
+    part->ld_dst = plan->rows;
   }
 fail:
   return res;
@@ -118,6 +125,7 @@ static void free_plan(xpose_plan plan) {
   }
   xpose_layout_free(&plan->layout);
   free(plan->peer_parts);
+  free(plan->direct);
   if (plan->comm != MPI_COMM_NULL) MPI_Comm_free(&plan->comm);
   free(plan);
 }
@@ -168,14 +176,20 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   XPOSE_CHECKGOTO(xpose_exchange_choose(plan->comm, plan->backend, config->exchange,
                                         plan->own_output, &engine),
                   res, fail);
-  const int chunks = chunk_count(config, engine->kind, rows, cols, elem_size, plan->nranks);
-  local =
-      xpose_layout_build(plan->rank, plan->nranks, rows, cols, elem_size, chunks, &plan->layout);
-  if (local == XPOSE_SUCCESS) local = allocate_buffers(plan, engine);
+  if (engine->writes_peer_outputs) {
+    /* Collective even where the table could not be allocated. */
+    plan->direct = malloc((size_t)plan->nranks);
+    XPOSE_CHECKGOTO(xpose_agree(plan->comm, engine->direct_peers(plan->comm, plan->direct)), res,
+                    fail);
+  }
+  const int chunks = chunk_count(config, engine, rows, cols, elem_size, plan->nranks);
+  local = xpose_layout_build(plan->rank, plan->nranks, rows, cols, elem_size, chunks, plan->direct,
+                             &plan->layout);
+  if (local == XPOSE_SUCCESS) local = allocate_buffers(plan);
   /* Engines may be collective to create (NCCL): only when all ranks got here. */
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
-  const xpose_exchange_setup setup = {plan->comm, plan->backend, &plan->layout.whole, max_message,
-                                      plan->output};
+  const xpose_exchange_setup setup = {plan->comm,  plan->backend, &plan->layout.whole,
+                                      max_message, plan->output,  plan->direct};
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, engine->create(&setup, &plan->exchange)), res, fail);
   if (engine->writes_peer_outputs)
     XPOSE_CHECKGOTO(xpose_agree(plan->comm, build_peer_parts(plan)), res, fail);

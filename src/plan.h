@@ -18,8 +18,10 @@ struct xpose_plan_s {
   size_t scratch_bytes;      /* what the plan allocated for them */
   void *output;              /* the output slab, where the plan owns it */
   int own_output;
-  /* Engines that write peers' outputs: where each rank's block of this
-   * rank's input goes, one part per rank (nranks of them). */
+  /* Engines that write peers' outputs: the ranks whose outputs this rank
+   * writes (its node's), and where each rank's block of this rank's input
+   * goes, one part per rank: there, or the send buffer. */
+  unsigned char *direct;
   xpose_part *peer_parts;
   xpose_backend *backend;
   xpose_exchange *exchange;

@@ -112,6 +112,9 @@ int main(void) {
   expect_error("--backend gpu a b", "invalid --backend 'gpu'");
   expect_error("--exchange smoke a b", "invalid --exchange 'smoke'");
   expect_error("--backend host --exchange nccl a b", "need --backend cuda or auto");
+  expect_error("--backend host --exchange p2p a b", "need --backend cuda or auto");
+  EXPECT(parse("--exchange p2p a b", &o, error) == 0 && o.exchange == XPOSE_EXCHANGE_P2P, "%s",
+         error);
   expect_error("--gpu-memory lots a b", "invalid --gpu-memory 'lots'");
   expect_error("--verify --no-verify a b", "--verify and --no-verify exclude each other");
   expect_error("--checkpoint -1 a b", "invalid --checkpoint '-1'");

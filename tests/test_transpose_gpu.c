@@ -4,7 +4,13 @@
  * 1..16 and 12, small, prime and empty-rank shapes, split messages, a
  * caller's stream; each result compared with the host backend's.  Engines
  * that cannot run here are reported as skipped, with the reason; without a
- * GPU the whole test is skipped (exit 77 on every rank). */
+ * GPU the whole test is skipped (exit 77 on every rank).
+ *
+ * Under XPOSE_PRETEND_NODES=N only the engines on plan-owned outputs run,
+ * and p2p must send the blocks between pretend nodes through another engine
+ * ("p2p+...").  With
+ * --p2p-open-fails (and XPOSE_FAULT_P2P_OPEN naming a rank), creating a p2p
+ * plan must fail on every rank, none hanging. */
 #include <cuda_runtime_api.h>
 #include <string.h>
 
@@ -65,6 +71,26 @@ done:
   xpose_plan_destroy(host);
 }
 
+static int p2p_open_fails(void) {
+  xpose_config config;
+  xpose_config_init(&config);
+  config.backend = XPOSE_BACKEND_CUDA;
+  config.exchange = XPOSE_EXCHANGE_P2P;
+  config.own_output = 1;
+  xpose_plan plan = NULL;
+  const xpose_status st = xpose_plan_create(MPI_COMM_WORLD, 1000, 999, 4, &config, &plan);
+  EXPECT(st != XPOSE_SUCCESS && !plan,
+         "rank %d: a p2p plan was made although a rank could not open its peers' outputs", rank);
+  if (rank == 0 && st != XPOSE_SUCCESS)
+    printf("p2p plan with a rank that cannot open its peers' outputs: %s on rank 0\n",
+           xpose_status_string(st));
+  xpose_plan_destroy(plan);
+  int failures = test_failures, total = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return total ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -75,6 +101,10 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return XPOSE_TEST_SKIPPED;
   }
+  setvbuf(stdout, NULL, _IOLBF, 0); /* progress shows even if the test times out */
+  if (argc > 1 && strcmp(argv[1], "--p2p-open-fails") == 0) return p2p_open_fails();
+  const char *pretend = getenv("XPOSE_PRETEND_NODES");
+  const int pretend_nodes = pretend && atoi(pretend) > 1 && nranks > 1;
   /* NCCL refuses two ranks on one GPU. */
   MPI_Comm node;
   int node_ranks = 1, devices = 0;
@@ -100,6 +130,7 @@ int main(int argc, char **argv) {
     /* auto picks p2p for plans that own their outputs, shared GPUs or not. */
     const int may_pick_nccl = engines[e] == XPOSE_EXCHANGE_NCCL ||
                               (engines[e] == XPOSE_EXCHANGE_AUTO && !config.own_output);
+    if (pretend_nodes && !config.own_output) continue; /* the other tests run these */
     if (any_shared && may_pick_nccl) {
       if (rank == 0)
         printf("engine %s: skipped: ranks share a GPU, which NCCL refuses\n", names[e]);
@@ -114,6 +145,10 @@ int main(int argc, char **argv) {
     EXPECT(st == XPOSE_SUCCESS, "engine %s: %s", names[e], xpose_status_string(st));
     if (rank == 0 && probe)
       printf("engine %s: runs as %s\n", names[e], xpose_plan_exchange_name(probe));
+    if (probe && pretend_nodes && config.own_output)
+      EXPECT(strncmp(xpose_plan_exchange_name(probe), "p2p+", 4) == 0,
+             "engine %s on pretend nodes runs as %s, not p2p and another", names[e],
+             xpose_plan_exchange_name(probe));
     xpose_plan_destroy(probe);
     engines_run++;
 

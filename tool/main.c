@@ -64,14 +64,15 @@ static void print_plan(const xio_matrix *in, uint64_t budget, int nranks,
 /* Collective.  Host or CUDA for this run; with CUDA, each rank's GPU is
  * current afterwards.  --backend auto takes GPUs when every rank has one,
  * and says why not where an xpose built with CUDA runs on the host.
- * Returns an exit status: --backend cuda, --exchange nccl or staged
+ * Returns an exit status: --backend cuda, --exchange p2p, nccl or staged
  * without GPUs are usage errors. */
 static int choose_backend(const tool_options *opt, MPI_Comm comm, xpose_backend_kind *backend,
                           xio_error *err) {
   *backend = XPOSE_BACKEND_HOST;
   if (opt->backend == XPOSE_BACKEND_HOST) return TOOL_EXIT_OK;
-  const int needs_gpu =
-      opt->exchange == XPOSE_EXCHANGE_NCCL || opt->exchange == XPOSE_EXCHANGE_STAGED;
+  const int needs_gpu = opt->exchange == XPOSE_EXCHANGE_NCCL ||
+                        opt->exchange == XPOSE_EXCHANGE_STAGED ||
+                        opt->exchange == XPOSE_EXCHANGE_P2P;
   int device = -1;
   if (xpose_cuda_select_device(comm, &device) == XPOSE_SUCCESS) {
     *backend = XPOSE_BACKEND_CUDA;
@@ -105,7 +106,10 @@ static int choose_backend(const tool_options *opt, MPI_Comm comm, xpose_backend_
     xio_fail(err, "--backend cuda: %s", message);
   else
     xio_fail(err, "--exchange %s moves GPU buffers: %s",
-             opt->exchange == XPOSE_EXCHANGE_NCCL ? "nccl" : "staged", message);
+             opt->exchange == XPOSE_EXCHANGE_NCCL     ? "nccl"
+             : opt->exchange == XPOSE_EXCHANGE_STAGED ? "staged"
+                                                      : "p2p",
+             message);
   return TOOL_EXIT_USAGE;
 }
 
@@ -460,6 +464,8 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   topt.config.backend = run->backend;
   topt.config.exchange = (xpose_exchange_kind)opt->exchange;
   topt.config.max_message_bytes = (size_t)opt->max_message_bytes;
+  /* Plans that own their outputs can write straight into other GPUs (p2p). */
+  topt.config.own_output = run->backend == XPOSE_BACKEND_CUDA;
   topt.checkpoint = record_progress;
   topt.checkpoint_seconds = opt->checkpoint_seconds;
   topt.checkpoint_user_data = run;

@@ -55,8 +55,10 @@ const char *tool_usage(void) {
          "                         of the GPU's free memory)\n"
          "      --backend B        auto (a GPU per rank when GPUs are present), cuda or host\n"
          "      --exchange E       how GPUs exchange blocks: auto (the best available, named\n"
-         "                         with --verbose), nccl, mpi (CUDA-aware MPI) or staged\n"
-         "                         (through host memory, any MPI)\n"
+         "                         with --verbose), p2p (within a node, straight into the\n"
+         "                         other GPUs' memory; to other nodes, the best of the\n"
+         "                         rest), nccl, mpi (CUDA-aware MPI) or staged (through\n"
+         "                         host memory, any MPI)\n"
          "      --verify           also re-read the input, and check the output against it\n"
          "      --no-verify        publish without reading the output back (faster, and\n"
          "                         trusts the file system with every write)\n"
@@ -156,10 +158,11 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
         break;
       }
       case OPT_EXCHANGE: {
-        static const char *const names[] = {"auto", "mpi", "nccl", "staged", NULL};
+        static const char *const names[] = {"auto", "mpi", "nccl", "staged", "p2p", NULL};
         if ((options->exchange = choice(optarg, names)) < 0)
           return usage_error(error, error_size,
-                             "invalid --exchange '%s': expected auto, nccl, mpi or staged", optarg);
+                             "invalid --exchange '%s': expected auto, p2p, nccl, mpi or staged",
+                             optarg);
         break;
       }
       case OPT_VERIFY:
@@ -221,7 +224,7 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
       options->exchange != XPOSE_EXCHANGE_MPI)
     return usage_error(
         error, error_size, "%s",
-        "--exchange nccl and staged move GPU buffers: they need --backend cuda or auto");
+        "--exchange p2p, nccl and staged move GPU buffers: they need --backend cuda or auto");
   if (options->storage.layout == XIO_LAYOUT_CONTIGUOUS &&
       options->storage.filter != XIO_FILTER_AS_INPUT && options->storage.filter != XIO_FILTER_NONE)
     return usage_error(error, error_size, "%s",

@@ -6,8 +6,9 @@
  *   mpi.c     MPI point-to-point on host buffers, or on device buffers where
  *             MPI is CUDA-aware
  *   staged.c  device -> pinned host -> MPI -> pinned host -> device
- *   p2p.c     no exchange at all: the transpose kernels write every block
- *             straight into its owner's output (CUDA IPC, one node) */
+ *   p2p.c     no exchange within a node: the transpose kernel writes every
+ *             block straight into its owner's output (CUDA IPC); blocks for
+ *             other nodes go through the best of the others */
 #ifndef XPOSE_EXCHANGE_H
 #define XPOSE_EXCHANGE_H
 
@@ -37,9 +38,10 @@ typedef struct {
    * has been queued on the COMM lane, for the staged engine). */
   xpose_status (*wait)(xpose_exchange *exchange, int slot);
   void (*destroy)(xpose_exchange *exchange);
-  /* Engines that write peers' outputs (start and wait unused): where rank
-   * `peer`'s output slab is mapped in this process (this rank's own for
-   * itself; NULL for an empty slab). */
+  /* Engines that write peers' outputs: where the output slab of rank `peer`,
+   * one of setup->direct, is mapped in this process (this rank's own for
+   * itself; NULL for an empty slab).  start and wait then move the blocks
+   * of the other ranks, in one slot. */
   void *(*peer_output)(xpose_exchange *exchange, int peer);
 } xpose_exchange_ops;
 
@@ -58,14 +60,18 @@ typedef struct {
   const xpose_exchange_layout *whole; /* all chunks at once */
   size_t max_message_bytes;           /* in [1, INT_MAX] */
   void *output;                       /* the plan-owned output slab, if any */
+  const unsigned char *direct;        /* per rank, from direct_peers (engines that write peers' outputs) */
 } xpose_exchange_setup;
 
 typedef struct {
   xpose_exchange_kind kind;
   const char *name;
   /* Writes blocks into the peers' outputs (peer_output): needs plan-owned
-   * outputs, and no send or receive buffers. */
+   * outputs.  Collective: marks in direct[q] (nranks entries) the ranks
+   * whose outputs this rank will write, itself included; the symmetric
+   * relation the layout leaves out of the exchange. */
   int writes_peer_outputs;
+  xpose_status (*direct_peers)(MPI_Comm comm, unsigned char *direct);
   /* Collective over comm: whether this rank can run the engine with this
    * backend.  If it could apply but cannot run (a library missing), a reason
    * in why; an engine for other buffers declines without one.  select.c asks

@@ -1,14 +1,23 @@
-/* Transpose on the wire: no exchange at all.  Every rank's output slab is
- * allocated by its plan and mapped into every other rank's process once,
- * at plan creation, through CUDA IPC; execution (execute.c) then runs each
- * rank's transpose kernel with the destination in the owner's output, so
- * the blocks cross NVLink (or PCIe) once, straight from the input to their
- * place.  Nothing is packed, sent or placed.
+/* Transpose on the wire: no exchange within a node.  Every rank's output
+ * slab is allocated by its plan and mapped into the processes of the other
+ * ranks on its node once, at plan creation, through CUDA IPC; execution
+ * (execute.c) then runs each rank's transpose kernel with each block's
+ * destination in its owner's output, so the blocks cross NVLink (or PCIe)
+ * once, straight from the input to their place.  Nothing is packed, sent or
+ * placed.
  *
- * It runs where every rank is on one node and every pair of distinct GPUs
- * has peer access; ranks sharing a GPU map each other's memory as well.
- * Opening a handle is collective in effect: one rank's failure fails the
- * plan on every rank (plan.c agrees on the status). */
+ * Blocks for ranks on other nodes go into a send buffer in the same kernel
+ * and through an inner engine (the first of the others that every rank can
+ * run: NCCL, MPI, staged), which this engine's start and wait drive.
+ *
+ * Nodes are MPI's shared-memory split, which XPOSE_PRETEND_NODES=N cuts
+ * into N pretend nodes each (by node rank), so that multi-node plans can be
+ * tested on one machine.  Within a node every pair of distinct GPUs needs
+ * peer access; ranks sharing a GPU map each other's memory as well.
+ *
+ * Opening the handles fails on every rank together; XPOSE_FAULT_P2P_OPEN=R
+ * (tests) corrupts the handles that rank R receives, so that its opening
+ * fails for real. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,35 +29,62 @@ enum { BUS_ID_BYTES = 32 };
 
 typedef struct {
   int nranks, rank;
-  void **outputs; /* per rank, mapped here; [rank] is this rank's own */
-  int *opened;    /* outputs[q] came from cudaIpcOpenMemHandle */
+  void **outputs;         /* per rank, mapped here; [rank] is this rank's own */
+  int *opened;            /* outputs[q] came from cudaIpcOpenMemHandle */
+  xpose_exchange *inner;  /* for ranks on other nodes; NULL on one node */
 } p2p_state;
 
 typedef struct {
   cudaIpcMemHandle_t handle;
-  int has_output;
+  int rank, has_output, ok;
 } output_record;
+
+/* The engine's name with the inner engine's; a string that outlives plans,
+ * like every engine's name. */
+static const char *name_with(const xpose_exchange *inner) {
+  static const char *const names[][2] = {{"nccl", "p2p+nccl"},
+                                         {"mpi", "p2p+mpi"},
+                                         {"cuda-aware-mpi", "p2p+cuda-aware-mpi"},
+                                         {"staged", "p2p+staged"}};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strcmp(inner->name, names[i][0]) == 0) return names[i][1];
+  return "p2p+another";
+}
+
+/* The ranks of comm on this rank's node, real or pretend. */
+static int node_comm(MPI_Comm comm, MPI_Comm *node) {
+  MPI_Comm shared = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared) != MPI_SUCCESS)
+    return 0;
+  const char *text = getenv("XPOSE_PRETEND_NODES");
+  const int pretend = text ? atoi(text) : 1;
+  if (pretend <= 1) {
+    *node = shared;
+    return 1;
+  }
+  int rank = 0, size = 1;
+  MPI_Comm_rank(shared, &rank);
+  MPI_Comm_size(shared, &size);
+  const int ok = MPI_Comm_split(shared, (int)((int64_t)rank * pretend / size), rank, node) ==
+                 MPI_SUCCESS;
+  MPI_Comm_free(&shared);
+  return ok;
+}
 
 static int p2p_available(xpose_backend *backend, MPI_Comm comm, char *why, size_t why_size) {
   if (!backend->ops->device_memory) return 0; /* host buffers: not for this engine */
-  int nranks = 0, node_ranks = 0, device = -1, ok = 1;
+  int node_ranks = 0, device = -1, ok = 1;
   MPI_Comm node = MPI_COMM_NULL;
   char(*bus_ids)[BUS_ID_BYTES] = NULL;
-  if (MPI_Comm_size(comm, &nranks) != MPI_SUCCESS ||
-      MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+  if (!node_comm(comm, &node)) {
     snprintf(why, why_size, "cannot find the ranks of this node");
     return 0;
   }
   MPI_Comm_size(node, &node_ranks);
-  MPI_Comm_free(&node);
-  if (node_ranks != nranks) {
-    snprintf(why, why_size, "the ranks are on more than one node");
-    return 0;
-  }
-  /* Every rank's GPU by PCI bus ID, which names it whatever
-   * CUDA_VISIBLE_DEVICES each process was given. */
+  /* The GPU of every rank on the node by PCI bus ID, which names it
+   * whatever CUDA_VISIBLE_DEVICES each process was given. */
   char mine[BUS_ID_BYTES] = {0};
-  bus_ids = calloc((size_t)nranks, sizeof *bus_ids);
+  bus_ids = calloc((size_t)node_ranks, sizeof *bus_ids);
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetPCIBusId(mine, BUS_ID_BYTES, device) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -56,42 +92,66 @@ static int p2p_available(xpose_backend *backend, MPI_Comm comm, char *why, size_
   }
   /* Every rank goes through the same collectives, whatever happened above. */
   int all_ok = 0, have_table = bus_ids != NULL;
-  if (MPI_Allreduce(&have_table, &all_ok, 1, MPI_INT, MPI_LAND, comm) != MPI_SUCCESS || !all_ok ||
-      MPI_Allgather(mine, BUS_ID_BYTES, MPI_CHAR, bus_ids, BUS_ID_BYTES, MPI_CHAR, comm) !=
+  if (MPI_Allreduce(&have_table, &all_ok, 1, MPI_INT, MPI_LAND, node) != MPI_SUCCESS || !all_ok ||
+      MPI_Allgather(mine, BUS_ID_BYTES, MPI_CHAR, bus_ids, BUS_ID_BYTES, MPI_CHAR, node) !=
           MPI_SUCCESS ||
       !ok) {
     snprintf(why, why_size, "cannot identify the GPUs");
     free(bus_ids);
+    MPI_Comm_free(&node);
     return 0;
   }
-  for (int q = 0; q < nranks && ok; q++) {
+  for (int q = 0; q < node_ranks && ok; q++) {
     if (strncmp(bus_ids[q], mine, BUS_ID_BYTES) == 0) continue; /* the same GPU */
     int peer_device = -1, can = 0;
     if (cudaDeviceGetByPCIBusId(&peer_device, bus_ids[q]) != cudaSuccess) {
       (void)cudaGetLastError();
-      snprintf(why, why_size, "rank %d's GPU (%.*s) is not visible to this process", q,
+      snprintf(why, why_size, "the GPU of a rank on this node (%.*s) is not visible to this process",
                BUS_ID_BYTES, bus_ids[q]);
       ok = 0;
     } else if (cudaDeviceCanAccessPeer(&can, device, peer_device) != cudaSuccess || !can) {
       (void)cudaGetLastError();
-      snprintf(why, why_size, "no peer access from GPU %.*s to rank %d's GPU %.*s", BUS_ID_BYTES,
-               mine, q, BUS_ID_BYTES, bus_ids[q]);
+      snprintf(why, why_size, "no peer access from GPU %.*s to GPU %.*s on this node", BUS_ID_BYTES,
+               mine, BUS_ID_BYTES, bus_ids[q]);
       ok = 0;
     }
   }
   free(bus_ids);
+  MPI_Comm_free(&node);
   return ok;
 }
 
+static xpose_status p2p_direct_peers(MPI_Comm comm, unsigned char *direct) {
+  xpose_status res = XPOSE_SUCCESS;
+  MPI_Comm node = MPI_COMM_NULL;
+  int nranks = 0, rank = 0, node_ranks = 0, *ranks = NULL;
+  XPOSE_REQUIREGOTO(node_comm(comm, &node), XPOSE_ERROR_MPI, res, fail,
+                    "cannot find the ranks of this node");
+  XPOSE_MPICHECKGOTO(MPI_Comm_size(comm, &nranks), res, fail);
+  XPOSE_MPICHECKGOTO(MPI_Comm_rank(comm, &rank), res, fail);
+  XPOSE_MPICHECKGOTO(MPI_Comm_size(node, &node_ranks), res, fail);
+  ranks = calloc((size_t)node_ranks, sizeof *ranks);
+  XPOSE_REQUIREGOTO(ranks, XPOSE_ERROR_OUT_OF_MEMORY, res, fail, "cannot allocate a node's ranks");
+  XPOSE_MPICHECKGOTO(MPI_Allgather(&rank, 1, MPI_INT, ranks, 1, MPI_INT, node), res, fail);
+  XPOSE_REQUIREGOTO(direct, XPOSE_ERROR_OUT_OF_MEMORY, res, fail, "no table of direct peers");
+  memset(direct, 0, (size_t)nranks);
+  for (int i = 0; i < node_ranks; i++) direct[ranks[i]] = 1;
+fail:
+  free(ranks);
+  if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+  return res;
+}
+
+/* Blocks for other nodes: the inner engine's, in its slot. */
 static xpose_status p2p_start(xpose_exchange *exchange, int slot,
                               const xpose_exchange_layout *layout, const void *send, void *recv) {
-  (void)exchange, (void)slot, (void)layout, (void)send, (void)recv;
-  return XPOSE_ERROR_INTERNAL; /* execute.c never starts this engine */
+  xpose_exchange *inner = ((p2p_state *)exchange->state)->inner;
+  return inner ? inner->ops->start(inner, slot, layout, send, recv) : XPOSE_SUCCESS;
 }
 
 static xpose_status p2p_wait(xpose_exchange *exchange, int slot) {
-  (void)exchange, (void)slot;
-  return XPOSE_ERROR_INTERNAL;
+  xpose_exchange *inner = ((p2p_state *)exchange->state)->inner;
+  return inner ? inner->ops->wait(inner, slot) : XPOSE_SUCCESS;
 }
 
 static void *p2p_peer_output(xpose_exchange *exchange, int peer) {
@@ -103,6 +163,7 @@ static void p2p_destroy(xpose_exchange *exchange) {
   if (!exchange) return;
   p2p_state *st = exchange->state;
   if (st) {
+    if (st->inner) st->inner->ops->destroy(st->inner);
     for (int q = 0; q < st->nranks; q++)
       if (st->opened && st->opened[q]) (void)cudaIpcCloseMemHandle(st->outputs[q]);
     free(st->outputs);
@@ -119,45 +180,94 @@ static const xpose_exchange_ops p2p_ops = {
     .peer_output = p2p_peer_output,
 };
 
+/* Maps the outputs of the other ranks on the node.  Every rank goes through
+ * the node's gather whatever failed before it. */
+static xpose_status map_node_outputs(const xpose_exchange_setup *setup, p2p_state *st,
+                                     MPI_Comm node) {
+  xpose_status res = XPOSE_SUCCESS;
+  int node_ranks = 0;
+  output_record mine, *all = NULL;
+  memset(&mine, 0, sizeof mine);
+  XPOSE_MPICHECKGOTO(MPI_Comm_size(node, &node_ranks), res, fail);
+  all = calloc((size_t)node_ranks, sizeof *all);
+  mine.rank = st->rank;
+  mine.has_output = setup->output != NULL;
+  mine.ok = all != NULL;
+  if (mine.has_output && cudaIpcGetMemHandle(&mine.handle, setup->output) != cudaSuccess) {
+    xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__, "cudaIpcGetMemHandle: %s",
+               cudaGetErrorString(cudaGetLastError()));
+    mine.ok = 0;
+  }
+  output_record spare;
+  XPOSE_MPICHECKGOTO(MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all ? all : &spare,
+                                   all ? (int)sizeof mine : 0, MPI_BYTE, node),
+                     res, fail);
+  XPOSE_REQUIREGOTO(all, XPOSE_ERROR_OUT_OF_MEMORY, res, fail, "cannot allocate the p2p tables");
+  for (int i = 0; i < node_ranks; i++)
+    XPOSE_REQUIREGOTO(all[i].ok, XPOSE_ERROR_CUDA, res, fail,
+                      "rank %d cannot share its output with its node", all[i].rank);
+  const char *fault = getenv("XPOSE_FAULT_P2P_OPEN");
+  const int corrupt = fault && atoi(fault) == st->rank;
+  st->outputs[st->rank] = setup->output;
+  for (int i = 0; i < node_ranks; i++) {
+    const int q = all[i].rank;
+    if (q == st->rank || !all[i].has_output) continue;
+    if (corrupt) memset(&all[i].handle, 0x5a, sizeof all[i].handle);
+    XPOSE_CUDACHECKGOTO(cudaIpcOpenMemHandle(&st->outputs[q], all[i].handle,
+                                             cudaIpcMemLazyEnablePeerAccess),
+                        res, fail);
+    st->opened[q] = 1;
+  }
+fail:
+  free(all);
+  return res;
+}
+
 static xpose_status p2p_create(const xpose_exchange_setup *setup, xpose_exchange **exchange_out) {
   xpose_status res = XPOSE_SUCCESS;
-  output_record mine, *all = NULL;
+  MPI_Comm node = MPI_COMM_NULL;
   p2p_state *st = calloc(1, sizeof *st);
   xpose_exchange *exchange = calloc(1, sizeof *exchange);
-  memset(&mine, 0, sizeof mine);
   *exchange_out = NULL;
   XPOSE_REQUIREGOTO(st && exchange, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
                     "cannot allocate the p2p engine");
   exchange->ops = &p2p_ops;
-  exchange->name = "p2p";
-  exchange->stream_ordered = 1;
   exchange->state = st;
   XPOSE_MPICHECKGOTO(MPI_Comm_size(setup->comm, &st->nranks), res, fail);
   XPOSE_MPICHECKGOTO(MPI_Comm_rank(setup->comm, &st->rank), res, fail);
   st->outputs = calloc((size_t)st->nranks, sizeof *st->outputs);
   st->opened = calloc((size_t)st->nranks, sizeof *st->opened);
-  all = calloc((size_t)st->nranks, sizeof *all);
-  XPOSE_REQUIREGOTO(st->outputs && st->opened && all, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
-                    "cannot allocate the p2p engine's tables");
-  mine.has_output = setup->output != NULL;
-  if (mine.has_output)
-    XPOSE_CUDACHECKGOTO(cudaIpcGetMemHandle(&mine.handle, setup->output), res, fail);
-  XPOSE_MPICHECKGOTO(MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
-                                   MPI_BYTE, setup->comm),
-                     res, fail);
-  st->outputs[st->rank] = setup->output;
-  for (int q = 0; q < st->nranks; q++) {
-    if (q == st->rank || !all[q].has_output) continue;
-    XPOSE_CUDACHECKGOTO(cudaIpcOpenMemHandle(&st->outputs[q], all[q].handle,
-                                             cudaIpcMemLazyEnablePeerAccess),
-                        res, fail);
-    st->opened[q] = 1;
+  XPOSE_REQUIREGOTO(node_comm(setup->comm, &node), XPOSE_ERROR_MPI, res, fail,
+                    "cannot find the ranks of this node");
+  /* Every rank learns whether all mapped their node's outputs, and whether
+   * any node is not the whole job, before the collectives that follow. */
+  int node_ranks = 0;
+  XPOSE_MPICHECKGOTO(MPI_Comm_size(node, &node_ranks), res, fail);
+  const xpose_status mapped = st->outputs && st->opened ? map_node_outputs(setup, st, node)
+                                                        : XPOSE_ERROR_OUT_OF_MEMORY;
+  int mine[2] = {mapped != XPOSE_SUCCESS, node_ranks < st->nranks}, any[2] = {0, 0};
+  XPOSE_MPICHECKGOTO(MPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, setup->comm), res, fail);
+  XPOSE_REQUIREGOTO(!any[0], mapped != XPOSE_SUCCESS ? mapped : XPOSE_ERROR_CUDA, res, fail,
+                    "the p2p engine cannot map the outputs of every node's ranks");
+  exchange->name = "p2p";
+  exchange->stream_ordered = 1;
+  if (any[1]) {
+    const xpose_exchange_engine *engine = NULL;
+    xpose_exchange_setup across = *setup;
+    across.output = NULL;
+    across.direct = NULL;
+    XPOSE_CHECKGOTO(xpose_exchange_choose(setup->comm, setup->backend, XPOSE_EXCHANGE_AUTO, 0,
+                                          &engine),
+                    res, fail);
+    XPOSE_CHECKGOTO(engine->create(&across, &st->inner), res, fail);
+    exchange->name = name_with(st->inner);
+    exchange->stream_ordered = st->inner->stream_ordered;
   }
-  free(all);
+  MPI_Comm_free(&node);
   *exchange_out = exchange;
   return XPOSE_SUCCESS;
 fail:
-  free(all);
+  if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
   p2p_destroy(exchange);
   if (!exchange) free(st);
   return res;
@@ -167,6 +277,7 @@ const xpose_exchange_engine xpose_exchange_p2p = {
     .kind = XPOSE_EXCHANGE_P2P,
     .name = "p2p",
     .writes_peer_outputs = 1,
+    .direct_peers = p2p_direct_peers,
     .available = p2p_available,
     .create = p2p_create,
 };
