@@ -67,16 +67,20 @@ typedef enum {
 } xpose_backend_kind;
 
 typedef enum {
-  XPOSE_EXCHANGE_AUTO = 0, /* host: MPI; CUDA: p2p (plan-owned outputs), else NCCL, else CUDA-aware
-                             MPI, else staged */
+  XPOSE_EXCHANGE_AUTO = 0, /* host: MPI; CUDA: p2p (plan-owned outputs, shapes where it was
+                             measured fast), else NCCL, else CUDA-aware MPI, else staged */
   XPOSE_EXCHANGE_MPI = 1,   /* point-to-point MPI on the buffers (CUDA: needs CUDA-aware MPI) */
   XPOSE_EXCHANGE_NCCL = 2,  /* NCCL grouped send/receive (CUDA backend) */
   XPOSE_EXCHANGE_STAGED = 3, /* through pinned host buffers, any MPI (CUDA backend) */
-  /* Transpose on the wire (CUDA backend, every rank on one node, every pair
-   * of GPUs with peer access, plan-owned outputs): each rank's kernel reads
-   * its input once and writes every block straight into the owner's output
-   * over NVLink or PCIe, through CUDA IPC.  Nothing is packed or placed.
-   * `auto` prefers it where it can run. */
+  /* Transpose on the wire (CUDA backend, plan-owned outputs, every pair of
+   * GPUs on a node with peer access): each rank's kernel reads its input
+   * once and writes every block for its node straight into the owner's
+   * output over NVLink or PCIe, through CUDA IPC; nothing is packed or
+   * placed.  Blocks for other nodes go, in the same execution, through the
+   * best of the other engines.  `auto` prefers it where its rows start on
+   * 32-byte boundaries of the output rows and a rank maps at most 16 GiB of
+   * other ranks' outputs: elsewhere it was measured up to 50 times slower
+   * (tests/bench/RESULTS.md). */
   XPOSE_EXCHANGE_P2P = 4
 } xpose_exchange_kind;
 

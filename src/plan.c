@@ -66,6 +66,30 @@ static int chunk_count(const xpose_config *config, const xpose_exchange_engine *
   return chunks < XPOSE_MAX_CHUNKS ? (int)chunks : XPOSE_MAX_CHUNKS;
 }
 
+/* Where auto may write into other GPUs' outputs: where it was measured
+ * as fast as NCCL's exchange alone (2 and 4 H200s, tests/bench/RESULTS.md).
+ * Elsewhere the kernel's writes over NVLink ran 1.5 to 50 times slower:
+ * where the ranks' rows start off 32-byte sectors of the output rows (every
+ * tile then writes part of a sector at each end), and where one rank maps
+ * more than 16 GiB of other ranks' outputs; the cause is not understood
+ * yet.  From agreed values only. */
+static const int64_t PEER_WRITES_SECTOR = 32;
+static const int64_t PEER_WRITES_MAPPED_BYTES = (int64_t)16 << 30;
+
+static int peer_writes_measured_fast(int64_t rows, int64_t cols, size_t elem_size, int nranks) {
+  const int64_t sector = PEER_WRITES_SECTOR, es = (int64_t)(elem_size % (size_t)sector);
+  if (rows % sector * es % sector != 0) return 0;
+  for (int q = 1; q < nranks; q++) {
+    int64_t first = 0, count = 0;
+    xpose_block_range(rows, nranks, q, &first, &count);
+    if (first % sector * es % sector != 0) return 0;
+  }
+  /* The largest output slab, as many times as there are other ranks. */
+  const int64_t slab_rows = cols / nranks + (cols % nranks != 0);
+  return slab_rows == 0 || rows == 0 ||
+         (nranks - 1) <= PEER_WRITES_MAPPED_BYTES / slab_rows / rows / (int64_t)elem_size;
+}
+
 static xpose_status create_backend(xpose_backend_kind kind, xpose_backend **backend) {
   return kind == XPOSE_BACKEND_CUDA ? xpose_backend_cuda_create(backend)
                                     : xpose_backend_host_create(backend);
@@ -173,8 +197,13 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, create_backend(config->backend, &plan->backend)), res,
                   fail);
   const xpose_exchange_engine *engine = NULL;
+  const char *avoid =
+      peer_writes_measured_fast(rows, cols, elem_size, plan->nranks)
+          ? NULL
+          : "this shape is outside where its writes into other GPUs were measured fast "
+            "(XPOSE_EXCHANGE_P2P still runs it)";
   XPOSE_CHECKGOTO(xpose_exchange_choose(plan->comm, plan->backend, config->exchange,
-                                        plan->own_output, &engine),
+                                        plan->own_output, avoid, &engine),
                   res, fail);
   if (engine->writes_peer_outputs) {
     /* Collective even where the table could not be allocated. */

@@ -83,10 +83,12 @@ typedef struct {
 
 /* Collective.  The engine every rank will use: `wanted`, or for
  * XPOSE_EXCHANGE_AUTO the first in the registry that every rank can run
- * (engines that write peers' outputs only for plans that own theirs).
+ * (engines that write peers' outputs only for plans that own theirs, and
+ * not when auto_avoids_peer_writes gives a reason, the same on every rank).
  * XPOSE_ERROR_UNSUPPORTED, on every rank, when there is none. */
 xpose_status xpose_exchange_choose(MPI_Comm comm, xpose_backend *backend,
                                    xpose_exchange_kind wanted, int own_output,
+                                   const char *auto_avoids_peer_writes,
                                    const xpose_exchange_engine **engine);
 
 extern const xpose_exchange_engine xpose_exchange_mpi;

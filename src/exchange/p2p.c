@@ -121,6 +121,18 @@ static int p2p_available(xpose_backend *backend, MPI_Comm comm, char *why, size_
   return ok;
 }
 
+/* Collective over the node: whether every rank of it has its tables, so
+ * that all go on to the node's gathers or none does. */
+static xpose_status all_of_node(MPI_Comm node, int allocated) {
+  xpose_status res = XPOSE_SUCCESS;
+  int all = 0;
+  XPOSE_MPICHECKGOTO(MPI_Allreduce(&allocated, &all, 1, MPI_INT, MPI_LAND, node), res, fail);
+  XPOSE_REQUIREGOTO(all, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
+                    "a rank of this node cannot allocate the p2p engine's tables");
+fail:
+  return res;
+}
+
 static xpose_status p2p_direct_peers(MPI_Comm comm, unsigned char *direct) {
   xpose_status res = XPOSE_SUCCESS;
   MPI_Comm node = MPI_COMM_NULL;
@@ -131,7 +143,7 @@ static xpose_status p2p_direct_peers(MPI_Comm comm, unsigned char *direct) {
   XPOSE_MPICHECKGOTO(MPI_Comm_rank(comm, &rank), res, fail);
   XPOSE_MPICHECKGOTO(MPI_Comm_size(node, &node_ranks), res, fail);
   ranks = calloc((size_t)node_ranks, sizeof *ranks);
-  XPOSE_REQUIREGOTO(ranks, XPOSE_ERROR_OUT_OF_MEMORY, res, fail, "cannot allocate a node's ranks");
+  XPOSE_CHECKGOTO(all_of_node(node, ranks != NULL), res, fail);
   XPOSE_MPICHECKGOTO(MPI_Allgather(&rank, 1, MPI_INT, ranks, 1, MPI_INT, node), res, fail);
   XPOSE_REQUIREGOTO(direct, XPOSE_ERROR_OUT_OF_MEMORY, res, fail, "no table of direct peers");
   memset(direct, 0, (size_t)nranks);
@@ -190,19 +202,18 @@ static xpose_status map_node_outputs(const xpose_exchange_setup *setup, p2p_stat
   memset(&mine, 0, sizeof mine);
   XPOSE_MPICHECKGOTO(MPI_Comm_size(node, &node_ranks), res, fail);
   all = calloc((size_t)node_ranks, sizeof *all);
+  XPOSE_CHECKGOTO(all_of_node(node, all && st->outputs && st->opened), res, fail);
   mine.rank = st->rank;
   mine.has_output = setup->output != NULL;
-  mine.ok = all != NULL;
+  mine.ok = 1;
   if (mine.has_output && cudaIpcGetMemHandle(&mine.handle, setup->output) != cudaSuccess) {
     xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__, "cudaIpcGetMemHandle: %s",
                cudaGetErrorString(cudaGetLastError()));
     mine.ok = 0;
   }
-  output_record spare;
-  XPOSE_MPICHECKGOTO(MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all ? all : &spare,
-                                   all ? (int)sizeof mine : 0, MPI_BYTE, node),
+  XPOSE_MPICHECKGOTO(MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine,
+                                   MPI_BYTE, node),
                      res, fail);
-  XPOSE_REQUIREGOTO(all, XPOSE_ERROR_OUT_OF_MEMORY, res, fail, "cannot allocate the p2p tables");
   for (int i = 0; i < node_ranks; i++)
     XPOSE_REQUIREGOTO(all[i].ok, XPOSE_ERROR_CUDA, res, fail,
                       "rank %d cannot share its output with its node", all[i].rank);
@@ -243,8 +254,7 @@ static xpose_status p2p_create(const xpose_exchange_setup *setup, xpose_exchange
    * any node is not the whole job, before the collectives that follow. */
   int node_ranks = 0;
   XPOSE_MPICHECKGOTO(MPI_Comm_size(node, &node_ranks), res, fail);
-  const xpose_status mapped = st->outputs && st->opened ? map_node_outputs(setup, st, node)
-                                                        : XPOSE_ERROR_OUT_OF_MEMORY;
+  const xpose_status mapped = map_node_outputs(setup, st, node);
   int mine[2] = {mapped != XPOSE_SUCCESS, node_ranks < st->nranks}, any[2] = {0, 0};
   XPOSE_MPICHECKGOTO(MPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, setup->comm), res, fail);
   XPOSE_REQUIREGOTO(!any[0], mapped != XPOSE_SUCCESS ? mapped : XPOSE_ERROR_CUDA, res, fail,
@@ -257,7 +267,7 @@ static xpose_status p2p_create(const xpose_exchange_setup *setup, xpose_exchange
     across.output = NULL;
     across.direct = NULL;
     XPOSE_CHECKGOTO(xpose_exchange_choose(setup->comm, setup->backend, XPOSE_EXCHANGE_AUTO, 0,
-                                          &engine),
+                                          NULL, &engine),
                     res, fail);
     XPOSE_CHECKGOTO(engine->create(&across, &st->inner), res, fail);
     exchange->name = name_with(st->inner);

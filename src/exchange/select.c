@@ -33,6 +33,7 @@ static const char *kind_name(xpose_exchange_kind kind) {
 
 xpose_status xpose_exchange_choose(MPI_Comm comm, xpose_backend *backend,
                                    xpose_exchange_kind wanted, int own_output,
+                                   const char *auto_avoids_peer_writes,
                                    const xpose_exchange_engine **engine) {
   xpose_status res = XPOSE_SUCCESS;
   char why[ENGINES][256];
@@ -43,6 +44,11 @@ xpose_status xpose_exchange_choose(MPI_Comm comm, xpose_backend *backend,
       if (wanted == registry[i]->kind)
         snprintf(why[i], sizeof why[i], "it needs plans that own their outputs (own_output)");
       continue; /* every rank skips it alike: own_output was agreed */
+    }
+    if (registry[i]->writes_peer_outputs && wanted == XPOSE_EXCHANGE_AUTO &&
+        auto_avoids_peer_writes) {
+      snprintf(why[i], sizeof why[i], "%s", auto_avoids_peer_writes);
+      continue; /* agreed values only, as above */
     }
     if (registry[i]->available(backend, comm, why[i], sizeof why[i])) mine |= 1 << i;
   }
