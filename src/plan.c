@@ -108,15 +108,14 @@ static xpose_status allocate_buffers(xpose_plan plan) {
                     res, fail);
   XPOSE_CHECKGOTO(b->ops->alloc(b, (size_t)plan->layout.send_bytes, &plan->send_buf), res, fail);
   XPOSE_CHECKGOTO(b->ops->alloc(b, (size_t)plan->layout.recv_bytes, &plan->recv_buf), res, fail);
-  plan->scratch_bytes = (size_t)(plan->layout.send_bytes + plan->layout.recv_bytes);
 fail:
   return res;
 }
 
 /* Rank q's block, the input columns q owns as output rows, goes straight to
- * this rank's columns of q's output where the engine mapped it here, and
- * otherwise into q's place in the send buffer. */
-static xpose_status build_peer_parts(xpose_plan plan) {
+ * this rank's columns of q's output where the engine mapped it here
+ * (direct[q]), and otherwise into q's place in the send buffer. */
+static xpose_status build_peer_parts(xpose_plan plan, const unsigned char *direct) {
   xpose_status res = XPOSE_SUCCESS;
   plan->peer_parts = calloc((size_t)plan->nranks, sizeof *plan->peer_parts);
   XPOSE_REQUIREGOTO(plan->peer_parts, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
@@ -126,7 +125,7 @@ static xpose_status build_peer_parts(xpose_plan plan) {
     xpose_block_range(plan->cols, plan->nranks, q, &first, &count);
     xpose_part *part = &plan->peer_parts[q];
     part->first = first;
-    if (!plan->direct[q]) {
+    if (!direct[q]) {
       part->dst = (char *)plan->send_buf + plan->layout.whole.send_offsets[q];
       part->ld_dst = plan->layout.in.count;
       continue;
@@ -149,7 +148,6 @@ static void free_plan(xpose_plan plan) {
   }
   xpose_layout_free(&plan->layout);
   free(plan->peer_parts);
-  free(plan->direct);
   if (plan->comm != MPI_COMM_NULL) MPI_Comm_free(&plan->comm);
   free(plan);
 }
@@ -159,6 +157,7 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   xpose_status res = XPOSE_SUCCESS;
   xpose_config defaults;
   xpose_plan plan = NULL;
+  unsigned char *direct = NULL; /* engines that write peers' outputs: their ranks */
   if (!plan_out || comm == MPI_COMM_NULL) return XPOSE_ERROR_INVALID_ARGUMENT;
   *plan_out = NULL;
   if (!config) {
@@ -207,24 +206,25 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
                   res, fail);
   if (engine->writes_peer_outputs) {
     /* Collective even where the table could not be allocated. */
-    plan->direct = malloc((size_t)plan->nranks);
-    XPOSE_CHECKGOTO(xpose_agree(plan->comm, engine->direct_peers(plan->comm, plan->direct)), res,
-                    fail);
+    direct = malloc((size_t)plan->nranks);
+    XPOSE_CHECKGOTO(xpose_agree(plan->comm, engine->direct_peers(plan->comm, direct)), res, fail);
   }
   const int chunks = chunk_count(config, engine, rows, cols, elem_size, plan->nranks);
-  local = xpose_layout_build(plan->rank, plan->nranks, rows, cols, elem_size, chunks, plan->direct,
+  local = xpose_layout_build(plan->rank, plan->nranks, rows, cols, elem_size, chunks, direct,
                              &plan->layout);
   if (local == XPOSE_SUCCESS) local = allocate_buffers(plan);
   /* Engines may be collective to create (NCCL): only when all ranks got here. */
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
-  const xpose_exchange_setup setup = {plan->comm,  plan->backend, &plan->layout.whole,
-                                      max_message, plan->output,  plan->direct};
+  const xpose_exchange_setup setup = {plan->comm, plan->backend, &plan->layout.whole, max_message,
+                                      plan->output};
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, engine->create(&setup, &plan->exchange)), res, fail);
   if (engine->writes_peer_outputs)
-    XPOSE_CHECKGOTO(xpose_agree(plan->comm, build_peer_parts(plan)), res, fail);
+    XPOSE_CHECKGOTO(xpose_agree(plan->comm, build_peer_parts(plan, direct)), res, fail);
+  free(direct);
   *plan_out = plan;
   return XPOSE_SUCCESS;
 fail:
+  free(direct);
   if (plan) free_plan(plan);
   return res;
 }
@@ -251,7 +251,7 @@ xpose_status xpose_plan_output_buffer(const xpose_plan plan, void **out) {
 
 xpose_status xpose_plan_scratch_bytes(const xpose_plan plan, size_t *bytes) {
   if (!plan || !bytes) return XPOSE_ERROR_INVALID_ARGUMENT;
-  *bytes = plan->scratch_bytes;
+  *bytes = (size_t)(plan->layout.send_bytes + plan->layout.recv_bytes);
   return XPOSE_SUCCESS;
 }
 

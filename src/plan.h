@@ -15,13 +15,11 @@ struct xpose_plan_s {
   size_t elem_size;
   xpose_layout layout;
   void *send_buf, *recv_buf; /* the layout's scratch, from the backend */
-  size_t scratch_bytes;      /* what the plan allocated for them */
   void *output;              /* the output slab, where the plan owns it */
   int own_output;
-  /* Engines that write peers' outputs: the ranks whose outputs this rank
-   * writes (its node's), and where each rank's block of this rank's input
-   * goes, one part per rank: there, or the send buffer. */
-  unsigned char *direct;
+  /* Engines that write peers' outputs: where each rank's block of this
+   * rank's input goes, one part per rank: its owner's output, or the send
+   * buffer. */
   xpose_part *peer_parts;
   xpose_backend *backend;
   xpose_exchange *exchange;

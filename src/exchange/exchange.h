@@ -39,7 +39,7 @@ typedef struct {
   xpose_status (*wait)(xpose_exchange *exchange, int slot);
   void (*destroy)(xpose_exchange *exchange);
   /* Engines that write peers' outputs: where the output slab of rank `peer`,
-   * one of setup->direct, is mapped in this process (this rank's own for
+   * one that direct_peers marked, is mapped in this process (this rank's own for
    * itself; NULL for an empty slab).  start and wait then move the blocks
    * of the other ranks, in one slot. */
   void *(*peer_output)(xpose_exchange *exchange, int peer);
@@ -60,7 +60,6 @@ typedef struct {
   const xpose_exchange_layout *whole; /* all chunks at once */
   size_t max_message_bytes;           /* in [1, INT_MAX] */
   void *output;                       /* the plan-owned output slab, if any */
-  const unsigned char *direct;        /* per rank, from direct_peers (engines that write peers' outputs) */
 } xpose_exchange_setup;
 
 typedef struct {

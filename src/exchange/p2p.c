@@ -265,7 +265,6 @@ static xpose_status p2p_create(const xpose_exchange_setup *setup, xpose_exchange
     const xpose_exchange_engine *engine = NULL;
     xpose_exchange_setup across = *setup;
     across.output = NULL;
-    across.direct = NULL;
     XPOSE_CHECKGOTO(xpose_exchange_choose(setup->comm, setup->backend, XPOSE_EXCHANGE_AUTO, 0,
                                           NULL, &engine),
                     res, fail);
