@@ -122,7 +122,7 @@ for step in "$@"; do
           XPOSE_PRETEND_NODES=$nodes timeout 300 mpirun -n 2 "$build/xpose" --backend cuda \
             --exchange $engine --gpu-memory 4M --memory 64M --verify --verbose --force \
             /tmp/gpu-check-in.h5 /tmp/gpu-check-out.h5 > "$out/p2p-tool-$nodes-$engine.log" 2>&1
-          echo "tool, $nodes pretend node(s), --exchange $engine: exit $?: $(grep -ohE "\(cuda, [^)]*\)|error.*" "$out/p2p-tool-$nodes-$engine.log" | head -1)"
+          echo "tool, $nodes pretend node(s), --exchange $engine: exit $?: $(grep -ohE "\(cuda, [^)]*\)|^xpose: error.*" "$out/p2p-tool-$nodes-$engine.log" | head -1)"
         done
       done
       for shape in 65536x65536 16411x12289; do

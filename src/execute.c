@@ -24,6 +24,8 @@
  * engines that are not stream-ordered (MPI) start a chunk from the host once
  * its packing is done.  On the host every step runs in order as it is issued
  * and chunking only splits the messages. */
+#include <stdlib.h>
+
 #include "check.h"
 #include "collective.h"
 #include "plan.h"
@@ -112,6 +114,65 @@ fail:
   return res;
 }
 
+/* Tests fail one rank where a GPU launch could fail: XPOSE_FAULT_EXECUTE=R
+ * fails rank R's packing of the last chunk, with earlier chunks in flight. */
+static xpose_status packing_fault(xpose_plan plan, int k) {
+  const char *fault = getenv("XPOSE_FAULT_EXECUTE");
+  if (!fault || atoi(fault) != plan->rank || k != plan->layout.nchunks - 1) return XPOSE_SUCCESS;
+  xpose_logf(XPOSE_LOG_ERROR, __FILE__, __LINE__, "XPOSE_FAULT_EXECUTE: rank %d fails chunk %d",
+             plan->rank, k);
+  return XPOSE_ERROR_INTERNAL;
+}
+
+/* The chunked pipeline.  A rank that fails must not leave the others in
+ * an exchange: every chunk's start is agreed first; after a failure no
+ * chunk starts, the one in flight is still waited for, every lane drains,
+ * and the closing agreement fails every rank together. */
+static xpose_status execute_pipeline(xpose_plan plan, const void *in, void *out) {
+  xpose_status res = XPOSE_SUCCESS, local = XPOSE_SUCCESS;
+  const xpose_backend_ops *ops = plan->backend->ops;
+  xpose_backend *backend = plan->backend;
+  xpose_exchange *exchange = plan->exchange;
+  const xpose_layout *layout = &plan->layout;
+  int started = 0; /* chunks whose exchange every rank has started */
+  local = ops->begin(backend);
+  for (int k = 0; k <= layout->nchunks; k++) {
+    if (k < layout->nchunks && started == k) {
+      const xpose_chunk_layout *c = &layout->chunks[k];
+      if (local == XPOSE_SUCCESS) local = packing_fault(plan, k);
+      if (local == XPOSE_SUCCESS) local = pack_chunk(plan, c, in);
+      if (local == XPOSE_SUCCESS) local = ops->record(backend, XPOSE_LANE_PACK, EVENT_PACKED + k);
+      if (local == XPOSE_SUCCESS) local = transpose(plan, XPOSE_LANE_SELF, &c->own, in, out);
+      if (local == XPOSE_SUCCESS)
+        local = ops->wait_event(backend, XPOSE_LANE_COMM, EVENT_PACKED + k);
+      if (local == XPOSE_SUCCESS && !exchange->stream_ordered)
+        local = ops->sync_event(backend, EVENT_PACKED + k);
+      const xpose_status agreed = xpose_agree(plan->comm, local);
+      if (agreed == XPOSE_SUCCESS) {
+        local = exchange->ops->start(exchange, k % XPOSE_EXCHANGE_SLOTS, &c->exchange,
+                                     plan->send_buf, plan->recv_buf);
+        if (local == XPOSE_SUCCESS) started = k + 1;
+      } else if (local == XPOSE_SUCCESS) {
+        local = agreed;
+      }
+    }
+    if (k > 0 && k <= started) {
+      const xpose_status received = exchange->ops->wait(exchange, (k - 1) % XPOSE_EXCHANGE_SLOTS);
+      if (local == XPOSE_SUCCESS) local = received;
+      if (local == XPOSE_SUCCESS)
+        local = ops->record(backend, XPOSE_LANE_COMM, EVENT_RECEIVED + k - 1);
+      if (local == XPOSE_SUCCESS)
+        local = ops->wait_event(backend, XPOSE_LANE_UNPACK, EVENT_RECEIVED + k - 1);
+      if (local == XPOSE_SUCCESS) local = place_chunk(plan, &layout->chunks[k - 1], out);
+    }
+  }
+  const xpose_status synchronized = ops->synchronize(backend);
+  if (local == XPOSE_SUCCESS) local = synchronized;
+  XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
+fail:
+  return res;
+}
+
 xpose_status xpose_execute(xpose_plan plan, const void *in, void *out) {
   if (!plan) return XPOSE_ERROR_INVALID_ARGUMENT;
   xpose_status res = XPOSE_SUCCESS, local = XPOSE_SUCCESS;
@@ -142,30 +203,7 @@ xpose_status xpose_execute(xpose_plan plan, const void *in, void *out) {
   if (local == XPOSE_SUCCESS) local = ops->check_buffer(backend, out, "the output");
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
   if (exchange->ops->peer_output) return execute_into_peers(plan, in, out);
-
-  XPOSE_CHECKGOTO(ops->begin(backend), res, fail);
-  for (int k = 0; k <= layout->nchunks; k++) {
-    if (k < layout->nchunks) {
-      const xpose_chunk_layout *c = &layout->chunks[k];
-      XPOSE_CHECKGOTO(pack_chunk(plan, c, in), res, fail);
-      XPOSE_CHECKGOTO(ops->record(backend, XPOSE_LANE_PACK, EVENT_PACKED + k), res, fail);
-      XPOSE_CHECKGOTO(transpose(plan, XPOSE_LANE_SELF, &c->own, in, out), res, fail);
-      XPOSE_CHECKGOTO(ops->wait_event(backend, XPOSE_LANE_COMM, EVENT_PACKED + k), res, fail);
-      if (!exchange->stream_ordered)
-        XPOSE_CHECKGOTO(ops->sync_event(backend, EVENT_PACKED + k), res, fail);
-      XPOSE_CHECKGOTO(exchange->ops->start(exchange, k % XPOSE_EXCHANGE_SLOTS, &c->exchange,
-                                           plan->send_buf, plan->recv_buf),
-                      res, fail);
-    }
-    if (k > 0) {
-      XPOSE_CHECKGOTO(exchange->ops->wait(exchange, (k - 1) % XPOSE_EXCHANGE_SLOTS), res, fail);
-      XPOSE_CHECKGOTO(ops->record(backend, XPOSE_LANE_COMM, EVENT_RECEIVED + k - 1), res, fail);
-      XPOSE_CHECKGOTO(ops->wait_event(backend, XPOSE_LANE_UNPACK, EVENT_RECEIVED + k - 1), res,
-                      fail);
-      XPOSE_CHECKGOTO(place_chunk(plan, &layout->chunks[k - 1], out), res, fail);
-    }
-  }
-  XPOSE_CHECKGOTO(ops->synchronize(backend), res, fail);
+  return execute_pipeline(plan, in, out);
 fail:
   return res;
 }

@@ -1,8 +1,10 @@
+#define _POSIX_C_SOURCE 200809L /* setenv */
 /* The distributed transpose under mpiexec with any number of ranks: every
  * shape up to 24 x 24 (and empty ones), 1 x N, N x 1, prime shapes, element
  * sizes 1..24, transpose twice == identity, messages split far below
  * INT_MAX (the large-count path), and collective failure: one rank's bad
- * argument fails every rank, and nobody hangs. */
+ * argument fails every rank, and nobody hangs, nor when one rank fails in
+ * the middle of the pipeline (XPOSE_FAULT_EXECUTE). */
 #include <string.h>
 
 #include "test_util.h"
@@ -145,6 +147,23 @@ static void failure_cases(void) {
   void *none = in;
   EXPECT(xpose_plan_output_buffer(plan, &none) == XPOSE_ERROR_INVALID_ARGUMENT && !none,
          "an output buffer from a plan that owns none");
+  xpose_plan_destroy(plan);
+
+  /* The last rank fails in the middle of the pipeline, with chunks in
+   * flight: every rank fails, none hangs, and the plan still works. */
+  xpose_config chunked;
+  xpose_config_init(&chunked);
+  chunked.pipeline_chunks = 3;
+  EXPECT(xpose_plan_create(MPI_COMM_WORLD, 40, 30, 8, &chunked, &plan) == XPOSE_SUCCESS, "plan");
+  char last_rank[16];
+  snprintf(last_rank, sizeof last_rank, "%d", last);
+  setenv("XPOSE_FAULT_EXECUTE", last_rank, 1);
+  st = xpose_execute(plan, in, out);
+  unsetenv("XPOSE_FAULT_EXECUTE");
+  EXPECT(st == XPOSE_ERROR_INTERNAL, "packing fails on the last rank: rank %d got '%s'", rank,
+         xpose_status_string(st));
+  st = xpose_execute(plan, in, out);
+  EXPECT(st == XPOSE_SUCCESS, "after a failed execution: %s", xpose_status_string(st));
   xpose_plan_destroy(plan);
 
   /* A plan that owns its output refuses any other. */
