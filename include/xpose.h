@@ -78,7 +78,7 @@ typedef enum {
    * output over NVLink or PCIe, through CUDA IPC; nothing is packed or
    * placed.  Blocks for other nodes go, in the same execution, through the
    * best of the other engines.  `auto` prefers it where its rows start on
-   * 32-byte boundaries of the output rows and a rank maps at most 16 GiB of
+   * 128-byte boundaries of the output rows and a rank maps at most 16 GiB of
    * other ranks' outputs: elsewhere it was measured up to 50 times slower
    * (tests/bench/RESULTS.md). */
   XPOSE_EXCHANGE_P2P = 4

@@ -69,20 +69,21 @@ static int chunk_count(const xpose_config *config, const xpose_exchange_engine *
 /* Where auto may write into other GPUs' outputs: where it was measured
  * as fast as NCCL's exchange alone (2 and 4 H200s, tests/bench/RESULTS.md).
  * Elsewhere the kernel's writes over NVLink ran 1.5 to 50 times slower:
- * where the ranks' rows start off 32-byte sectors of the output rows (every
- * tile then writes part of a sector at each end), and where one rank maps
- * more than 16 GiB of other ranks' outputs; the cause is not understood
- * yet.  From agreed values only. */
-static const int64_t PEER_WRITES_SECTOR = 32;
+ * where the ranks' rows start off 128-byte lines of the output rows (each
+ * warp's store then covers parts of lines at both ends, and NVLink carried
+ * twice as many protocol bytes as data, against a seventh), and where one
+ * rank maps more than 16 GiB of other ranks' outputs (cause not found).
+ * From agreed values only. */
+static const int64_t PEER_WRITES_LINE = 128;
 static const int64_t PEER_WRITES_MAPPED_BYTES = (int64_t)16 << 30;
 
 static int peer_writes_measured_fast(int64_t rows, int64_t cols, size_t elem_size, int nranks) {
-  const int64_t sector = PEER_WRITES_SECTOR, es = (int64_t)(elem_size % (size_t)sector);
-  if (rows % sector * es % sector != 0) return 0;
+  const int64_t line = PEER_WRITES_LINE, es = (int64_t)(elem_size % (size_t)line);
+  if (rows % line * es % line != 0) return 0;
   for (int q = 1; q < nranks; q++) {
     int64_t first = 0, count = 0;
     xpose_block_range(rows, nranks, q, &first, &count);
-    if (first % sector * es % sector != 0) return 0;
+    if (first % line * es % line != 0) return 0;
   }
   /* The largest output slab, as many times as there are other ranks. */
   const int64_t slab_rows = cols / nranks + (cols % nranks != 0);
