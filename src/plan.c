@@ -68,12 +68,12 @@ static int chunk_count(const xpose_config *config, const xpose_exchange_engine *
 
 /* Where auto may write into other GPUs' outputs: where it was measured
  * as fast as NCCL's exchange alone (2 and 4 H200s, tests/bench/RESULTS.md).
- * Elsewhere the kernel's writes over NVLink ran 1.5 to 50 times slower:
- * where the ranks' rows start off 128-byte lines of the output rows (each
- * warp's store then covers parts of lines at both ends, and NVLink carried
- * twice as many protocol bytes as data, against a seventh), and where one
- * rank maps more than 16 GiB of other ranks' outputs (cause not found).
- * From agreed values only. */
+ * Elsewhere the kernel's writes over NVLink ran 1.5 to 50 times slower,
+ * with NVLink carrying twice as many protocol bytes as data (against a
+ * seventh): every such shape measured has ranks' rows starting off
+ * 128-byte lines of the output rows, or a rank mapping more than 16 GiB
+ * of other ranks' outputs.  The cause is not found: starting the tiles on
+ * lines did not help.  From agreed values only. */
 static const int64_t PEER_WRITES_LINE = 128;
 static const int64_t PEER_WRITES_MAPPED_BYTES = (int64_t)16 << 30;
 
