@@ -77,9 +77,9 @@ typedef enum {
    * once and writes every block for its node straight into the owner's
    * output over NVLink or PCIe, through CUDA IPC; nothing is packed or
    * placed.  Blocks for other nodes go, in the same execution, through the
-   * best of the other engines.  `auto` prefers it where its rows start on
-   * 128-byte boundaries of the output rows and a rank maps at most 16 GiB of
-   * other ranks' outputs: elsewhere it was measured up to 50 times slower
+   * best of the other engines.  `auto` prefers it where output rows are
+   * a power of two bytes long and a rank maps at most 16 GiB of other
+   * ranks' outputs: other shapes ran up to 25 times slower, some of them
    * (tests/bench/RESULTS.md). */
   XPOSE_EXCHANGE_P2P = 4
 } xpose_exchange_kind;

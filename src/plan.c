@@ -68,27 +68,25 @@ static int chunk_count(const xpose_config *config, const xpose_exchange_engine *
 
 /* Where auto may write into other GPUs' outputs: where it was measured
  * as fast as NCCL's exchange alone (2 and 4 H200s, tests/bench/RESULTS.md).
- * Elsewhere the kernel's writes over NVLink ran 1.5 to 50 times slower,
+ * Elsewhere the kernel's writes over NVLink ran 1.5 to 25 times slower,
  * with NVLink carrying twice as many protocol bytes as data (against a
- * seventh): every such shape measured has ranks' rows starting off
- * 128-byte lines of the output rows, or a rank mapping more than 16 GiB
- * of other ranks' outputs.  The cause is not found: starting the tiles on
- * lines did not help.  From agreed values only. */
-static const int64_t PEER_WRITES_LINE = 128;
+ * seventh); the cause is not found.  Every shape whose output rows
+ * (rows x elem_size bytes) are a power of two long was fast, every one
+ * whose input and output rows both are not was many times slower, and the
+ * others were either.  Mapping more than 16 GiB of other ranks' outputs was
+ * slow too, but only on shapes the first rule already excludes: kept as a
+ * bound on what was measured.  From agreed values only. */
 static const int64_t PEER_WRITES_MAPPED_BYTES = (int64_t)16 << 30;
 
 static int peer_writes_measured_fast(int64_t rows, int64_t cols, size_t elem_size, int nranks) {
-  const int64_t line = PEER_WRITES_LINE, es = (int64_t)(elem_size % (size_t)line);
-  if (rows % line * es % line != 0) return 0;
-  for (int q = 1; q < nranks; q++) {
-    int64_t first = 0, count = 0;
-    xpose_block_range(rows, nranks, q, &first, &count);
-    if (first % line * es % line != 0) return 0;
-  }
+  const int64_t es = (int64_t)elem_size;
+  if (rows > INT64_MAX / es) return 0; /* with no columns, nothing bounds rows x size */
+  const int64_t row_bytes = rows * es;
+  if (row_bytes > 0 && (row_bytes & (row_bytes - 1)) != 0) return 0;
   /* The largest output slab, as many times as there are other ranks. */
   const int64_t slab_rows = cols / nranks + (cols % nranks != 0);
   return slab_rows == 0 || rows == 0 ||
-         (nranks - 1) <= PEER_WRITES_MAPPED_BYTES / slab_rows / rows / (int64_t)elem_size;
+         (nranks - 1) <= PEER_WRITES_MAPPED_BYTES / slab_rows / rows / es;
 }
 
 static xpose_status create_backend(xpose_backend_kind kind, xpose_backend **backend) {
