@@ -13,7 +13,6 @@
 
 typedef int (*xio_job_fn)(void *arg);
 
-
 typedef struct {
   pthread_t thread;
   pthread_mutex_t lock;

@@ -2,8 +2,8 @@
  * pass is transposed while the next is read and the previous written, and
  * with the CUDA backend device copies for the transpose (the host ones
  * pinned, so the copies run at full speed), the output's unless the plans
- * own theirs.  io/'s only CUDA work is here;
- * cuda_error.h checks it (and tool/gpus.c's). */
+ * own theirs.  io/'s only CUDA work is here; cuda_error.h checks it (and
+ * tool/gpus.c's). */
 #ifndef XIO_PASS_BUFFERS_H
 #define XIO_PASS_BUFFERS_H
 
@@ -28,8 +28,8 @@ void xio_pass_buffers_free(xio_pass_buffers *b);
 
 /* Collective.  Transposes the pass whose input block (in_bytes) is in
  * b->in_host[slot] into b->out_host[slot] (out_bytes), through the GPU
- * with on_gpu (and the plan's own output, where it has one).  Returns the plan's status, or XPOSE_ERROR_CUDA with the
- * failed copy in err. */
+ * with on_gpu (and the plan's own output, where it has one).  Returns the
+ * plan's status, or XPOSE_ERROR_CUDA with the failed copy in err. */
 xpose_status xio_pass_transpose(xpose_plan plan, const xio_pass_buffers *b, int slot,
                                 size_t in_bytes, size_t out_bytes, xio_error *err);
 
