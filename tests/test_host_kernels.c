@@ -1,8 +1,8 @@
 /* Host transpose kernels: every kernel variant, element sizes 1..1000 bytes,
- * every shape up to 70 x 70 (full tiles and every edge), padded leading
+ * every shape up to 70 x 70 (full blocks and every edge), padded leading
  * dimensions (padding must stay untouched), and outputs large enough for
- * the staged streaming-store path, with partial blocks, odd pitches and
- * misaligned addresses. */
+ * streaming stores, aligned (several bands, partial blocks) and not (odd
+ * pitches, misaligned addresses). */
 #include <string.h>
 
 #include "backend/host_kernels.h"
@@ -11,8 +11,9 @@
 static void check_case(xpose_host_kernel kernel, size_t es, int64_t rows, int64_t cols,
                        int64_t ld_src, int64_t ld_dst, size_t misalign) {
   const size_t src_bytes = (size_t)rows * (size_t)ld_src * es;
-  const size_t dst_bytes = (size_t)cols * (size_t)ld_dst * es + misalign;
-  unsigned char *src = malloc(src_bytes + 1), *dst_alloc = malloc(dst_bytes + 1);
+  const size_t dst_bytes = ((size_t)cols * (size_t)ld_dst * es + misalign + 63) / 64 * 64;
+  /* 64-byte aligned, so misalign = 0 exercises the aligned streaming path */
+  unsigned char *src = malloc(src_bytes + 1), *dst_alloc = aligned_alloc(64, dst_bytes);
   if (!src || !dst_alloc) abort();
   unsigned char *dst = dst_alloc + misalign;
   for (int64_t i = 0; i < rows; i++)
@@ -64,8 +65,14 @@ int main(void) {
                  (int64_t)(9u << 20) / 1031 / (int64_t)small_sizes[s] + 1,
                  (int64_t)(9u << 20) / 1031 / (int64_t)small_sizes[s] + 1, 1033, 3);
     }
+    /* >= 8 MiB of aligned output: streamed strips over several bands, with
+     * partial blocks at both edges. */
+    for (size_t s = 0; s < sizeof small_sizes / sizeof *small_sizes; s++)
+      check_case(kernels[v], small_sizes[s], 2144 - 3,
+                 (int64_t)(9u << 20) / 2144 / (int64_t)small_sizes[s] + 5,
+                 (int64_t)(9u << 20) / 2144 / (int64_t)small_sizes[s] + 5, 2144, 0);
     check_case(kernels[v], 12, 1000, 800, 801, 1001, 4);
-    /* Staged blocks with partial blocks on both edges, padded pitches. */
+    /* Partial blocks on both edges, padded pitches. */
     check_case(kernels[v], 4, 2100, 1100, 1103, 2105, 0);
     check_case(kernels[v], 3, 1500, 2100, 2100, 1501, 1);
   }

@@ -1,25 +1,24 @@
-/* Cache-blocked host transpose.
+/* Host transpose, one core.
  *
- * The matrix is cut into tiles of one cache line of source columns by a few
- * dozen source rows.  Each tile is transposed into a small buffer that stays
- * in L1, then every buffer row is written to its destination row in one
- * piece.  Large outputs are written with non-temporal stores: like memcpy,
- * that skips reading the destination lines before overwriting them, which is
- * a third of the memory traffic of a plain transpose.
+ * What limits one core is the memory system, and how addresses are walked
+ * decides what it delivers (2-core Zen 4 VM, tests/bench/RESULTS.md):
+ * streaming stores run at memcpy's speed only while a handful of destination
+ * rows are open at once and each line is finished in one go; scattered
+ * 64-128-byte runs over thousands of rows, as a row-of-tiles sweep writes
+ * them, ran at a third of that, whatever the tile shape.
  *
- * Tile shapes were measured on an AMD EPYC (Zen 4) core on 8192 x 8192: more
- * source rows per tile mean longer destination runs but more concurrent
- * source streams, and with power-of-two row strides all rows of a tile share
- * a cache set; 64 rows of 4-byte elements ran anywhere from 58% to 79% of
- * memcpy, 32 rows steadily 73-78%; 8- and 16-byte elements prefer 16 rows.
+ * So with AVX2 the matrix is cut into bands of source rows (512 bytes of
+ * destination run each) and each band into strips 32 bytes wide, walked
+ * down: a register block turns 32/size source rows of 32 bytes into 32/size
+ * destination pieces of 32 bytes, stored straight from registers, so every
+ * destination row of the strip grows front to back.  One shuffle network per
+ * element size of 1-16 bytes.  Large outputs are streamed (non-temporal
+ * stores skip reading the destination first, a third of the traffic) where
+ * they are 32-byte aligned, plainly stored where not.
  *
- * With AVX2 the tile is transposed in registers; two 128-bit blocks ride in
- * the two lanes of each 256-bit register, so one shuffle network serves
- * 1-, 2-, 4- and 8-byte elements, and full tiles run in loops specialized
- * per size with nothing called per row (calls per 128-byte row cost 8-byte
- * elements a third of their speed).  Edges, other sizes and CPUs without
- * AVX2 copy element by element into the buffer (fixed-size copies for
- * 1-16 bytes). */
+ * Edges, other sizes and CPUs without AVX2 go through small tiles copied
+ * element by element into a buffer that stays in L1 (fixed-size copies for
+ * 1-16 bytes), then written out a buffer row at a time. */
 #include "host_kernels.h"
 
 #include <stdlib.h>
@@ -36,10 +35,9 @@ enum {
   TILE_BUFFER_BYTES = 4096,
   /* Outputs at least this large bypass the caches on the way out. */
   STREAM_THRESHOLD_BYTES = 8 << 20,
-  /* Staged blocks (large outputs): destination runs of this many bytes,
-   * blocks of at most this many. */
-  STAGED_RUN_BYTES = 1024,
-  STAGED_BLOCK_BYTES = 256 << 10,
+  /* AVX2 strips walk down bands of source rows whose destination runs are
+   * this many bytes long. */
+  STRIP_BAND_BYTES = 512,
   /* Elements larger than this are copied straight to their place. */
   LARGE_ELEMENT_BYTES = 256
 };
@@ -73,106 +71,7 @@ static void gather_tile(const char *src, size_t src_pitch, char *buf, size_t buf
   }
 }
 
-/* ---- AVX2 tiles ---- */
-
-#if XPOSE_X86
-#define AVX2 __attribute__((target("avx2")))
-#define LOAD256(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
-/* 32 bytes of a tile buffer as the two 16-byte halves the blocks stored:
- * a 32-byte load spanning two recent 16-byte stores cannot be forwarded from
- * the store buffer and stalls (this doubled the in-cache speed). */
-#define LOAD_STORED_HALVES(p)                                                     \
-  _mm256_inserti128_si256(                                                        \
-      _mm256_castsi128_si256(_mm_load_si128((const __m128i *)(const void *)(p))), \
-      _mm_load_si128((const __m128i *)(const void *)((p) + 16)), 1)
-#define STORE_LO(p, v) _mm_storeu_si128((__m128i *)(void *)(p), _mm256_castsi256_si128(v))
-#define STORE_HI(p, v) _mm_storeu_si128((__m128i *)(void *)(p), _mm256_extracti128_si256(v, 1))
-
-/* 16 rows x 32 one-byte columns -> 32 rows x 16.  Four rounds of unpacks
- * transpose the 16 x 16 block in each lane; `order` undoes their interleave. */
-AVX2 static inline void block_1(const char *s, size_t sp, char *d, size_t dp) {
-  __m256i a[16], b[16];
-  for (int i = 0; i < 16; i++) a[i] = LOAD256(s + (size_t)i * sp);
-  for (int i = 0; i < 8; i++) {
-    b[2 * i] = _mm256_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
-    b[2 * i + 1] = _mm256_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
-  }
-  for (int i = 0; i < 4; i++)
-    for (int k = 0; k < 2; k++) {
-      a[4 * i + k] = _mm256_unpacklo_epi16(b[4 * i + k], b[4 * i + k + 2]);
-      a[4 * i + k + 2] = _mm256_unpackhi_epi16(b[4 * i + k], b[4 * i + k + 2]);
-    }
-  for (int i = 0; i < 2; i++)
-    for (int k = 0; k < 4; k++) {
-      b[8 * i + k] = _mm256_unpacklo_epi32(a[8 * i + k], a[8 * i + k + 4]);
-      b[8 * i + k + 4] = _mm256_unpackhi_epi32(a[8 * i + k], a[8 * i + k + 4]);
-    }
-  for (int k = 0; k < 8; k++) {
-    a[k] = _mm256_unpacklo_epi64(b[k], b[k + 8]);
-    a[k + 8] = _mm256_unpackhi_epi64(b[k], b[k + 8]);
-  }
-  static const int order[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
-  for (int r = 0; r < 16; r++) {
-    STORE_LO(d + (size_t)r * dp, a[order[r]]);
-    STORE_HI(d + (size_t)(r + 16) * dp, a[order[r]]);
-  }
-}
-
-/* 8 rows x 16 two-byte columns -> 16 rows x 8. */
-AVX2 static inline void block_2(const char *s, size_t sp, char *d, size_t dp) {
-  __m256i a[8], b[8];
-  for (int i = 0; i < 8; i++) a[i] = LOAD256(s + (size_t)i * sp);
-  for (int i = 0; i < 4; i++) {
-    b[2 * i] = _mm256_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
-    b[2 * i + 1] = _mm256_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
-  }
-  for (int i = 0; i < 2; i++)
-    for (int k = 0; k < 2; k++) {
-      a[4 * i + k] = _mm256_unpacklo_epi32(b[4 * i + k], b[4 * i + k + 2]);
-      a[4 * i + k + 2] = _mm256_unpackhi_epi32(b[4 * i + k], b[4 * i + k + 2]);
-    }
-  for (int k = 0; k < 4; k++) {
-    b[k] = _mm256_unpacklo_epi64(a[k], a[k + 4]);
-    b[k + 4] = _mm256_unpackhi_epi64(a[k], a[k + 4]);
-  }
-  static const int order[8] = {0, 4, 2, 6, 1, 5, 3, 7};
-  for (int r = 0; r < 8; r++) {
-    STORE_LO(d + (size_t)r * dp, b[order[r]]);
-    STORE_HI(d + (size_t)(r + 8) * dp, b[order[r]]);
-  }
-}
-
-/* 4 rows x 8 four-byte columns -> 8 rows x 4. */
-AVX2 static inline void block_4(const char *s, size_t sp, char *d, size_t dp) {
-  __m256i a0 = LOAD256(s), a1 = LOAD256(s + sp), a2 = LOAD256(s + 2 * sp), a3 = LOAD256(s + 3 * sp);
-  __m256i t0 = _mm256_unpacklo_epi32(a0, a1), t1 = _mm256_unpackhi_epi32(a0, a1);
-  __m256i t2 = _mm256_unpacklo_epi32(a2, a3), t3 = _mm256_unpackhi_epi32(a2, a3);
-  __m256i r0 = _mm256_unpacklo_epi64(t0, t2), r1 = _mm256_unpackhi_epi64(t0, t2);
-  __m256i r2 = _mm256_unpacklo_epi64(t1, t3), r3 = _mm256_unpackhi_epi64(t1, t3);
-  STORE_LO(d, r0);
-  STORE_LO(d + dp, r1);
-  STORE_LO(d + 2 * dp, r2);
-  STORE_LO(d + 3 * dp, r3);
-  STORE_HI(d + 4 * dp, r0);
-  STORE_HI(d + 5 * dp, r1);
-  STORE_HI(d + 6 * dp, r2);
-  STORE_HI(d + 7 * dp, r3);
-}
-
-/* 2 rows x 4 eight-byte columns -> 4 rows x 2. */
-AVX2 static inline void block_8(const char *s, size_t sp, char *d, size_t dp) {
-  __m256i a = LOAD256(s), b = LOAD256(s + sp);
-  __m256i lo = _mm256_unpacklo_epi64(a, b), hi = _mm256_unpackhi_epi64(a, b);
-  STORE_LO(d, lo);
-  STORE_LO(d + dp, hi);
-  STORE_HI(d + 2 * dp, lo);
-  STORE_HI(d + 3 * dp, hi);
-}
-
-#endif /* XPOSE_X86 */
-
-/* ---- writing buffer rows out ---- */
-
+/* A buffer row to its destination run, streamed (16-byte stores) or not. */
 static void write_run(char *dst, const char *src, size_t bytes, int stream) {
 #if XPOSE_X86
   if (stream) {
@@ -189,51 +88,167 @@ static void write_run(char *dst, const char *src, size_t bytes, int stream) {
   memcpy(dst, src, bytes);
 }
 
+/* ---- AVX2: register blocks walked down column strips ---- */
+
 #if XPOSE_X86
-/* A tile buffer row of constant length `bytes` (a multiple of 32) to dst:
- * 32-byte streaming stores when dst is aligned, which beat 16-byte ones by
- * about 12 points of memcpy for 8-byte elements on Zen 4. */
-AVX2 static inline __attribute__((always_inline)) void write_row_avx2(char *dst, const char *src,
-                                                                      size_t bytes, int stream) {
-  if (!stream) {
-    for (size_t k = 0; k < bytes; k += 32)
-      _mm256_storeu_si256((__m256i *)(void *)(dst + k), LOAD_STORED_HALVES(src + k));
-  } else if (((uintptr_t)dst & 31) == 0) {
-    for (size_t k = 0; k < bytes; k += 32)
-      _mm256_stream_si256((__m256i *)(void *)(dst + k), LOAD_STORED_HALVES(src + k));
-  } else {
-    write_run(dst, src, bytes, stream);
+#define AVX2 __attribute__((target("avx2")))
+#define AVX2_INLINE __attribute__((target("avx2"), always_inline)) static inline
+#define LOAD256(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+
+/* One 32-byte piece of a destination row; streamed pieces must be aligned. */
+AVX2_INLINE void store_piece(char *d, __m256i v, int stream) {
+  if (stream)
+    _mm256_stream_si256((__m256i *)(void *)d, v);
+  else
+    _mm256_storeu_si256((__m256i *)(void *)d, v);
+}
+
+/* Each block transposes 32/size source rows of 32 bytes into 32/size
+ * destination rows of 32 bytes, and writes them in row order. */
+
+/* 32 x 32 bytes, as two 16-row halves: four rounds of unpacks transpose each
+ * lane's 16 x 16; `order` undoes their interleave.  The first half's pieces
+ * wait in L1 (16-byte stores read back whole, so they forward). */
+AVX2_INLINE void block_1(const char *s, size_t sp, char *d, size_t dp, int stream) {
+  _Alignas(64) char first[32 * 16];
+  static const int order[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+  for (int half = 0; half < 2; half++) {
+    __m256i a[16], b[16];
+    for (int i = 0; i < 16; i++) a[i] = LOAD256(s + (size_t)(16 * half + i) * sp);
+    for (int i = 0; i < 8; i++) {
+      b[2 * i] = _mm256_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+      b[2 * i + 1] = _mm256_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++)
+      for (int k = 0; k < 2; k++) {
+        a[4 * i + k] = _mm256_unpacklo_epi16(b[4 * i + k], b[4 * i + k + 2]);
+        a[4 * i + k + 2] = _mm256_unpackhi_epi16(b[4 * i + k], b[4 * i + k + 2]);
+      }
+    for (int i = 0; i < 2; i++)
+      for (int k = 0; k < 4; k++) {
+        b[8 * i + k] = _mm256_unpacklo_epi32(a[8 * i + k], a[8 * i + k + 4]);
+        b[8 * i + k + 4] = _mm256_unpackhi_epi32(a[8 * i + k], a[8 * i + k + 4]);
+      }
+    for (int k = 0; k < 8; k++) {
+      a[k] = _mm256_unpacklo_epi64(b[k], b[k + 8]);
+      a[k + 8] = _mm256_unpackhi_epi64(b[k], b[k + 8]);
+    }
+    /* Lane 0 of a[order[r]] is destination row r, lane 1 row r + 16. */
+    if (half == 0) {
+      for (int r = 0; r < 16; r++) {
+        _mm_store_si128((__m128i *)(void *)(first + 16 * r), _mm256_castsi256_si128(a[order[r]]));
+        _mm_store_si128((__m128i *)(void *)(first + 16 * (r + 16)),
+                        _mm256_extracti128_si256(a[order[r]], 1));
+      }
+    } else {
+      for (int r = 0; r < 32; r++) {
+        const __m256i mine = a[order[r & 15]];
+        const __m128i low = _mm_load_si128((const __m128i *)(const void *)(first + 16 * r));
+        const __m128i high = r < 16 ? _mm256_castsi256_si128(mine) : _mm256_extracti128_si256(mine, 1);
+        store_piece(d + (size_t)r * dp, _mm256_set_m128i(high, low), stream);
+      }
+    }
   }
 }
 
-/* Full tiles only (rows, cols multiples of the tile), every size fixed at
- * compile time so the block and row loops unroll and nothing is called. */
-#define AVX2_FULL_TILES(size, tile_rows, tile_cols, block_rows, block_cols)                 \
-  AVX2 static void full_tiles_avx2_##size(const char *src, size_t sp, char *dst, size_t dp, \
-                                          int64_t rows, int64_t cols, int stream) {         \
-    _Alignas(64) char buf[(tile_rows) * (tile_cols) * (size)];                              \
-    const size_t bp = (tile_rows) * (size);                                                 \
-    for (int64_t ib = 0; ib < rows; ib += (tile_rows))                                      \
-      for (int64_t jb = 0; jb < cols; jb += (tile_cols)) {                                  \
-        const char *s = src + (size_t)ib * sp + (size_t)jb * (size);                        \
-        for (int i = 0; i < (tile_rows); i += (block_rows))                                 \
-          for (int j = 0; j < (tile_cols); j += (block_cols))                               \
-            block_##size(s + (size_t)i * sp + (size_t)j * (size), sp,                       \
-                         buf + (size_t)j * bp + (size_t)i * (size), bp);                    \
-        char *d = dst + (size_t)jb * dp + (size_t)ib * (size);                              \
-        for (int j = 0; j < (tile_cols); j++)                                               \
-          write_row_avx2(d + (size_t)j * dp, buf + (size_t)j * bp, bp, stream);             \
-      }                                                                                     \
+/* 16 x 16 two-byte elements: three rounds of unpacks transpose each lane's
+ * 8 x 8, then lanes are paired across the two 8-row halves. */
+AVX2_INLINE void block_2(const char *s, size_t sp, char *d, size_t dp, int stream) {
+  __m256i a[16], b[16];
+  for (int i = 0; i < 16; i++) a[i] = LOAD256(s + (size_t)i * sp);
+  for (int i = 0; i < 8; i++) {
+    b[2 * i] = _mm256_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+    b[2 * i + 1] = _mm256_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
   }
-AVX2_FULL_TILES(1, 64, 64, 16, 32)
-AVX2_FULL_TILES(2, 32, 32, 8, 16)
-AVX2_FULL_TILES(4, 32, 16, 4, 8)
-AVX2_FULL_TILES(8, 16, 8, 2, 4)
+  for (int i = 0; i < 4; i++)
+    for (int k = 0; k < 2; k++) {
+      a[4 * i + k] = _mm256_unpacklo_epi32(b[4 * i + k], b[4 * i + k + 2]);
+      a[4 * i + k + 2] = _mm256_unpackhi_epi32(b[4 * i + k], b[4 * i + k + 2]);
+    }
+  for (int i = 0; i < 2; i++)
+    for (int k = 0; k < 4; k++) {
+      b[8 * i + k] = _mm256_unpacklo_epi64(a[8 * i + k], a[8 * i + k + 4]);
+      b[8 * i + k + 4] = _mm256_unpackhi_epi64(a[8 * i + k], a[8 * i + k + 4]);
+    }
+  static const int order[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+  for (int r = 0; r < 8; r++)
+    store_piece(d + (size_t)r * dp, _mm256_permute2x128_si256(b[order[r]], b[8 + order[r]], 0x20),
+                stream);
+  for (int r = 0; r < 8; r++)
+    store_piece(d + (size_t)(r + 8) * dp,
+                _mm256_permute2x128_si256(b[order[r]], b[8 + order[r]], 0x31), stream);
+}
 
-typedef void (*full_tiles_fn)(const char *, size_t, char *, size_t, int64_t, int64_t, int);
-#endif
+/* 8 x 8 four-byte elements. */
+AVX2_INLINE void block_4(const char *s, size_t sp, char *d, size_t dp, int stream) {
+  __m256i r[8], t[8], o[8];
+  for (int i = 0; i < 8; i++) r[i] = LOAD256(s + (size_t)i * sp);
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; i++)
+    for (int k = 0; k < 2; k++) {
+      r[4 * i + k] = _mm256_unpacklo_epi64(t[4 * i + k], t[4 * i + k + 2]);
+      r[4 * i + k + 2] = _mm256_unpackhi_epi64(t[4 * i + k], t[4 * i + k + 2]);
+    }
+  static const int order[4] = {0, 2, 1, 3};
+  for (int k = 0; k < 4; k++) {
+    o[k] = _mm256_permute2x128_si256(r[order[k]], r[4 + order[k]], 0x20);
+    o[k + 4] = _mm256_permute2x128_si256(r[order[k]], r[4 + order[k]], 0x31);
+  }
+  for (int k = 0; k < 8; k++) store_piece(d + (size_t)k * dp, o[k], stream);
+}
 
-/* Tile shapes, measured (see the top of this file). */
+/* 4 x 4 eight-byte elements. */
+AVX2_INLINE void block_8(const char *s, size_t sp, char *d, size_t dp, int stream) {
+  const __m256i a = LOAD256(s), b = LOAD256(s + sp), c = LOAD256(s + 2 * sp),
+                e = LOAD256(s + 3 * sp);
+  const __m256i t0 = _mm256_unpacklo_epi64(a, b), t1 = _mm256_unpackhi_epi64(a, b);
+  const __m256i t2 = _mm256_unpacklo_epi64(c, e), t3 = _mm256_unpackhi_epi64(c, e);
+  store_piece(d, _mm256_permute2x128_si256(t0, t2, 0x20), stream);
+  store_piece(d + dp, _mm256_permute2x128_si256(t1, t3, 0x20), stream);
+  store_piece(d + 2 * dp, _mm256_permute2x128_si256(t0, t2, 0x31), stream);
+  store_piece(d + 3 * dp, _mm256_permute2x128_si256(t1, t3, 0x31), stream);
+}
+
+/* 2 x 2 sixteen-byte elements. */
+AVX2_INLINE void block_16(const char *s, size_t sp, char *d, size_t dp, int stream) {
+  const __m256i a = LOAD256(s), b = LOAD256(s + sp);
+  store_piece(d, _mm256_permute2x128_si256(a, b, 0x20), stream);
+  store_piece(d + dp, _mm256_permute2x128_si256(a, b, 0x31), stream);
+}
+
+/* Full blocks only (rows and cols multiples of 32/size).  Bands of
+ * STRIP_BAND_BYTES / size source rows; in each band, strips 32 bytes wide
+ * are walked down one block at a time.  A strip writes its 32/size
+ * destination rows front to back, so each output line is completed by two
+ * blocks in a row, which is what streaming stores want; its source lines
+ * are read half by this strip and half by the next one, while still in L1. */
+#define AVX2_STRIPS(size)                                                                    \
+  AVX2 static void strips_avx2_##size(const char *src, size_t sp, char *dst, size_t dp,      \
+                                      int64_t rows, int64_t cols, int stream) {              \
+    const int64_t block = 32 / (size), band = STRIP_BAND_BYTES / (size);                     \
+    for (int64_t ib = 0; ib < rows; ib += band) {                                            \
+      const int64_t end = rows - ib < band ? rows : ib + band;                               \
+      for (int64_t jb = 0; jb < cols; jb += block)                                           \
+        for (int64_t i = ib; i < end; i += block)                                            \
+          block_##size(src + (size_t)i * sp + (size_t)jb * (size), sp,                       \
+                       dst + (size_t)jb * dp + (size_t)i * (size), dp, stream);              \
+    }                                                                                        \
+  }
+AVX2_STRIPS(1)
+AVX2_STRIPS(2)
+AVX2_STRIPS(4)
+AVX2_STRIPS(8)
+AVX2_STRIPS(16)
+
+typedef void (*strips_fn)(const char *, size_t, char *, size_t, int64_t, int64_t, int);
+#endif /* XPOSE_X86 */
+
+/* Buffered tiles: a cache line of source columns by a few dozen rows (on
+ * Zen 4, 32 rows of 4-byte elements ran steadier than 64; 8 and 16 bytes
+ * preferred 16). */
 static tile_geometry geometry_for(size_t elem_size) {
   tile_geometry g = {0, 0};
   switch (elem_size) {
@@ -267,9 +282,6 @@ static void transpose_tiled(const tile_geometry *g, const char *src, size_t src_
         write_run(d + (size_t)j * dst_pitch, buf + (size_t)j * buf_pitch, buf_pitch, stream);
     }
   }
-#if XPOSE_X86
-  if (stream) _mm_sfence(); /* order the streamed stores before anyone reads dst */
-#endif
 }
 
 /* Elements of several cache lines each: tiling buys nothing, copy in place. */
@@ -307,27 +319,31 @@ const char *xpose_host_kernel_name(xpose_host_kernel kernel) {
   return resolve(kernel) == XPOSE_HOST_KERNEL_AVX2 ? "avx2" : "portable";
 }
 
-/* The tiles written straight to dst, streamed or not. */
-static void transpose_direct(xpose_host_kernel kernel, const char *s, size_t src_pitch, char *d,
-                             size_t dst_pitch, int64_t rows, int64_t cols, size_t elem_size,
-                             int stream) {
+/* Interior through the AVX2 strips where the element size has them; edges,
+ * other sizes and the portable kernel through buffered tiles. */
+static void transpose_any(xpose_host_kernel kernel, const char *s, size_t src_pitch, char *d,
+                          size_t dst_pitch, int64_t rows, int64_t cols, size_t elem_size,
+                          int stream) {
   const tile_geometry g = geometry_for(elem_size);
 #if XPOSE_X86
-  full_tiles_fn full_tiles = NULL;
+  strips_fn strips = NULL;
   if (resolve(kernel) == XPOSE_HOST_KERNEL_AVX2) {
     switch (elem_size) {
-      case 1: full_tiles = full_tiles_avx2_1; break;
-      case 2: full_tiles = full_tiles_avx2_2; break;
-      case 4: full_tiles = full_tiles_avx2_4; break;
-      case 8: full_tiles = full_tiles_avx2_8; break;
-      default: break; /* 16 bytes: one element per vector, gathering is as good */
+      case 1: strips = strips_avx2_1; break;
+      case 2: strips = strips_avx2_2; break;
+      case 4: strips = strips_avx2_4; break;
+      case 8: strips = strips_avx2_8; break;
+      case 16: strips = strips_avx2_16; break;
+      default: break;
     }
   }
-  if (full_tiles) {
-    /* The interior in full tiles; the right and bottom edges element-wise. */
-    const int64_t full_rows = rows / g.tile_rows * g.tile_rows;
-    const int64_t full_cols = cols / g.tile_cols * g.tile_cols;
-    full_tiles(s, src_pitch, d, dst_pitch, full_rows, full_cols, stream);
+  if (strips) {
+    const int64_t block = 32 / (int64_t)elem_size;
+    const int64_t full_rows = rows / block * block, full_cols = cols / block * block;
+    /* Streamed pieces must be 32-byte aligned; otherwise plain stores, which
+     * measured faster than staging the output to align it. */
+    const int aligned = (((uintptr_t)d | dst_pitch) & 31) == 0;
+    strips(s, src_pitch, d, dst_pitch, full_rows, full_cols, stream && aligned);
     transpose_tiled(&g, s + (size_t)full_cols * elem_size, src_pitch,
                     d + (size_t)full_cols * dst_pitch, dst_pitch, full_rows, cols - full_cols,
                     elem_size, stream);
@@ -342,44 +358,6 @@ static void transpose_direct(xpose_host_kernel kernel, const char *s, size_t src
   transpose_tiled(&g, s, src_pitch, d, dst_pitch, rows, cols, elem_size, stream);
 }
 
-/* Large outputs whose rows do not start on cache lines: blocks with
- * STAGED_RUN_BYTES-long destination runs are transposed into a buffer that
- * stays in L2, then streamed out a run at a time.  Streaming stores want
- * whole lines written together; a tile's own rows (128 bytes for 4-byte
- * elements) then straddle lines and leave partial ones at both ends:
- * 8191 x 8192 floats ran at 9% of memcpy written tile by tile, 33% staged
- * (2-core Zen 4 VM, tests/bench/RESULTS.md).  Where rows start on lines,
- * writing tiles directly was as fast or faster.  Returns 0 if the buffer
- * cannot be had. */
-static int transpose_staged(xpose_host_kernel kernel, const char *src, size_t src_pitch,
-                            char *dst, size_t dst_pitch, int64_t rows, int64_t cols,
-                            size_t elem_size) {
-  int64_t block_rows = STAGED_RUN_BYTES / (int64_t)elem_size;
-  if (block_rows < 1) block_rows = 1;
-  int64_t block_cols = STAGED_BLOCK_BYTES / (block_rows * (int64_t)elem_size);
-  if (block_cols > block_rows) block_cols = block_rows;
-  if (block_cols < 1) block_cols = 1;
-  const size_t buffer_bytes = ((size_t)block_rows * (size_t)block_cols * elem_size + 63) / 64 * 64;
-  char *buffer = aligned_alloc(64, buffer_bytes);
-  if (!buffer) return 0;
-  for (int64_t ib = 0; ib < rows; ib += block_rows) {
-    const int64_t h = rows - ib < block_rows ? rows - ib : block_rows;
-    const size_t run = (size_t)h * elem_size;
-    for (int64_t jb = 0; jb < cols; jb += block_cols) {
-      const int64_t w = cols - jb < block_cols ? cols - jb : block_cols;
-      transpose_direct(kernel, src + (size_t)ib * src_pitch + (size_t)jb * elem_size, src_pitch,
-                       buffer, run, h, w, elem_size, 0);
-      char *d = dst + (size_t)jb * dst_pitch + (size_t)ib * elem_size;
-      for (int64_t j = 0; j < w; j++) write_run(d + (size_t)j * dst_pitch, buffer + (size_t)j * run, run, 1);
-    }
-  }
-#if XPOSE_X86
-  _mm_sfence(); /* order the streamed stores before anyone reads dst */
-#endif
-  free(buffer);
-  return 1;
-}
-
 void xpose_host_transpose_using(xpose_host_kernel kernel, const void *src, int64_t ld_src,
                                 void *dst, int64_t ld_dst, int64_t rows, int64_t cols,
                                 size_t elem_size) {
@@ -390,11 +368,10 @@ void xpose_host_transpose_using(xpose_host_kernel kernel, const void *src, int64
     return;
   }
   const int stream = (uint64_t)rows * (uint64_t)cols * elem_size >= STREAM_THRESHOLD_BYTES;
-  const int whole_lines = (((uintptr_t)dst | dst_pitch) & 63) == 0;
-  if (stream && !whole_lines &&
-      transpose_staged(kernel, src, src_pitch, dst, dst_pitch, rows, cols, elem_size))
-    return;
-  transpose_direct(kernel, src, src_pitch, dst, dst_pitch, rows, cols, elem_size, stream);
+  transpose_any(kernel, src, src_pitch, dst, dst_pitch, rows, cols, elem_size, stream);
+#if XPOSE_X86
+  if (stream) _mm_sfence(); /* order the streamed stores before anyone reads dst */
+#endif
 }
 
 void xpose_host_transpose(const void *src, int64_t ld_src, void *dst, int64_t ld_dst, int64_t rows,
