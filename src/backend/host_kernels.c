@@ -106,49 +106,44 @@ AVX2_INLINE void store_piece(char *d, __m256i v, int stream) {
 /* Each block transposes 32/size source rows of 32 bytes into 32/size
  * destination rows of 32 bytes, and writes them in row order. */
 
-/* 32 x 32 bytes, as two 16-row halves: four rounds of unpacks transpose each
- * lane's 16 x 16; `order` undoes their interleave.  The first half's pieces
- * wait in L1 (16-byte stores read back whole, so they forward). */
-AVX2_INLINE void block_1(const char *s, size_t sp, char *d, size_t dp, int stream) {
-  _Alignas(64) char first[32 * 16];
-  static const int order[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
-  for (int half = 0; half < 2; half++) {
-    __m256i a[16], b[16];
-    for (int i = 0; i < 16; i++) a[i] = LOAD256(s + (size_t)(16 * half + i) * sp);
-    for (int i = 0; i < 8; i++) {
-      b[2 * i] = _mm256_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
-      b[2 * i + 1] = _mm256_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; i++)
-      for (int k = 0; k < 2; k++) {
-        a[4 * i + k] = _mm256_unpacklo_epi16(b[4 * i + k], b[4 * i + k + 2]);
-        a[4 * i + k + 2] = _mm256_unpackhi_epi16(b[4 * i + k], b[4 * i + k + 2]);
-      }
-    for (int i = 0; i < 2; i++)
-      for (int k = 0; k < 4; k++) {
-        b[8 * i + k] = _mm256_unpacklo_epi32(a[8 * i + k], a[8 * i + k + 4]);
-        b[8 * i + k + 4] = _mm256_unpackhi_epi32(a[8 * i + k], a[8 * i + k + 4]);
-      }
-    for (int k = 0; k < 8; k++) {
-      a[k] = _mm256_unpacklo_epi64(b[k], b[k + 8]);
-      a[k + 8] = _mm256_unpackhi_epi64(b[k], b[k + 8]);
-    }
-    /* Lane 0 of a[order[r]] is destination row r, lane 1 row r + 16. */
-    if (half == 0) {
-      for (int r = 0; r < 16; r++) {
-        _mm_store_si128((__m128i *)(void *)(first + 16 * r), _mm256_castsi256_si128(a[order[r]]));
-        _mm_store_si128((__m128i *)(void *)(first + 16 * (r + 16)),
-                        _mm256_extracti128_si256(a[order[r]], 1));
-      }
-    } else {
-      for (int r = 0; r < 32; r++) {
-        const __m256i mine = a[order[r & 15]];
-        const __m128i low = _mm_load_si128((const __m128i *)(const void *)(first + 16 * r));
-        const __m128i high = r < 16 ? _mm256_castsi256_si128(mine) : _mm256_extracti128_si256(mine, 1);
-        store_piece(d + (size_t)r * dp, _mm256_set_m128i(high, low), stream);
-      }
-    }
+/* 16 rows x 32 bytes: four rounds of unpacks transpose each lane's 16 x 16;
+ * lane 0 of out[r] is column r of the rows, lane 1 column r + 16. */
+AVX2_INLINE void columns_of_16_rows(const char *s, size_t sp, __m256i out[16]) {
+  __m256i a[16], b[16];
+  for (int i = 0; i < 16; i++) a[i] = LOAD256(s + (size_t)i * sp);
+  for (int i = 0; i < 8; i++) {
+    b[2 * i] = _mm256_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+    b[2 * i + 1] = _mm256_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
   }
+  for (int i = 0; i < 4; i++)
+    for (int k = 0; k < 2; k++) {
+      a[4 * i + k] = _mm256_unpacklo_epi16(b[4 * i + k], b[4 * i + k + 2]);
+      a[4 * i + k + 2] = _mm256_unpackhi_epi16(b[4 * i + k], b[4 * i + k + 2]);
+    }
+  for (int i = 0; i < 2; i++)
+    for (int k = 0; k < 4; k++) {
+      b[8 * i + k] = _mm256_unpacklo_epi32(a[8 * i + k], a[8 * i + k + 4]);
+      b[8 * i + k + 4] = _mm256_unpackhi_epi32(a[8 * i + k], a[8 * i + k + 4]);
+    }
+  for (int k = 0; k < 8; k++) {
+    a[k] = _mm256_unpacklo_epi64(b[k], b[k + 8]);
+    a[k + 8] = _mm256_unpackhi_epi64(b[k], b[k + 8]);
+  }
+  static const int order[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+  for (int r = 0; r < 16; r++) out[r] = a[order[r]];
+}
+
+/* 32 x 32 bytes: two 16-row halves, paired lane by lane (the registers do
+ * not hold both; the compiler parks one half in L1). */
+AVX2_INLINE void block_1(const char *s, size_t sp, char *d, size_t dp, int stream) {
+  __m256i top[16], bottom[16];
+  columns_of_16_rows(s, sp, top);
+  columns_of_16_rows(s + 16 * sp, sp, bottom);
+  for (int r = 0; r < 16; r++)
+    store_piece(d + (size_t)r * dp, _mm256_permute2x128_si256(top[r], bottom[r], 0x20), stream);
+  for (int r = 0; r < 16; r++)
+    store_piece(d + (size_t)(r + 16) * dp, _mm256_permute2x128_si256(top[r], bottom[r], 0x31),
+                stream);
 }
 
 /* 16 x 16 two-byte elements: three rounds of unpacks transpose each lane's
