@@ -21,7 +21,6 @@
  * 1-16 bytes), then written out a buffer row at a time. */
 #include "host_kernels.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -35,6 +34,9 @@ enum {
   TILE_BUFFER_BYTES = 4096,
   /* Outputs at least this large bypass the caches on the way out. */
   STREAM_THRESHOLD_BYTES = 8 << 20,
+  /* AVX2 blocks move pieces of this many bytes: 32/size rows by as many
+   * columns. */
+  STRIP_PIECE_BYTES = 32,
   /* AVX2 strips walk down bands of source rows whose destination runs are
    * this many bytes long. */
   STRIP_BAND_BYTES = 512,
@@ -220,17 +222,17 @@ AVX2_INLINE void block_16(const char *s, size_t sp, char *d, size_t dp, int stre
  * destination rows front to back, so each output line is completed by two
  * blocks in a row, which is what streaming stores want; its source lines
  * are read half by this strip and half by the next one, while still in L1. */
-#define AVX2_STRIPS(size)                                                                    \
-  AVX2 static void strips_avx2_##size(const char *src, size_t sp, char *dst, size_t dp,      \
-                                      int64_t rows, int64_t cols, int stream) {              \
-    const int64_t block = 32 / (size), band = STRIP_BAND_BYTES / (size);                     \
-    for (int64_t ib = 0; ib < rows; ib += band) {                                            \
-      const int64_t end = rows - ib < band ? rows : ib + band;                               \
-      for (int64_t jb = 0; jb < cols; jb += block)                                           \
-        for (int64_t i = ib; i < end; i += block)                                            \
-          block_##size(src + (size_t)i * sp + (size_t)jb * (size), sp,                       \
-                       dst + (size_t)jb * dp + (size_t)i * (size), dp, stream);              \
-    }                                                                                        \
+#define AVX2_STRIPS(size)                                                               \
+  AVX2 static void strips_avx2_##size(const char *src, size_t sp, char *dst, size_t dp, \
+                                      int64_t rows, int64_t cols, int stream) {         \
+    const int64_t block = STRIP_PIECE_BYTES / (size), band = STRIP_BAND_BYTES / (size); \
+    for (int64_t ib = 0; ib < rows; ib += band) {                                       \
+      const int64_t end = rows - ib < band ? rows : ib + band;                          \
+      for (int64_t jb = 0; jb < cols; jb += block)                                      \
+        for (int64_t i = ib; i < end; i += block)                                       \
+          block_##size(src + (size_t)i * sp + (size_t)jb * (size), sp,                  \
+                       dst + (size_t)jb * dp + (size_t)i * (size), dp, stream);         \
+    }                                                                                   \
   }
 AVX2_STRIPS(1)
 AVX2_STRIPS(2)
@@ -333,7 +335,7 @@ static void transpose_any(xpose_host_kernel kernel, const char *s, size_t src_pi
     }
   }
   if (strips) {
-    const int64_t block = 32 / (int64_t)elem_size;
+    const int64_t block = STRIP_PIECE_BYTES / (int64_t)elem_size;
     const int64_t full_rows = rows / block * block, full_cols = cols / block * block;
     /* Streamed pieces must be 32-byte aligned; otherwise plain stores, which
      * measured faster than staging the output to align it. */
