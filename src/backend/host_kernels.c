@@ -106,7 +106,7 @@ AVX2_INLINE void store_piece(char *d, __m256i v, int stream) {
 }
 
 /* Each block transposes 32/size source rows of 32 bytes into 32/size
- * destination rows of 32 bytes, and writes them in row order. */
+ * pieces of 32 bytes, piece r for destination row r. */
 
 /* 16 rows x 32 bytes: four rounds of unpacks transpose each lane's 16 x 16;
  * lane 0 of out[r] is column r of the rows, lane 1 column r + 16. */
@@ -137,20 +137,19 @@ AVX2_INLINE void columns_of_16_rows(const char *s, size_t sp, __m256i out[16]) {
 
 /* 32 x 32 bytes: two 16-row halves, paired lane by lane (the registers do
  * not hold both; the compiler parks one half in L1). */
-AVX2_INLINE void block_1(const char *s, size_t sp, char *d, size_t dp, int stream) {
+AVX2_INLINE void block_1(const char *s, size_t sp, __m256i o[32]) {
   __m256i top[16], bottom[16];
   columns_of_16_rows(s, sp, top);
   columns_of_16_rows(s + 16 * sp, sp, bottom);
-  for (int r = 0; r < 16; r++)
-    store_piece(d + (size_t)r * dp, _mm256_permute2x128_si256(top[r], bottom[r], 0x20), stream);
-  for (int r = 0; r < 16; r++)
-    store_piece(d + (size_t)(r + 16) * dp, _mm256_permute2x128_si256(top[r], bottom[r], 0x31),
-                stream);
+  for (int r = 0; r < 16; r++) {
+    o[r] = _mm256_permute2x128_si256(top[r], bottom[r], 0x20);
+    o[r + 16] = _mm256_permute2x128_si256(top[r], bottom[r], 0x31);
+  }
 }
 
 /* 16 x 16 two-byte elements: three rounds of unpacks transpose each lane's
  * 8 x 8, then lanes are paired across the two 8-row halves. */
-AVX2_INLINE void block_2(const char *s, size_t sp, char *d, size_t dp, int stream) {
+AVX2_INLINE void block_2(const char *s, size_t sp, __m256i o[16]) {
   __m256i a[16], b[16];
   for (int i = 0; i < 16; i++) a[i] = LOAD256(s + (size_t)i * sp);
   for (int i = 0; i < 8; i++) {
@@ -168,17 +167,15 @@ AVX2_INLINE void block_2(const char *s, size_t sp, char *d, size_t dp, int strea
       b[8 * i + k + 4] = _mm256_unpackhi_epi64(a[8 * i + k], a[8 * i + k + 4]);
     }
   static const int order[8] = {0, 4, 2, 6, 1, 5, 3, 7};
-  for (int r = 0; r < 8; r++)
-    store_piece(d + (size_t)r * dp, _mm256_permute2x128_si256(b[order[r]], b[8 + order[r]], 0x20),
-                stream);
-  for (int r = 0; r < 8; r++)
-    store_piece(d + (size_t)(r + 8) * dp,
-                _mm256_permute2x128_si256(b[order[r]], b[8 + order[r]], 0x31), stream);
+  for (int r = 0; r < 8; r++) {
+    o[r] = _mm256_permute2x128_si256(b[order[r]], b[8 + order[r]], 0x20);
+    o[r + 8] = _mm256_permute2x128_si256(b[order[r]], b[8 + order[r]], 0x31);
+  }
 }
 
 /* 8 x 8 four-byte elements. */
-AVX2_INLINE void block_4(const char *s, size_t sp, char *d, size_t dp, int stream) {
-  __m256i r[8], t[8], o[8];
+AVX2_INLINE void block_4(const char *s, size_t sp, __m256i o[8]) {
+  __m256i r[8], t[8];
   for (int i = 0; i < 8; i++) r[i] = LOAD256(s + (size_t)i * sp);
   for (int i = 0; i < 4; i++) {
     t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
@@ -194,26 +191,25 @@ AVX2_INLINE void block_4(const char *s, size_t sp, char *d, size_t dp, int strea
     o[k] = _mm256_permute2x128_si256(r[order[k]], r[4 + order[k]], 0x20);
     o[k + 4] = _mm256_permute2x128_si256(r[order[k]], r[4 + order[k]], 0x31);
   }
-  for (int k = 0; k < 8; k++) store_piece(d + (size_t)k * dp, o[k], stream);
 }
 
 /* 4 x 4 eight-byte elements. */
-AVX2_INLINE void block_8(const char *s, size_t sp, char *d, size_t dp, int stream) {
+AVX2_INLINE void block_8(const char *s, size_t sp, __m256i o[4]) {
   const __m256i a = LOAD256(s), b = LOAD256(s + sp), c = LOAD256(s + 2 * sp),
                 e = LOAD256(s + 3 * sp);
   const __m256i t0 = _mm256_unpacklo_epi64(a, b), t1 = _mm256_unpackhi_epi64(a, b);
   const __m256i t2 = _mm256_unpacklo_epi64(c, e), t3 = _mm256_unpackhi_epi64(c, e);
-  store_piece(d, _mm256_permute2x128_si256(t0, t2, 0x20), stream);
-  store_piece(d + dp, _mm256_permute2x128_si256(t1, t3, 0x20), stream);
-  store_piece(d + 2 * dp, _mm256_permute2x128_si256(t0, t2, 0x31), stream);
-  store_piece(d + 3 * dp, _mm256_permute2x128_si256(t1, t3, 0x31), stream);
+  o[0] = _mm256_permute2x128_si256(t0, t2, 0x20);
+  o[1] = _mm256_permute2x128_si256(t1, t3, 0x20);
+  o[2] = _mm256_permute2x128_si256(t0, t2, 0x31);
+  o[3] = _mm256_permute2x128_si256(t1, t3, 0x31);
 }
 
 /* 2 x 2 sixteen-byte elements. */
-AVX2_INLINE void block_16(const char *s, size_t sp, char *d, size_t dp, int stream) {
+AVX2_INLINE void block_16(const char *s, size_t sp, __m256i o[2]) {
   const __m256i a = LOAD256(s), b = LOAD256(s + sp);
-  store_piece(d, _mm256_permute2x128_si256(a, b, 0x20), stream);
-  store_piece(d + dp, _mm256_permute2x128_si256(a, b, 0x31), stream);
+  o[0] = _mm256_permute2x128_si256(a, b, 0x20);
+  o[1] = _mm256_permute2x128_si256(a, b, 0x31);
 }
 
 /* Full blocks only (rows and cols multiples of 32/size).  Bands of
@@ -221,24 +217,46 @@ AVX2_INLINE void block_16(const char *s, size_t sp, char *d, size_t dp, int stre
  * are walked down one block at a time.  A strip writes its 32/size
  * destination rows front to back, so each output line is completed by two
  * blocks in a row, which is what streaming stores want; its source lines
- * are read half by this strip and half by the next one, while still in L1. */
-#define AVX2_STRIPS(size)                                                               \
-  AVX2 static void strips_avx2_##size(const char *src, size_t sp, char *dst, size_t dp, \
-                                      int64_t rows, int64_t cols, int stream) {         \
-    const int64_t block = STRIP_PIECE_BYTES / (size), band = STRIP_BAND_BYTES / (size); \
-    for (int64_t ib = 0; ib < rows; ib += band) {                                       \
-      const int64_t end = rows - ib < band ? rows : ib + band;                          \
-      for (int64_t jb = 0; jb < cols; jb += block)                                      \
-        for (int64_t i = ib; i < end; i += block)                                       \
-          block_##size(src + (size_t)i * sp + (size_t)jb * (size), sp,                  \
-                       dst + (size_t)jb * dp + (size_t)i * (size), dp, stream);         \
-    }                                                                                   \
+ * are read half by this strip and half by the next one, while still in L1.
+ * With `pairs`, streamed strips go two blocks at a time and store each
+ * row's two pieces together, finishing every line at once: 1- and 2-byte
+ * strips hold 32 and 16 rows open, too many to leave lines half written
+ * (RESULTS.md); 2-8 rows of larger elements gain nothing from it. */
+#define AVX2_STRIPS(size, pairs)                                                               \
+  AVX2 static void strips_avx2_##size(const char *src, size_t sp, char *dst, size_t dp,        \
+                                      int64_t rows, int64_t cols, int stream) {                \
+    enum { BLOCK = STRIP_PIECE_BYTES / (size) };                                               \
+    const int64_t band = STRIP_BAND_BYTES / (size);                                            \
+    const int pair = (pairs) && stream;                                                        \
+    for (int64_t ib = 0; ib < rows; ib += band) {                                              \
+      const int64_t end = rows - ib < band ? rows : ib + band;                                 \
+      for (int64_t jb = 0; jb < cols; jb += BLOCK) {                                           \
+        const char *s = src + (size_t)jb * (size);                                             \
+        char *d = dst + (size_t)jb * dp;                                                       \
+        int64_t i = ib;                                                                        \
+        for (; pair && i + 2 * BLOCK <= end; i += 2 * BLOCK) {                                 \
+          __m256i a[BLOCK], b[BLOCK];                                                          \
+          block_##size(s + (size_t)i * sp, sp, a);                                             \
+          block_##size(s + (size_t)(i + BLOCK) * sp, sp, b);                                   \
+          for (int r = 0; r < BLOCK; r++) {                                                    \
+            store_piece(d + (size_t)r * dp + (size_t)i * (size), a[r], 1);                     \
+            store_piece(d + (size_t)r * dp + (size_t)i * (size) + STRIP_PIECE_BYTES, b[r], 1); \
+          }                                                                                    \
+        }                                                                                      \
+        for (; i < end; i += BLOCK) {                                                          \
+          __m256i a[BLOCK];                                                                    \
+          block_##size(s + (size_t)i * sp, sp, a);                                             \
+          for (int r = 0; r < BLOCK; r++)                                                      \
+            store_piece(d + (size_t)r * dp + (size_t)i * (size), a[r], stream);                \
+        }                                                                                      \
+      }                                                                                        \
+    }                                                                                          \
   }
-AVX2_STRIPS(1)
-AVX2_STRIPS(2)
-AVX2_STRIPS(4)
-AVX2_STRIPS(8)
-AVX2_STRIPS(16)
+AVX2_STRIPS(1, 1)
+AVX2_STRIPS(2, 1)
+AVX2_STRIPS(4, 0)
+AVX2_STRIPS(8, 0)
+AVX2_STRIPS(16, 0)
 
 typedef void (*strips_fn)(const char *, size_t, char *, size_t, int64_t, int64_t, int);
 #endif /* XPOSE_X86 */
