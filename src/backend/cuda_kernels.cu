@@ -59,10 +59,18 @@ template <> struct Element<16> { using type = uint4; };
 constexpr int kVectorMinBlocks = 2;
 constexpr int input_segment(int S) { return S == 16 ? 512 : 128; }
 constexpr int tile_group(int S) { return S == 16 ? 32 : 1; }
-// Word tiles: words per lane along each output row (the tile is 32 E depth
-// input rows tall); blocks per SM the register budget must allow (a 64-
-// register cap); input rows a warp loads before using any.
-constexpr int word_tile_depth(int S) { return S == 2 || S == 4 ? 4 : 2; }
+// Word tiles, per element size and, for 8 bytes (the one size that takes
+// them on 16-byte aligned rows too), per alignment: words per lane along each
+// output row (the tile is 32 E depth input rows tall), and how many tiles
+// down consecutive blocks walk.  On odd pitches every output segment shares
+// its end sectors with the tile below; walking down, the two run together
+// and their halves meet in L2 instead of each costing DRAM a partial write.
+// Then blocks per SM the register budget must allow (a 64-register cap) and
+// input rows a warp loads before using any.
+constexpr int word_tile_depth(int S, bool aligned) {
+  return S == 4 ? 8 : S == 2 || (S == 8 && !aligned) ? 4 : 2;
+}
+constexpr int word_tile_group(int S, bool aligned) { return S == 4 ? 128 : S == 8 && !aligned ? 64 : 1; }
 constexpr int kWordMinBlocks = 4;
 constexpr int kWordBatch = 8;
 
@@ -288,11 +296,12 @@ __global__ void __launch_bounds__(kThreads, kVectorMinBlocks)
 
 // ---- Word tiles
 
-template <int S>
+template <int S, bool kAligned>
 struct WordTile {
   static constexpr int W = S > 4 ? S : 4;  // bytes per word
   static constexpr int E = W / S;  // elements per word
-  static constexpr int depth = word_tile_depth(S);  // words per lane of every output row
+  static constexpr int depth = word_tile_depth(S, kAligned);  // words per lane of every output row
+  static constexpr int group = word_tile_group(S, kAligned);
   static constexpr int cols = 32 * E;  // one word per lane of every input row
   static constexpr int rows = 32 * E * depth;
   static constexpr int smem_bytes = rows * 32 * W;
@@ -306,12 +315,12 @@ __device__ __forceinline__ int swizzled(int t, int w) {
   return t * 32 + (w ^ ((t / E) & 31));
 }
 
-template <int S, bool kParts>
+template <int S, bool kParts, bool kAligned>
 __global__ void __launch_bounds__(kThreads, kWordMinBlocks)
     transpose_word_tiles(const char *__restrict__ src, int64_t src_pitch,
                          const __grid_constant__ Destination out, int64_t rows, int64_t cols,
                          int64_t tiles_across, int64_t tiles_down, int64_t tiles) {
-  using G = WordTile<S>;
+  using G = WordTile<S, kAligned>;
   using T = typename Element<S>::type;
   using Word = typename Element<G::W>::type;
   constexpr int E = G::E, W = G::W, kRowsPerWarp = G::rows / 8, kColsPerWarp = G::cols / 8;
@@ -320,10 +329,11 @@ __global__ void __launch_bounds__(kThreads, kWordMinBlocks)
   Word *smem = reinterpret_cast<Word *>(smem_storage);
   const char *smem_raw = reinterpret_cast<const char *>(smem_storage);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const bool small = tiles <= UINT32_MAX;
+  const int64_t walk_across = tiles / tiles_down;
+  const bool small = tiles <= UINT32_MAX && G::group * walk_across <= UINT32_MAX;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     int64_t tile_row, tile_col;
-    if (!tile_position<1, kParts>(tile, out, tiles_across, tiles_down, small, tile_row, tile_col))
+    if (!tile_position<G::group, kParts>(tile, out, tiles_across, tiles_down, small, tile_row, tile_col))
       continue;
     const int64_t r0 = tile_row * G::rows, c0 = tile_col * G::cols;
     const bool full = r0 + G::rows <= rows && c0 + G::cols <= cols;
@@ -468,15 +478,18 @@ template <int S, bool kParts>
 cudaError_t launch_sized(const char *src, int64_t src_pitch, Destination &out, int64_t rows, int64_t cols,
                          bool aligned, cudaStream_t stream) {
   if constexpr (S == 8) {
-    return launch_tiles<WordTile<S>, kParts>(transpose_word_tiles<S, kParts>, src, src_pitch, out, rows, cols,
-                                             stream);
+    if (aligned)
+      return launch_tiles<WordTile<S, true>, kParts>(transpose_word_tiles<S, kParts, true>, src, src_pitch, out,
+                                                     rows, cols, stream);
+    return launch_tiles<WordTile<S, false>, kParts>(transpose_word_tiles<S, kParts, false>, src, src_pitch, out,
+                                                    rows, cols, stream);
   } else {
     if (S == 16 || aligned)
       return launch_tiles<Tile<S>, kParts>(transpose_vector_tiles<S, kParts>, src, src_pitch, out, rows, cols,
                                            stream);
     if constexpr (S < 16)
-      return launch_tiles<WordTile<S>, kParts>(transpose_word_tiles<S, kParts>, src, src_pitch, out, rows,
-                                               cols, stream);
+      return launch_tiles<WordTile<S, false>, kParts>(transpose_word_tiles<S, kParts, false>, src, src_pitch,
+                                                      out, rows, cols, stream);
     return cudaErrorInvalidValue;  // not reached: natural alignment makes 16-byte rows aligned
   }
 }
