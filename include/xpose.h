@@ -68,7 +68,7 @@ typedef enum {
 
 typedef enum {
   XPOSE_EXCHANGE_AUTO = 0, /* host: MPI; CUDA: p2p (plan-owned outputs, shapes where it was
-                             measured fast), else NCCL, else CUDA-aware MPI, else staged */
+                             measured faster), else NCCL, else CUDA-aware MPI, else staged */
   XPOSE_EXCHANGE_MPI = 1,   /* point-to-point MPI on the buffers (CUDA: needs CUDA-aware MPI) */
   XPOSE_EXCHANGE_NCCL = 2,  /* NCCL grouped send/receive (CUDA backend) */
   XPOSE_EXCHANGE_STAGED = 3, /* through pinned host buffers, any MPI (CUDA backend) */
@@ -77,10 +77,10 @@ typedef enum {
    * once and writes every block for its node straight into the owner's
    * output over NVLink or PCIe, through CUDA IPC; nothing is packed or
    * placed.  Blocks for other nodes go, in the same execution, through the
-   * best of the other engines.  `auto` prefers it where output rows are
-   * a power of two bytes long and a rank maps at most 16 GiB of other
-   * ranks' outputs: other shapes ran up to 25 times slower, some of them
-   * (tests/bench/RESULTS.md). */
+   * best of the other engines.  `auto` prefers it where it was measured
+   * faster than NCCL: everywhere but 1-byte elements on output rows that
+   * are not a power of two bytes long, and while a rank maps at most 16 GiB
+   * of other ranks' outputs (tests/bench/RESULTS.md). */
   XPOSE_EXCHANGE_P2P = 4
 } xpose_exchange_kind;
 

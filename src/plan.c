@@ -67,22 +67,20 @@ static int chunk_count(const xpose_config *config, const xpose_exchange_engine *
 }
 
 /* Where auto may write into other GPUs' outputs: where it was measured
- * as fast as NCCL's exchange alone (2 and 4 H200s, tests/bench/RESULTS.md).
- * Elsewhere the kernel's writes over NVLink ran 1.5 to 25 times slower,
- * with NVLink carrying twice as many protocol bytes as data (against a
- * seventh); the cause is not found.  Every shape whose output rows
- * (rows x elem_size bytes) are a power of two long was fast, every one
- * whose input and output rows both are not was many times slower, and the
- * others were either.  Mapping more than 16 GiB of other ranks' outputs was
- * slow too, but only on shapes the first rule already excludes: kept as a
- * bound on what was measured.  From agreed values only. */
+ * faster than the NCCL engine (2 H200s, tests/bench/RESULTS.md).  Since the
+ * kernel's tiles walk down when they write into several outputs, every shape
+ * measured was, with one exception: 1-byte elements on rows that are not a
+ * power of two bytes long (65537^2: 2.17 times NCCL's exchange alone against
+ * the NCCL engine's 1.98).  Mapping more than 16 GiB of other ranks' outputs
+ * was not measured since, and was slow before (on shapes that were slow for
+ * the walk): kept as a bound on what was measured.  From agreed values only. */
 static const int64_t PEER_WRITES_MAPPED_BYTES = (int64_t)16 << 30;
 
 static int peer_writes_measured_fast(int64_t rows, int64_t cols, size_t elem_size, int nranks) {
   const int64_t es = (int64_t)elem_size;
   if (rows > INT64_MAX / es) return 0; /* with no columns, nothing bounds rows x size */
   const int64_t row_bytes = rows * es;
-  if (row_bytes > 0 && (row_bytes & (row_bytes - 1)) != 0) return 0;
+  if (elem_size == 1 && row_bytes > 0 && (row_bytes & (row_bytes - 1)) != 0) return 0;
   /* The largest output slab, as many times as there are other ranks. */
   const int64_t slab_rows = cols / nranks + (cols % nranks != 0);
   return slab_rows == 0 || rows == 0 ||

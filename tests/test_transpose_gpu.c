@@ -136,8 +136,7 @@ int main(int argc, char **argv) {
         printf("engine %s: skipped: ranks share a GPU, which NCCL refuses\n", names[e]);
       continue;
     }
-    /* 256 rows of 4 bytes: output rows a power of two long, where auto
-     * may pick p2p. */
+    /* 256 rows of 4 bytes, where auto may pick p2p. */
     xpose_plan probe = NULL;
     const xpose_status st = xpose_plan_create(MPI_COMM_WORLD, 256, 96, 4, &config, &probe);
     if (st == XPOSE_ERROR_UNSUPPORTED) {
@@ -153,11 +152,12 @@ int main(int argc, char **argv) {
              xpose_plan_exchange_name(probe));
     xpose_plan_destroy(probe);
     if (engines[e] == XPOSE_EXCHANGE_AUTO && config.own_output) {
-      /* Output rows of 388 bytes: auto keeps away from p2p. */
+      /* 1-byte elements on output rows of 97 bytes: auto keeps away from
+       * p2p. */
       xpose_plan odd = NULL;
-      if (xpose_plan_create(MPI_COMM_WORLD, 97, 89, 4, &config, &odd) == XPOSE_SUCCESS)
+      if (xpose_plan_create(MPI_COMM_WORLD, 97, 89, 1, &config, &odd) == XPOSE_SUCCESS)
         EXPECT(strncmp(xpose_plan_exchange_name(odd), "p2p", 3) != 0,
-               "auto picked %s for output rows of 388 bytes", xpose_plan_exchange_name(odd));
+               "auto picked %s for 1-byte output rows of 97 bytes", xpose_plan_exchange_name(odd));
       xpose_plan_destroy(odd);
     }
     engines_run++;

@@ -59,6 +59,7 @@ template <> struct Element<16> { using type = uint4; };
 constexpr int kVectorMinBlocks = 2;
 constexpr int input_segment(int S) { return S == 16 ? 512 : 128; }
 constexpr int tile_group(int S) { return S == 16 ? 32 : 1; }
+
 // Word tiles, per element size and, for 8 bytes (the one size that takes
 // them on 16-byte aligned rows too), per alignment: words per lane along each
 // output row (the tile is 32 E depth input rows tall), and how many tiles
@@ -73,6 +74,15 @@ constexpr int word_tile_depth(int S, bool aligned) {
 constexpr int word_tile_group(int S, bool aligned) { return S == 4 ? 128 : S == 8 && !aligned ? 64 : 1; }
 constexpr int kWordMinBlocks = 4;
 constexpr int kWordBatch = 8;
+// Tiles of either kind that write into other GPUs' outputs (several
+// destinations) walk at least this many down, so that the tiles sharing the
+// lines at an output segment's ends run together.  Walking across, 65568^2
+// floats on 2 GPUs ran 24 times slower than 65536^2, with NVLink carrying
+// twice as many protocol bytes as data.
+constexpr int kPartsTileGroup = 32;
+__host__ __device__ constexpr int walk_group(int group, bool parts) {
+  return parts && group < kPartsTileGroup ? kPartsTileGroup : group;
+}
 
 __device__ __forceinline__ int64_t divide(int64_t a, int64_t b, bool small) {
   return small ? (int64_t)((uint32_t)a / (uint32_t)b) : a / b;
@@ -250,10 +260,11 @@ __global__ void __launch_bounds__(kThreads, kVectorMinBlocks)
   const int t = threadIdx.x;
   const int mj = t & 7, mi = t >> 3;  // this thread's micro-blocks: chunk column mod 8, chunk row
   const int64_t walk_across = tiles / tiles_down;
-  const bool small = tiles <= UINT32_MAX && G::group * walk_across <= UINT32_MAX;
+  constexpr int kGroup = walk_group(G::group, kParts);
+  const bool small = tiles <= UINT32_MAX && kGroup * walk_across <= UINT32_MAX;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     int64_t tile_row, tile_col;
-    if (!tile_position<G::group, kParts>(tile, out, tiles_across, tiles_down, small, tile_row, tile_col))
+    if (!tile_position<kGroup, kParts>(tile, out, tiles_across, tiles_down, small, tile_row, tile_col))
       continue;
     const int64_t r0 = tile_row * G::rows, c0 = tile_col * G::cols;
     const bool full = r0 + G::rows <= rows && c0 + G::cols <= cols;
@@ -330,10 +341,11 @@ __global__ void __launch_bounds__(kThreads, kWordMinBlocks)
   const char *smem_raw = reinterpret_cast<const char *>(smem_storage);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t walk_across = tiles / tiles_down;
-  const bool small = tiles <= UINT32_MAX && G::group * walk_across <= UINT32_MAX;
+  constexpr int kGroup = walk_group(G::group, kParts);
+  const bool small = tiles <= UINT32_MAX && kGroup * walk_across <= UINT32_MAX;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     int64_t tile_row, tile_col;
-    if (!tile_position<G::group, kParts>(tile, out, tiles_across, tiles_down, small, tile_row, tile_col))
+    if (!tile_position<kGroup, kParts>(tile, out, tiles_across, tiles_down, small, tile_row, tile_col))
       continue;
     const int64_t r0 = tile_row * G::rows, c0 = tile_col * G::cols;
     const bool full = r0 + G::rows <= rows && c0 + G::cols <= cols;
