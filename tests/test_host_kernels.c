@@ -2,7 +2,8 @@
  * every shape up to 70 x 70 (full blocks and every edge), padded leading
  * dimensions (padding must stay untouched), and outputs large enough for
  * streaming stores, aligned (several bands, partial blocks) and not (odd
- * pitches, misaligned addresses). */
+ * pitches, misaligned addresses), and plain stores on pitches whose rows
+ * do and do not spread over the L1's sets. */
 #include <string.h>
 
 #include "backend/host_kernels.h"
@@ -73,6 +74,9 @@ int main(void) {
                  (int64_t)(9u << 20) / 2176 / (int64_t)small_sizes[s] + 5,
                  (int64_t)(9u << 20) / 2176 / (int64_t)small_sizes[s] + 5, 2176, 0);
     check_case(kernels[v], 12, 1000, 800, 801, 1001, 4);
+    /* Floats on a destination pitch of 4100 bytes: the rows fall into one L1
+     * set, so plain stores keep to the narrow strips. */
+    check_case(kernels[v], 4, 1000, 100, 100, 1025, 0);
     /* Partial blocks on both edges, padded pitches. */
     check_case(kernels[v], 4, 2100, 1100, 1103, 2105, 0);
     check_case(kernels[v], 3, 1500, 2100, 2100, 1501, 1);
