@@ -14,7 +14,8 @@
  * destination row of the strip grows front to back.  One shuffle network per
  * element size of 1-16 bytes.  Large outputs are streamed (non-temporal
  * stores skip reading the destination first, a third of the traffic) where
- * they are 32-byte aligned, plainly stored where not.
+ * they are 32-byte aligned, plainly stored where not; plainly stored
+ * elements of 4-16 bytes go down strips two blocks wide.
  *
  * Edges, other sizes and CPUs without AVX2 go through small tiles copied
  * element by element into a buffer that stays in L1 (fixed-size copies for
@@ -263,7 +264,7 @@ AVX2_STRIPS(16, 0)
 /* Outputs written with plain stores (not streamed) allocate a line in L1
  * for every open destination row.  There strips two blocks wide, each source
  * line read whole, walked down longer bands, ran faster for 4-16 bytes
- * (10007 x 6007 floats: 40 -> 58% of memcpy, RESULTS.md), provided the 2 x
+ * (10007 x 6007 floats: 44-47 -> 57-68% of memcpy, RESULTS.md), provided the 2 x
  * 32/size open rows' lines spread over the L1's sets (rows_spread_in_l1). */
 #define AVX2_WIDE_STRIPS(size)                                                                   \
   AVX2 static void wide_strips_avx2_##size(const char *src, size_t sp, char *dst, size_t dp,     \
