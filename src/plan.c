@@ -196,7 +196,7 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   const char *avoid =
       peer_writes_measured_fast(rows, cols, elem_size, plan->nranks)
           ? NULL
-          : "this shape is outside where its writes into other GPUs were measured fast "
+          : "this shape is outside where its writes into other GPUs measured faster than NCCL "
             "(XPOSE_EXCHANGE_P2P still runs it)";
   XPOSE_CHECKGOTO(xpose_exchange_choose(plan->comm, plan->backend, config->exchange,
                                         plan->own_output, avoid, &engine),
