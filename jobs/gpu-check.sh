@@ -6,7 +6,7 @@
 #   jobs/gpu-check.sh kernels sanitizer bench
 # Steps: kernels (GPU kernel test), sanitizer (compute-sanitizer on a small
 # case), bench (xpose-bench, one GPU), ctest (the whole suite), gpu-tests
-# (the GPU tests, verbosely), distributed (xpose-bench on 2 GPUs), tools
+# (the GPU tests, verbosely), distributed (xpose-bench on XPOSE_RANKS GPUs, 2 by default), tools
 # (the xpose tool on 2 GPUs with each engine, in passes, verified), package
 # (the installed-package tests), shared-gpu (more ranks than GPUs: auto
 # avoids NCCL, --exchange nccl fails at once), nccl-fail (NCCL's set-up
@@ -129,8 +129,8 @@ for step in "$@"; do
         timeout 300 mpirun -n 2 "$build/tests/bench/xpose-bench" --distributed "$shape" --iters 5 \
           --exchange nccl,p2p 2>&1 | tee "$out/p2p-bench-$shape.log"
       done ;;
-    distributed)  # xpose-bench on 2 GPUs, every exchange engine
-      mpirun -n 2 "$build/tests/bench/xpose-bench" --distributed 65536x65536 --iters 5 2>&1 \
+    distributed)  # xpose-bench on XPOSE_RANKS GPUs (default 2), every exchange engine
+      mpirun -n "${XPOSE_RANKS:-2}" "$build/tests/bench/xpose-bench" --distributed 65536x65536 --iters 5 2>&1 \
         | tee "$out/distributed${XPOSE_MPI:+-$XPOSE_MPI}.log" ;;
     *) echo "unknown step $step"; false ;;
   esac || status=1
