@@ -10,7 +10,11 @@
 
 static const char *program_name = "xpose";
 
+static void (*abort_hook)(const char *message);
+
 void xio_set_program_name(const char *name) { program_name = name; }
+
+void xio_set_abort_hook(void (*hook)(const char *message)) { abort_hook = hook; }
 
 int xio_fail(xio_error *err, const char *format, ...) {
   va_list args;
@@ -76,11 +80,14 @@ static int agree_or_abort(const int *mine, int *first_failed, MPI_Comm comm, int
     const struct timespec pause = {0, 1000000}; /* 1 ms */
     nanosleep(&pause, NULL);
   }
-  fprintf(stderr,
-          "%s: error: %s (rank %d; the other ranks are stuck in a collective call after this "
-          "failure, so the job is aborted)\n",
-          program_name, err->message, rank);
+  char message[sizeof err->message + 128];
+  snprintf(message, sizeof message,
+           "%s (rank %d; the other ranks are stuck in a collective call after this failure, so "
+           "the job is aborted)",
+           err->message, rank);
+  fprintf(stderr, "%s: error: %s\n", program_name, message);
   fflush(stderr);
+  if (abort_hook) abort_hook(message);
   MPI_Abort(MPI_COMM_WORLD, 1);
   return MPI_ERR_OTHER; /* not reached */
 }

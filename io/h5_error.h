@@ -22,6 +22,10 @@ enum { XIO_STOPPED = 1 };
 /* The program named in the message of an aborted job. */
 void xio_set_program_name(const char *name);
 
+/* Called with the message on the rank that aborts the job (xio_agree),
+ * before the abort: the tool's last word (its --json object, say). */
+void xio_set_abort_hook(void (*hook)(const char *message));
+
 /* Formats err->message and returns -1, for `return xio_fail(err, ...)`. */
 int xio_fail(xio_error *err, const char *format, ...) XIO_PRINTF(2, 3);
 

@@ -104,6 +104,23 @@ static int find_only_2d_dataset(hid_t file, const char *path, char *dataset, siz
 
 /* ---- opening ---- */
 
+/* The layout, chunk shape and filters of m, from its creation properties. */
+static int describe_storage(xio_matrix *m, hid_t dcpl, const char *path, xio_error *err) {
+  const H5D_layout_t layout = H5Pget_layout(dcpl);
+  if (layout == H5D_LAYOUT_ERROR)
+    return xio_fail_h5(err, "%s:%s: cannot read its layout", path, m->dataset);
+  m->chunked = layout == H5D_CHUNKED;
+  hsize_t chunk[2] = {0, 0};
+  if (m->chunked && H5Pget_chunk(dcpl, 2, chunk) != 2)
+    return xio_fail_h5(err, "%s:%s: cannot read its chunk shape", path, m->dataset);
+  m->chunk_rows = (int64_t)chunk[0];
+  m->chunk_cols = (int64_t)chunk[1];
+  const int filters = m->chunked ? H5Pget_nfilters(dcpl) : 0;
+  if (filters < 0) return xio_fail_h5(err, "%s:%s: cannot read its filters", path, m->dataset);
+  m->filtered = filters > 0;
+  return 0;
+}
+
 static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
   hid_t space = H5Dget_space(m->dset);
   if (space < 0) return xio_fail_h5(err, "%s:%s: cannot read its shape", path, m->dataset);
@@ -141,13 +158,8 @@ static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
   m->elem_size = H5Tget_size(m->type);
   if (m->elem_size == 0) return xio_fail(err, "%s:%s has 0-byte elements", path, m->dataset);
   hid_t dcpl = H5Dget_create_plist(m->dset);
-  const H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
-  if (layout == H5D_LAYOUT_ERROR)
-    rc = xio_fail_h5(err, "%s:%s: cannot read its layout", path, m->dataset);
-  m->chunked = layout == H5D_CHUNKED;
-  const int filters = layout == H5D_CHUNKED ? H5Pget_nfilters(dcpl) : 0;
-  if (filters < 0) rc = xio_fail_h5(err, "%s:%s: cannot read its filters", path, m->dataset);
-  m->filtered = filters > 0;
+  rc = dcpl < 0 ? xio_fail_h5(err, "%s:%s: cannot read its layout", path, m->dataset)
+                : describe_storage(m, dcpl, path, err);
   xio_release(H5Pclose, &dcpl, &rc, err);
   return rc;
 }
@@ -214,9 +226,8 @@ static int copy_fill_value(const xio_matrix *from, hid_t dcpl) {
 }
 
 int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
-                      hid_t type, const xio_matrix *like, const xio_storage *storage,
-                      int64_t rows, int64_t cols, uint64_t userblock, xio_matrix *m,
-                      xio_error *err) {
+                      hid_t type, const xio_matrix *like, const xio_storage *storage, int64_t rows,
+                      int64_t cols, uint64_t userblock, xio_matrix *m, xio_error *err) {
   matrix_init(m, comm);
   int rc = 0;
   hid_t fapl = file_access(comm), fcpl = H5Pcreate(H5P_FILE_CREATE),
@@ -231,10 +242,7 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
     rc = xio_fail_h5(err, "cannot set up the output file's properties");
   if (rc == 0)
     rc = xio_storage_apply(like, storage, rows, cols, H5Tget_size(type), dcpl, shown, err);
-  if (rc == 0) {
-    m->chunked = H5Pget_layout(dcpl) == H5D_CHUNKED;
-    m->filtered = H5Pget_nfilters(dcpl) > 0;
-  }
+  if (rc == 0) rc = describe_storage(m, dcpl, shown, err);
   if (rc == 0) {
     m->file = H5Fcreate(path, H5F_ACC_EXCL, fcpl, fapl);
     if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot create", shown);
@@ -446,7 +454,7 @@ int xio_data_end(const xio_matrix *m, uint64_t *bytes, xio_error *err) {
   int rc = 0;
   *bytes = 0;
   if (m->filtered) return 0; /* compressed: the size is known once written */
-  if (m->chunked) { /* allocated early; a flushed file ends where its data does */
+  if (m->chunked) {          /* allocated early; a flushed file ends where its data does */
     MPI_File *handle = NULL;
     MPI_Offset size = 0;
     rc = H5Fget_vfd_handle(m->file, H5P_DEFAULT, (void **)&handle) < 0 || !handle

@@ -16,9 +16,10 @@ typedef struct {
   hid_t type; /* transient copy of the dataset's datatype: the memory type too, so no conversion */
   int64_t rows, cols;
   size_t elem_size;
-  int chunked;       /* read independently: see transfer_block */
-  int filtered;      /* chunked, with filters (compression) */
-  char dataset[512]; /* path inside the file */
+  int chunked;                    /* read independently: see transfer_block */
+  int filtered;                   /* chunked, with filters (compression) */
+  int64_t chunk_rows, chunk_cols; /* chunked: the chunk shape */
+  char dataset[512];              /* path inside the file */
 } xio_matrix;
 
 /* Marks m as not open, so that xio_close(m) does nothing. */
@@ -39,9 +40,8 @@ int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_mat
  * creator set one.  Unfiltered storage is allocated at once.  Messages call
  * the file `shown`. */
 int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
-                      hid_t type, const xio_matrix *like, const xio_storage *storage,
-                      int64_t rows, int64_t cols, uint64_t userblock, xio_matrix *m,
-                      xio_error *err);
+                      hid_t type, const xio_matrix *like, const xio_storage *storage, int64_t rows,
+                      int64_t cols, uint64_t userblock, xio_matrix *m, xio_error *err);
 
 /* Opens path's dataset, read-only or for writing; messages call it `shown`. */
 int xio_open_existing(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
@@ -83,6 +83,8 @@ int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, int64_
 /* "contiguous", "chunked 512 x 256, shuffle+gzip=4" and the like (in
  * --filter's words where it has them). */
 void xio_describe_storage(const xio_matrix *m, char *text, size_t size);
+/* The same of a dataset creation property list. */
+void xio_describe_dcpl(hid_t dcpl, char *text, size_t size);
 
 /* Flushes what was written through to storage (MPI_File_sync). */
 int xio_flush(const xio_matrix *m, xio_error *err);

@@ -6,22 +6,6 @@
 #include "io_thread.h"
 #include "pass_buffers.h"
 
-/* Pass indices with equal block shapes next to each other: at most four
- * plans get made (an NCCL communicator each, on GPUs). */
-static int64_t *passes_by_shape(const xio_pass_grid *g) {
-  int64_t *order = malloc(sizeof *order * (size_t)(xio_pass_count(g) + 1)), n = 0;
-  if (!order) return NULL;
-  const int64_t tall = g->rows % g->row_passes, wide = g->cols % g->col_passes;
-  for (int width_class = 0; width_class < 2; width_class++)
-    for (int height_class = 0; height_class < 2; height_class++)
-      for (int64_t cp = 0; cp < g->col_passes; cp++)
-        for (int64_t rp = 0; rp < g->row_passes; rp++)
-          if ((cp < wide || wide == 0 ? 0 : 1) == width_class &&
-              (rp < tall || tall == 0 ? 0 : 1) == height_class)
-            order[n++] = cp * g->row_passes + rp;
-  return order;
-}
-
 typedef struct {
   xpose_plan plan;
   int64_t rows, cols;
@@ -127,9 +111,9 @@ static int transpose_pass(MPI_Comm comm, const xio_matrix *in, const xio_pass_gr
   st = xio_pass_transpose(sp->plan, buffers, slot, (size_t)(p->in_rows * p->ncols) * es,
                           (size_t)(p->out_rows * p->nrows) * es, err);
   const double t2 = MPI_Wtime();
-  sums->written = xio_checksum_block(buffers->out_host[slot], p->out_rows, p->nrows, es,
-                                     xio_output_first_key(p->col0 + p->out_first, p->row0, in->cols),
-                                     1, key_cols);
+  sums->written = xio_checksum_block(
+      buffers->out_host[slot], p->out_rows, p->nrows, es,
+      xio_output_first_key(p->col0 + p->out_first, p->row0, in->cols), 1, key_cols);
   stats->transpose_seconds += t2 - t1;
   stats->checksum_seconds += (t1 - t0) + (MPI_Wtime() - t2);
   if (st == XPOSE_SUCCESS) return 0;
@@ -153,7 +137,8 @@ static int transpose_pass(MPI_Comm comm, const xio_matrix *in, const xio_pass_gr
 int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
                   xio_transpose_stats *stats, xio_error *err) {
   int rank, nranks, rc = 0;
-  if (XIO_MPI(MPI_Comm_rank(in->comm, &rank), err) || XIO_MPI(MPI_Comm_size(in->comm, &nranks), err))
+  if (XIO_MPI(MPI_Comm_rank(in->comm, &rank), err) ||
+      XIO_MPI(MPI_Comm_size(in->comm, &nranks), err))
     return -1;
   const size_t es = in->elem_size;
   *stats = (xio_transpose_stats){0};
@@ -172,7 +157,8 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
                                 options->pass_bytes_limit && options->pass_bytes_limit < budget
                                     ? options->pass_bytes_limit
                                     : budget,
-                                &done->grid)) {
+                                out->filtered ? out->chunk_cols : 1,
+                                out->filtered ? out->chunk_rows : 1, &done->grid)) {
     rc = xio_fail(err, "a memory budget of %llu bytes per rank cannot hold even one element",
                   (unsigned long long)budget);
   }
@@ -191,9 +177,9 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
                              (size_t)(largest.in_rows * grid->block_cols) * es,
                              (size_t)(largest.out_rows * grid->block_rows) * es, &detail))
     rc = xio_fail(err, "cannot allocate %llu bytes of pass buffers%s on rank %d: %s",
-                  (unsigned long long)stats->buffer_bytes / 3 * 2,
-                  on_gpu ? " (host and GPU)" : "", rank, detail.message);
-  int64_t *order = passes_by_shape(grid);
+                  (unsigned long long)stats->buffer_bytes / 3 * 2, on_gpu ? " (host and GPU)" : "",
+                  rank, detail.message);
+  int64_t *order = xio_pass_order(grid);
   if (!order && rc == 0) rc = xio_fail(err, "cannot allocate the pass order");
   rc = xio_agree(comm, rc, err);
 

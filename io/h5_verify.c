@@ -6,6 +6,14 @@
 #include "checksum.h"
 #include "slab_walk.h"
 
+/* Collective: 1 (XIO_STOPPED) when any rank was asked to stop. */
+static int stop_agreed(MPI_Comm comm, int (*stop_requested)(void), xio_error *err) {
+  if (!stop_requested) return 0;
+  int stop = stop_requested(), any = 0;
+  if (XIO_MPI(MPI_Allreduce(&stop, &any, 1, MPI_INT, MPI_MAX, comm), err)) return -1;
+  return any ? XIO_STOPPED : 0;
+}
+
 int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_budget,
                         int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
   const size_t es = m->elem_size;
@@ -17,12 +25,7 @@ int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_bud
   uint64_t total = 0;
   const uint64_t key_cols = (uint64_t)(transposed ? m->rows : m->cols); /* A's columns */
   for (int64_t p = 0; rc == 0 && p < walk.total; p++) {
-    if (stop_requested) {
-      int stop = stop_requested(), any = 0;
-      rc = XIO_MPI(MPI_Allreduce(&stop, &any, 1, MPI_INT, MPI_MAX, m->comm), err);
-      if (rc == 0 && any) rc = XIO_STOPPED;
-      if (rc) break;
-    }
+    if ((rc = stop_agreed(m->comm, stop_requested, err)) != 0) break;
     int64_t r0, nr, c0, nc;
     xio_slab_walk_piece(&walk, p, &r0, &nr, &c0, &nc);
     rc = xio_read_block(m, r0, nr, c0, nc, buf, err);
@@ -36,6 +39,38 @@ int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_bud
   free(buf);
   if (rc) return rc;
   return XIO_MPI(MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, m->comm), err);
+}
+
+int xio_checksum_passes(const xio_matrix *out, const xio_progress *done,
+                        int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
+  int rank, nranks;
+  if (XIO_MPI(MPI_Comm_rank(out->comm, &rank), err) ||
+      XIO_MPI(MPI_Comm_size(out->comm, &nranks), err))
+    return -1;
+  const xio_pass_grid *grid = &done->grid;
+  const size_t es = out->elem_size;
+  int64_t first, largest; /* rank 0's share of a widest block is the largest */
+  xpose_block_range(grid->block_cols, nranks, 0, &first, &largest);
+  unsigned char *buf = malloc((size_t)(largest * grid->block_rows) * es + 1);
+  int64_t *order = xio_pass_order(grid);
+  int rc = buf && order ? 0 : xio_fail(err, "cannot allocate the buffer to read back passes");
+  rc = xio_agree(out->comm, rc, err);
+  uint64_t total = 0;
+  for (int64_t k = 0; rc == 0 && k < done->passes_done; k++) {
+    if ((rc = stop_agreed(out->comm, stop_requested, err)) != 0) break;
+    int64_t row0, nrows, col0, ncols, out_first, out_rows;
+    xio_pass_block(grid, order[k], &row0, &nrows, &col0, &ncols);
+    xpose_block_range(ncols, nranks, rank, &out_first, &out_rows);
+    rc = xio_read_block(out, col0 + out_first, out_rows, row0, nrows, buf, err);
+    if (rc == 0)
+      total += xio_checksum_block(buf, out_rows, nrows, es,
+                                  xio_output_first_key(col0 + out_first, row0, grid->cols), 1,
+                                  (uint64_t)grid->cols);
+  }
+  free(order);
+  free(buf);
+  if (rc) return rc;
+  return XIO_MPI(MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, out->comm), err);
 }
 
 int xio_verify_transpose(const xio_matrix *in, const xio_matrix *out, uint64_t memory_budget,

@@ -5,6 +5,7 @@
 #define XIO_VERIFY_H
 
 #include "h5_matrix.h"
+#include "h5_transpose.h"
 
 /* Collective.  The position-keyed checksum (checksum.h) of all of m, read
  * by contiguous row slabs within memory_budget bytes per rank.  With
@@ -12,6 +13,15 @@
  * in A.  Calls stop_requested() (when not NULL) between slabs; a stop
  * agreed by any rank returns 1 with no sum. */
 int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_budget,
+                        int (*stop_requested)(void), uint64_t *sum, xio_error *err);
+
+/* Collective.  The checksum of what the first done->passes_done passes
+ * (xio_pass_order) of done->grid wrote into `out`, read back from storage:
+ * a resumed partial holds what its record says only when this equals
+ * done->sums.written.  Each rank reads its share of each pass's output
+ * block, which the pass buffers of that grid held.  Stops as
+ * xio_checksum_matrix does. */
+int xio_checksum_passes(const xio_matrix *out, const xio_progress *done,
                         int (*stop_requested)(void), uint64_t *sum, xio_error *err);
 
 /* Collective.  Reads the whole of `in` and of `out` and compares their

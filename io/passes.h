@@ -12,8 +12,12 @@
  *     sqrt(budget x ranks / 4 / element size) elements: for very wide or
  *     very tall matrices that beats full rows, whose write runs would
  *     shrink to a handful of elements.
- * Blocks are then evened out (via xpose_block_range) so passes differ by
- * at most one row or column. */
+ * Blocks are then evened out: block i of a side of n covers [i*B, min((i+1)*B,
+ * n)), with B as small as the pass count allows, or the smallest multiple of
+ * an alignment (an output's chunk side) that is, so that every chunk of a
+ * compressed output is written whole, by one pass: HDF5 1.10 cannot
+ * rewrite, in a later run, the compressed chunks an earlier run wrote part
+ * of (a resumed run's output came out wrong). */
 #ifndef XIO_PASSES_H
 #define XIO_PASSES_H
 
@@ -23,7 +27,7 @@
 typedef struct {
   int64_t rows, cols;             /* the input matrix */
   int64_t row_passes, col_passes; /* the grid of blocks */
-  int64_t block_rows, block_cols; /* largest block */
+  int64_t block_rows, block_cols; /* B of each side: every block but the last */
 } xio_pass_grid;
 
 /* Largest pass the tool plans on the host with its default budget, in
@@ -44,16 +48,31 @@ typedef struct {
  * and receive scratch, at most as large as one of each. */
 uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks);
 
-/* Plans the passes for a rows x cols matrix within budget bytes per rank.
- * Returns -1 if not even a 1 x 1 pass fits. */
+/* Plans the passes for a rows x cols matrix within budget bytes per rank,
+ * blocks of whole multiples of align_rows x align_cols (1: any) where the
+ * budget holds one.  Returns -1 if not even a 1 x 1 pass fits. */
 int xio_pass_grid_plan(int64_t rows, int64_t cols, size_t elem_size, int64_t ranks, uint64_t budget,
-                       xio_pass_grid *grid);
+                       int64_t align_rows, int64_t align_cols, xio_pass_grid *grid);
+
+/* 1 when every block boundary of grid falls on a multiple of align_rows x
+ * align_cols (or the matrix's edge). */
+int xio_pass_grid_aligned(const xio_pass_grid *grid, int64_t align_rows, int64_t align_cols);
+
+/* 1 when grid is one xio_pass_grid_plan could make for its shape (a resume
+ * record's, say): blocks within the matrix, pass counts that match them. */
+int xio_pass_grid_valid(const xio_pass_grid *grid);
 
 /* 1 when grid's blocks (planned for another run, say) fit budget bytes per
  * rank on `ranks` ranks. */
 int xio_pass_grid_fits(const xio_pass_grid *grid, size_t elem_size, int64_t ranks, uint64_t budget);
 
 int64_t xio_pass_count(const xio_pass_grid *grid);
+
+/* The pass indices in the order they run, equal block shapes next to each
+ * other (at most four plans get made: an NCCL communicator each, on GPUs);
+ * "the first k passes" are the first k of this order.  malloc'd; NULL when
+ * out of memory. */
+int64_t *xio_pass_order(const xio_pass_grid *grid);
 
 /* Block of pass `index` (0 <= index < count): column bands outermost. */
 void xio_pass_block(const xio_pass_grid *grid, int64_t index, int64_t *row0, int64_t *nrows,

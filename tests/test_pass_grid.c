@@ -1,14 +1,16 @@
 /* Pass planning: every pass fits the budget, passes tile the matrix exactly
- * once, and shapes follow the rule in passes.h (whole rows, whole columns,
- * else square). */
+ * once, shapes follow the rule in passes.h (whole rows, whole columns,
+ * else square), blocks are whole multiples of an alignment where the budget
+ * holds one, and the order runs every pass once. */
 #include <string.h>
 
 #include "passes.h"
 #include "test_util.h"
 
-static void check(int64_t rows, int64_t cols, size_t es, int64_t ranks, uint64_t budget) {
+static void check_aligned(int64_t rows, int64_t cols, size_t es, int64_t ranks, uint64_t budget,
+                          int64_t align_rows, int64_t align_cols) {
   xio_pass_grid g;
-  const int rc = xio_pass_grid_plan(rows, cols, es, ranks, budget, &g);
+  const int rc = xio_pass_grid_plan(rows, cols, es, ranks, budget, align_rows, align_cols, &g);
   if (rc != 0) {
     EXPECT(xio_pass_bytes(1, 1, es, ranks) > budget, "%lldx%lld es=%zu P=%lld budget=%llu refused",
            (long long)rows, (long long)cols, es, (long long)ranks, (unsigned long long)budget);
@@ -23,6 +25,27 @@ static void check(int64_t rows, int64_t cols, size_t es, int64_t ranks, uint64_t
       (uint64_t)((cols + ranks - 1) / ranks) * (uint64_t)rows * es <= XIO_MAX_TRANSFER_BYTES;
   EXPECT(!whole || xio_pass_count(&g) == 1, "%lldx%lld fits but took %lld passes", (long long)rows,
          (long long)cols, (long long)xio_pass_count(&g));
+  EXPECT(xio_pass_grid_valid(&g), "%lldx%lld: an invalid grid", (long long)rows, (long long)cols);
+  /* Aligned wherever a block of a whole alignment fits the budget. */
+  const int64_t ar = align_rows < rows ? align_rows : rows,
+                ac = align_cols < cols ? align_cols : cols;
+  if (rows && cols && xio_pass_bytes(ar, ac, es, ranks) <= budget &&
+      (uint64_t)((ar + ranks - 1) / ranks) * (uint64_t)ac * es <= XIO_MAX_TRANSFER_BYTES &&
+      (uint64_t)((ac + ranks - 1) / ranks) * (uint64_t)ar * es <= XIO_MAX_TRANSFER_BYTES)
+    EXPECT(xio_pass_grid_aligned(&g, align_rows, align_cols),
+           "%lldx%lld aligned %lldx%lld: blocks %lldx%lld", (long long)rows, (long long)cols,
+           (long long)align_rows, (long long)align_cols, (long long)g.block_rows,
+           (long long)g.block_cols);
+  int64_t *order = xio_pass_count(&g) <= 1000000 ? xio_pass_order(&g) : NULL;
+  if (xio_pass_count(&g) <= 1000000)
+    EXPECT(order != NULL, "%lldx%lld: no order", (long long)rows, (long long)cols);
+  unsigned char *ran = calloc((size_t)xio_pass_count(&g) + 1, 1);
+  for (int64_t k = 0; order && k < xio_pass_count(&g); k++)
+    if (order[k] >= 0 && order[k] < xio_pass_count(&g)) ran[order[k]]++;
+  for (int64_t p = 0; order && p < xio_pass_count(&g); p++)
+    EXPECT(ran[p] == 1, "pass %lld runs %d times", (long long)p, ran[p]);
+  free(ran);
+  free(order);
   /* Exact tiling: areas add up, blocks stay inside, each cell covered once (small cases). */
   const int small = rows * cols <= 20000;
   unsigned char *seen = small ? calloc((size_t)(rows * cols) + 1, 1) : NULL;
@@ -44,6 +67,10 @@ static void check(int64_t rows, int64_t cols, size_t es, int64_t ranks, uint64_t
   free(seen);
 }
 
+static void check(int64_t rows, int64_t cols, size_t es, int64_t ranks, uint64_t budget) {
+  check_aligned(rows, cols, es, ranks, budget, 1, 1);
+}
+
 int main(void) {
   const int64_t dims[] = {1, 2, 7, 24, 97, 1009, 60013};
   const size_t sizes[] = {1, 8, 12};
@@ -53,25 +80,35 @@ int main(void) {
     for (size_t b = 0; b < 7; b++)
       for (size_t s = 0; s < 3; s++)
         for (size_t r = 0; r < 3; r++)
-          for (size_t m = 0; m < 4; m++) check(dims[a], dims[b], sizes[s], ranks[r], budgets[m]);
+          for (size_t m = 0; m < 4; m++) {
+            check(dims[a], dims[b], sizes[s], ranks[r], budgets[m]);
+            if (budgets[m] < 4096) continue; /* one-element passes: nothing to align */
+            check_aligned(dims[a], dims[b], sizes[s], ranks[r], budgets[m], 7, 64);
+            check_aligned(dims[a], dims[b], sizes[s], ranks[r], budgets[m], 293, 5);
+          }
 
   xio_pass_grid g;
   /* Shapes: tall -> whole rows, wide -> whole columns, both large -> square. */
-  EXPECT(xio_pass_grid_plan(60013, 7, 8, 4, 32768, &g) == 0 && g.block_cols == 7, "tall");
-  EXPECT(xio_pass_grid_plan(7, 60013, 8, 4, 32768, &g) == 0 && g.block_rows == 7, "wide");
-  EXPECT(xio_pass_grid_plan(1009, 997, 8, 2, 65536, &g) == 0 && g.block_rows < 1009 &&
+  EXPECT(xio_pass_grid_plan(60013, 7, 8, 4, 32768, 1, 1, &g) == 0 && g.block_cols == 7, "tall");
+  EXPECT(xio_pass_grid_plan(7, 60013, 8, 4, 32768, 1, 1, &g) == 0 && g.block_rows == 7, "wide");
+  EXPECT(xio_pass_grid_plan(1009, 997, 8, 2, 65536, 1, 1, &g) == 0 && g.block_rows < 1009 &&
              g.block_cols < 997 &&
              (g.block_rows - g.block_cols) * (g.block_rows - g.block_cols) <= 4,
          "square: %lld x %lld", (long long)g.block_rows, (long long)g.block_cols);
-  EXPECT(xio_pass_grid_plan(5, 5, 8, 1, 31, &g) == -1, "budget below one element accepted");
+  EXPECT(xio_pass_grid_plan(5, 5, 8, 1, 31, 1, 1, &g) == -1, "budget below one element accepted");
   /* Large: 2^40 elements with 64 GiB budgets stay within the transfer cap. */
-  EXPECT(xio_pass_grid_plan((int64_t)1 << 20, (int64_t)1 << 20, 8, 16, 64ull << 30, &g) == 0,
+  EXPECT(xio_pass_grid_plan((int64_t)1 << 20, (int64_t)1 << 20, 8, 16, 64ull << 30, 1, 1, &g) == 0,
          "large plan");
   int64_t per_rank = (g.block_rows + 15) / 16 * g.block_cols * 8;
   EXPECT(per_rank <= (int64_t)XIO_MAX_TRANSFER_BYTES, "transfer cap exceeded: %lld",
          (long long)per_rank);
   EXPECT(xio_pass_count(&g) > 1, "2^40 elements in one pass");
   check((int64_t)1 << 20, (int64_t)1 << 20, 8, 16, 64ull << 30);
+  /* Compressed outputs: blocks of whole chunks, still as few passes as the budget allows. */
+  EXPECT(xio_pass_grid_plan(4096, 4096, 8, 2, 4 << 20, 293, 293, &g) == 0 && g.block_rows == 293 &&
+             g.block_cols == 293,
+         "aligned: %lld x %lld", (long long)g.block_rows, (long long)g.block_cols);
+  check_aligned((int64_t)1 << 20, (int64_t)1 << 20, 8, 16, 64ull << 30, 1000, 3000);
   if (test_failures) return 1;
   printf("pass grid: all checks passed\n");
   return 0;
