@@ -226,8 +226,9 @@ static int copy_fill_value(const xio_matrix *from, hid_t dcpl) {
 }
 
 int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
-                      hid_t type, const xio_matrix *like, const xio_storage *storage, int64_t rows,
-                      int64_t cols, uint64_t userblock, xio_matrix *m, xio_error *err) {
+                      hid_t type, const xio_matrix *like, const xio_storage *storage,
+                      int64_t rows, int64_t cols, uint64_t userblock, xio_matrix *m,
+                      xio_error *err) {
   matrix_init(m, comm);
   int rc = 0;
   hid_t fapl = file_access(comm), fcpl = H5Pcreate(H5P_FILE_CREATE),
@@ -454,7 +455,7 @@ int xio_data_end(const xio_matrix *m, uint64_t *bytes, xio_error *err) {
   int rc = 0;
   *bytes = 0;
   if (m->filtered) return 0; /* compressed: the size is known once written */
-  if (m->chunked) {          /* allocated early; a flushed file ends where its data does */
+  if (m->chunked) { /* allocated early; a flushed file ends where its data does */
     MPI_File *handle = NULL;
     MPI_Offset size = 0;
     rc = H5Fget_vfd_handle(m->file, H5P_DEFAULT, (void **)&handle) < 0 || !handle

@@ -131,8 +131,8 @@ int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, int64_
                : 0;
   hid_t from = input_chunked ? H5Dget_create_plist(like->dset) : H5I_INVALID_HID;
   hsize_t chunk[2] = {0, 0}, input_chunk[2];
-  int rc =
-      input_chunked && from < 0 ? xio_fail_h5(err, "%s: cannot read its layout", like->dataset) : 0;
+  int rc = input_chunked && from < 0 ? xio_fail_h5(err, "%s: cannot read its layout", like->dataset)
+                                     : 0;
   if (storage->chunk_rows > 0) {
     chunk[0] = (hsize_t)storage->chunk_rows;
     chunk[1] = (hsize_t)storage->chunk_cols;
@@ -153,9 +153,8 @@ int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, int64_
   if (rc == 0 && storage->filter == XIO_FILTER_AS_INPUT && input_chunked)
     rc = copy_filters(like, from, dcpl, shown, err);
   if (rc == 0 && storage->filter == XIO_FILTER_SZIP) /* see can_encode */
-    rc = xio_fail(err,
-                  "parallel HDF5 cannot write szip reliably (chunks written in parallel by "
-                  "HDF5 1.10 do not read back): choose --filter gzip or shuffle+gzip");
+    rc = xio_fail(err, "parallel HDF5 cannot write szip reliably (chunks written in parallel by "
+                       "HDF5 1.10 do not read back): choose --filter gzip or shuffle+gzip");
   if (rc == 0 &&
       ((storage->filter == XIO_FILTER_SHUFFLE_GZIP && H5Pset_shuffle(dcpl) < 0) ||
        ((storage->filter == XIO_FILTER_GZIP || storage->filter == XIO_FILTER_SHUFFLE_GZIP) &&
@@ -191,12 +190,12 @@ void xio_describe_dcpl(hid_t dcpl, char *text, size_t size) {
     unsigned flags = 0, config = 0, values[8];
     size_t count = 8;
     char name[64] = "";
-    const H5Z_filter_t id =
-        H5Pget_filter2(dcpl, (unsigned)i, &flags, &count, values, sizeof name, name, &config);
+    const H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &count, values, sizeof name,
+                                           name, &config);
     const char *known = filter_name(id, name);
     if (id == H5Z_FILTER_DEFLATE && count > 0)
-      used +=
-          snprintf(text + used, size - (size_t)used, "%s%s=%u", i ? "+" : ", ", known, values[0]);
+      used += snprintf(text + used, size - (size_t)used, "%s%s=%u", i ? "+" : ", ", known,
+                       values[0]);
     else
       used += snprintf(text + used, size - (size_t)used, "%s%s", i ? "+" : ", ", known);
   }

@@ -111,9 +111,9 @@ static int transpose_pass(MPI_Comm comm, const xio_matrix *in, const xio_pass_gr
   st = xio_pass_transpose(sp->plan, buffers, slot, (size_t)(p->in_rows * p->ncols) * es,
                           (size_t)(p->out_rows * p->nrows) * es, err);
   const double t2 = MPI_Wtime();
-  sums->written = xio_checksum_block(
-      buffers->out_host[slot], p->out_rows, p->nrows, es,
-      xio_output_first_key(p->col0 + p->out_first, p->row0, in->cols), 1, key_cols);
+  sums->written = xio_checksum_block(buffers->out_host[slot], p->out_rows, p->nrows, es,
+                                     xio_output_first_key(p->col0 + p->out_first, p->row0, in->cols),
+                                     1, key_cols);
   stats->transpose_seconds += t2 - t1;
   stats->checksum_seconds += (t1 - t0) + (MPI_Wtime() - t2);
   if (st == XPOSE_SUCCESS) return 0;
@@ -137,8 +137,7 @@ static int transpose_pass(MPI_Comm comm, const xio_matrix *in, const xio_pass_gr
 int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
                   xio_transpose_stats *stats, xio_error *err) {
   int rank, nranks, rc = 0;
-  if (XIO_MPI(MPI_Comm_rank(in->comm, &rank), err) ||
-      XIO_MPI(MPI_Comm_size(in->comm, &nranks), err))
+  if (XIO_MPI(MPI_Comm_rank(in->comm, &rank), err) || XIO_MPI(MPI_Comm_size(in->comm, &nranks), err))
     return -1;
   const size_t es = in->elem_size;
   *stats = (xio_transpose_stats){0};
@@ -177,8 +176,8 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
                              (size_t)(largest.in_rows * grid->block_cols) * es,
                              (size_t)(largest.out_rows * grid->block_rows) * es, &detail))
     rc = xio_fail(err, "cannot allocate %llu bytes of pass buffers%s on rank %d: %s",
-                  (unsigned long long)stats->buffer_bytes / 3 * 2, on_gpu ? " (host and GPU)" : "",
-                  rank, detail.message);
+                  (unsigned long long)stats->buffer_bytes / 3 * 2,
+                  on_gpu ? " (host and GPU)" : "", rank, detail.message);
   int64_t *order = xio_pass_order(grid);
   if (!order && rc == 0) rc = xio_fail(err, "cannot allocate the pass order");
   rc = xio_agree(comm, rc, err);
