@@ -123,6 +123,9 @@ typedef struct {
   tool_output_file output;
   tool_resume_record record; /* identity and progress of the partial output */
   int resumed;
+  int output_read_back; /* every pass was resumed and read back: no second read-back */
+  int stopped;          /* by a signal, outside the passes */
+  int input_changed;    /* rank 0: the input is not the file that was read */
   xpose_backend_kind backend;
   uint64_t budget, gpu_budget;
 } transpose_run;
@@ -164,6 +167,106 @@ static int resumable_on_root(void *arg, xio_error *err) {
   return 0;
 }
 
+/* Collective.  Whether the partial output holds what its record says: its
+ * recorded passes are read back and their checksum compared with the
+ * record's.  0 when they match; 1, with why in err, when they do not or
+ * cannot be read; XIO_STOPPED on a stop; -1 when MPI fails. */
+static int check_recorded_passes(transpose_run *run, xio_error *err) {
+  const xio_progress *done = &run->record.progress;
+  if (done->passes_done == 0) return 0;
+  tool_report_verbose("reading back the %lld recorded passes of %s", (long long)done->passes_done,
+                      run->output.partial_path);
+  uint64_t sum = 0;
+  const int rc = xio_checksum_passes(&run->out, done, tool_stop_requested, &sum, err);
+  if (rc == XIO_STOPPED) return rc;
+  if (rc == 0 && sum == done->sums.written) return 0;
+  if (rc == 0)
+    xio_fail(err, "they read back with checksum %016llx, not the recorded %016llx",
+             (unsigned long long)sum, (unsigned long long)done->sums.written);
+  return 1; /* unreadable (a chunk index lost, say) is as good as wrong */
+}
+
+/* --layout or --filter given to a resumed run: the partial keeps the
+ * storage it was started with; say so where that is not what they ask. */
+static void note_storage_kept(const transpose_run *run) {
+  const xio_storage *storage = &run->opt->storage;
+  if (storage->layout == XIO_LAYOUT_AS_INPUT && storage->filter == XIO_FILTER_AS_INPUT) return;
+  char kept[256], asked[256] = "";
+  xio_describe_storage(&run->out, kept, sizeof kept);
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  xio_error ignored;
+  if (dcpl >= 0 && xio_storage_apply(&run->in, storage, run->in.cols, run->in.rows,
+                                     run->in.elem_size, dcpl, run->out_path.file, &ignored) == 0)
+    xio_describe_dcpl(dcpl, asked, sizeof asked);
+  if (dcpl >= 0) (void)H5Pclose(dcpl); /* only read */
+  if (strcmp(kept, asked) != 0)
+    tool_report_note(
+        "resuming keeps the storage %s was started with (%s), not --layout and "
+        "--filter's (%s); --force starts over with them",
+        run->output.partial_path, kept, asked[0] ? asked : "refused");
+}
+
+static int remove_partial_on_root(void *arg, xio_error *err) {
+  const char *partial = arg;
+  if (unlink(partial) != 0 && errno != ENOENT)
+    return xio_fail(err, "cannot remove %s: %s", partial, strerror(errno));
+  return 0;
+}
+
+/* Collective.  Opens the partial an earlier run left, for its recorded
+ * passes to be continued: 1 when it holds them, 0 when it was found wrong
+ * and removed (the passes are redone in a new partial), -1 on error or
+ * when stopped by a signal (run->stopped). */
+static int resume_partial(transpose_run *run, const xio_transpose_options *topt,
+                          const char *out_dataset, xio_error *err) {
+  const char *partial = run->output.partial_path, *shown = run->output.final_path;
+  const xio_pass_grid *grid = &run->record.progress.grid;
+  const uint64_t budget = xio_transpose_budget(topt);
+  if (!xio_pass_grid_fits(grid, run->in.elem_size, run->nranks, budget)) {
+    char need[32], have[32];
+    tool_format_bytes(
+        xio_pass_bytes(grid->block_rows, grid->block_cols, run->in.elem_size, run->nranks), need,
+        sizeof need);
+    tool_format_bytes(budget, have, sizeof have);
+    return xio_fail(err,
+                    "cannot resume from %s: its passes need %s per rank on %d rank(s), and "
+                    "this run's budget is %s; give more memory (or ranks), or --force to "
+                    "start over",
+                    partial, need, run->nranks, have);
+  }
+  if (xio_open_existing(run->comm, partial, shown, out_dataset, 1, &run->out, err)) return -1;
+  if (run->out.rows != run->in.cols || run->out.cols != run->in.rows ||
+      H5Tequal(run->out.type, run->in.type) <= 0)
+    return xio_fail(err, "cannot resume from %s: its dataset is not shaped for this transpose",
+                    partial);
+  int checked = 1;
+  if (run->out.filtered && !xio_pass_grid_aligned(grid, run->out.chunk_cols, run->out.chunk_rows))
+    xio_fail(err, "they cut its compressed chunks (%lld x %lld), which a new run cannot rewrite",
+             (long long)run->out.chunk_rows, (long long)run->out.chunk_cols);
+  else
+    checked = check_recorded_passes(run, err);
+  if (checked == XIO_STOPPED) run->stopped = 1;
+  if (checked == 0) {
+    note_storage_kept(run);
+    run->resumed = 1;
+    run->output_read_back =
+        run->record.progress.passes_done == xio_pass_count(&run->record.progress.grid);
+    return 1;
+  }
+  if (checked != 1) return -1;
+  char why[sizeof err->message];
+  snprintf(why, sizeof why, "%s", err->message);
+  xio_error ignored;
+  if (xio_close(&run->out, &ignored) ||
+      xio_on_root(run->comm, remove_partial_on_root, (void *)partial, err))
+    return -1;
+  tool_report_warning("starting over: the %lld passes recorded in %s are redone: %s",
+                      (long long)run->record.progress.passes_done, partial, why);
+  run->record.progress = (xio_progress){0};
+  run->output.partial_found = 0;
+  return 0;
+}
+
 /* Collective.  The partial output: an earlier run's to continue (with
  * --resume), or a new one with its space reserved and a first record. */
 static int start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
@@ -184,27 +287,8 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
       return -1;
   }
   if (run->output.partial_found) {
-    const xio_pass_grid *grid = &run->record.progress.grid;
-    const uint64_t budget = xio_transpose_budget(topt);
-    if (!xio_pass_grid_fits(grid, run->in.elem_size, run->nranks, budget)) {
-      char need[32], have[32];
-      tool_format_bytes(
-          xio_pass_bytes(grid->block_rows, grid->block_cols, run->in.elem_size, run->nranks), need,
-          sizeof need);
-      tool_format_bytes(budget, have, sizeof have);
-      return xio_fail(err,
-                      "cannot resume from %s: its passes need %s per rank on %d rank(s), and "
-                      "this run's budget is %s; give more memory (or ranks), or --force to "
-                      "start over",
-                      partial, need, run->nranks, have);
-    }
-    if (xio_open_existing(run->comm, partial, shown, normalized, 1, &run->out, err)) return -1;
-    if (run->out.rows != run->in.cols || run->out.cols != run->in.rows ||
-        H5Tequal(run->out.type, run->in.type) <= 0)
-      return xio_fail(err, "cannot resume from %s: its dataset is not shaped for this transpose",
-                      partial);
-    run->resumed = 1;
-    return 0;
+    const int held = resume_partial(run, topt, normalized, err);
+    if (held != 0) return held > 0 ? 0 : -1;
   }
   xio_skipped_attributes skipped;
   int scales = 0;
@@ -228,11 +312,35 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   return 0;
 }
 
-/* The checkpoint: the data on storage first; only then rank 0's record. */
+/* Rank 0.  Fails when the input is no longer the file that was read: what
+ * was read since it changed (a truncated file reads as zeros) is not its
+ * transpose, nor that of the file before. */
+static int check_input_unchanged(transpose_run *run, xio_error *err) {
+  tool_input_identity now;
+  const char *change = tool_input_identity_of(run->in_path.file, &now, err) != 0
+                           ? "it was removed or renamed"
+                           : tool_input_identity_change(&run->record.input, &now);
+  if (!change) return 0;
+  run->input_changed = 1;
+  return xio_fail(err, "%s changed while it was being transposed: %s; nothing was published",
+                  run->in_path.file, change);
+}
+
+/* The checkpoint: the data and HDF5's own structures that reach it (a
+ * compressed output's chunk index) on storage first; only then, if the
+ * input is still what was read, rank 0's record. */
 static int record_progress(const xio_progress *done, void *user_data, xio_error *err) {
   transpose_run *run = user_data;
-  if (tool_output_sync(run->comm, &run->output, err)) return -1;
+  if (xio_flush(&run->out, err) || tool_output_sync(run->comm, &run->output, err)) return -1;
   if (run->rank != 0) return 0;
+  if (done->passes_done == 0 && run->out.filtered &&
+      !xio_pass_grid_aligned(&done->grid, run->out.chunk_cols, run->out.chunk_rows))
+    tool_report_note(
+        "the memory budget holds no pass of whole %lld x %lld chunks of %s, so a "
+        "stopped run of it starts over when resumed (compressed chunks written in "
+        "part cannot be continued)",
+        (long long)run->out.chunk_rows, (long long)run->out.chunk_cols, run->out_path.file);
+  if (check_input_unchanged(run, err)) return -1;
   run->record.progress = *done;
   return tool_resume_record_write(run->output.partial_path, &run->record, err);
 }
@@ -246,12 +354,17 @@ static int verify_output(transpose_run *run, const char *out_name, double *secon
   const double t0 = MPI_Wtime();
   const xio_checksums *expected = &run->record.progress.sums;
   uint64_t out_sum = 0, in_sum = expected->read;
-  int rc = tool_output_evict(run->comm, &run->output, err);
-  if (rc == 0)
-    rc = xio_open_existing(run->comm, run->output.partial_path, run->output.final_path, out_name, 0,
-                           &run->out, err);
-  if (rc == 0)
-    rc = xio_checksum_matrix(&run->out, 1, run->budget, tool_stop_requested, &out_sum, err);
+  int rc = 0;
+  if (run->output_read_back) { /* resumed complete: read back as a whole at the start */
+    out_sum = expected->written;
+  } else {
+    rc = tool_output_evict(run->comm, &run->output, err);
+    if (rc == 0)
+      rc = xio_open_existing(run->comm, run->output.partial_path, run->output.final_path, out_name,
+                             0, &run->out, err);
+    if (rc == 0)
+      rc = xio_checksum_matrix(&run->out, 1, run->budget, tool_stop_requested, &out_sum, err);
+  }
   if (rc == 0 && run->opt->verify == TOOL_VERIFY_INPUT)
     rc = xio_checksum_matrix(&run->in, 0, run->budget, tool_stop_requested, &in_sum, err);
   xio_error close_err;
@@ -280,8 +393,8 @@ static int verify_output(transpose_run *run, const char *out_name, double *secon
   return 0;
 }
 
-static int publish_on_root_clear(void *arg, xio_error *err) {
-  return tool_resume_record_clear(((transpose_run *)arg)->output.partial_path, err);
+static int input_unchanged_on_root(void *arg, xio_error *err) {
+  return check_input_unchanged(arg, err);
 }
 
 /* The JSON summary's description of the input and the output. */
@@ -294,6 +407,52 @@ static void describe_pair(tool_json *j, const transpose_run *run, const char *ty
   tool_json_int(j, "rows", (long long)run->in.rows);
   tool_json_int(j, "cols", (long long)run->in.cols);
   tool_json_string(j, "type", type_text);
+}
+
+/* Collective.  --resume where OUT exists and no partial does: a run that
+ * published already, when OUT is the transpose of IN, read as `xpose
+ * verify` reads them.  TOOL_EXIT_OK, having said so, or TOOL_EXIT_ERROR
+ * with the refusal in err. */
+static int check_already_done(transpose_run *run, const char *type_text, xio_error *err) {
+  const double start = MPI_Wtime();
+  const char *out_dataset = run->out_path.dataset[0] ? run->out_path.dataset : run->in.dataset;
+  int match = 0;
+  char detail[sizeof err->message] = "";
+  xio_error why = {""};
+  if (xio_open_existing(run->comm, run->out_path.file, run->out_path.file, out_dataset, 0,
+                        &run->out, &why) ||
+      xio_verify_transpose(&run->in, &run->out, run->budget, &match, detail, sizeof detail, &why))
+    snprintf(detail, sizeof detail, "%s", why.message);
+  char found_dataset[sizeof run->out.dataset];
+  snprintf(found_dataset, sizeof found_dataset, "%s", run->out.dataset);
+  if (xio_close(&run->out, &why) && match) {
+    match = 0;
+    snprintf(detail, sizeof detail, "%s", why.message);
+  }
+  if (!match)
+    return xio_fail(err,
+                    "output %s exists and is not the transpose of %s:%s (%.400s); use --force "
+                    "to replace it",
+                    run->out_path.file, run->in_path.file, run->in.dataset, detail),
+           TOOL_EXIT_ERROR;
+  if (run->opt->json) {
+    tool_json j;
+    tool_json_begin(&j);
+    tool_json_string(&j, "status", "ok");
+    tool_json_int(&j, "exit_code", TOOL_EXIT_OK);
+    tool_json_bool(&j, "already_done", 1);
+    describe_pair(&j, run, type_text, found_dataset);
+    tool_json_string(&j, "detail", detail);
+    tool_json_number(&j, "seconds", MPI_Wtime() - start);
+    tool_json_print(&j);
+  } else {
+    tool_report_result(
+        "%s:%s is already the transpose of %s:%s (%lld x %lld, %s; %s): nothing to "
+        "do, %.3f s",
+        run->out_path.file, found_dataset, run->in_path.file, run->in.dataset,
+        (long long)run->in.rows, (long long)run->in.cols, type_text, detail, MPI_Wtime() - start);
+  }
+  return TOOL_EXIT_OK;
 }
 
 /* The start of either run: nothing open yet, the paths split, the MPI-IO
@@ -422,8 +581,10 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
                           opt->resume  ? TOOL_PARTIAL_KEEP
                           : opt->force ? TOOL_PARTIAL_REPLACE
                                        : TOOL_PARTIAL_REFUSE,
-                          &run->output, &err))
+                          &run->output, &err)) {
+    if (run->output.usage_error) exit_code = TOOL_EXIT_USAGE;
     goto fail;
+  }
   keep_partial = run->output.partial_found; /* another run's work: not this one's to remove */
   if (run->output.lock_note[0]) tool_report_warning("%s", run->output.lock_note);
   if (xio_open_input(comm, run->in_path.file, run->in_path.dataset[0] ? run->in_path.dataset : NULL,
@@ -449,6 +610,11 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
       tool_default_gpu_budget(comm, &run->gpu_budget, &err))
     goto fail;
 #endif
+  if (run->output.final_exists) { /* --resume after a run that published */
+    exit_code = check_already_done(run, type_text, &err);
+    if (exit_code != TOOL_EXIT_OK) goto fail;
+    goto release;
+  }
   const double start = MPI_Wtime();
   /* A budget the user gave is filled; on the host the default one (half
    * the node) only up to passes of the size that ran fastest (passes.h). */
@@ -470,7 +636,11 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   topt.checkpoint_seconds = opt->checkpoint_seconds;
   topt.checkpoint_user_data = run;
   topt.stop_requested = tool_stop_requested;
-  if (start_output(run, &topt, &err)) goto fail;
+  if (start_output(run, &topt, &err)) {
+    if (!run->stopped) goto fail;
+    exit_code = TOOL_EXIT_STOPPED;
+    goto stopped;
+  }
   keep_partial = run->resumed; /* a new partial goes on failure, unless passes get recorded */
   if (opt->verbose) {
     char hints[1024];
@@ -522,11 +692,23 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
     }
     tool_report_verbose("read back and verified in %.3f s", verify_seconds);
   }
-  if (xio_on_root(comm, publish_on_root_clear, run, &err) ||
-      tool_output_publish(comm, &run->output, &err)) {
+  /* A stop asked for before this point keeps the verified partial for
+   * --resume (which publishes it); one after it comes too late to change
+   * the outcome, and the run ends as it would have. */
+  if (agreed_stop_signal(comm)) {
+    exit_code = TOOL_EXIT_STOPPED;
+    goto stopped;
+  }
+  if (xio_on_root(comm, input_unchanged_on_root, run, &err)) goto fail; /* removes the partial */
+  if (tool_output_publish(comm, &run->output, &err)) {
     tool_report_error("%s", err.message);
     xio_close(&run->in, &err);
     return TOOL_EXIT_ERROR;
+  }
+  /* The published file carries no record (best effort: it is published). */
+  if (run->rank == 0) {
+    xio_error ignored;
+    (void)tool_resume_record_clear(run->output.final_path, &ignored);
   }
 
   print_summary(run, &stats, type_text, out_name, seconds + verify_seconds, verify_seconds);
@@ -535,12 +717,18 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
 
 stopped : {
   const int signal_number = agreed_stop_signal(comm);
-  if (keep_partial)
+  const int64_t passes = xio_pass_count(&run->record.progress.grid);
+  if (keep_partial && run->record.progress.passes_done == passes)
+    tool_report_error(
+        "stopped by %s before publishing: all %lld passes are done and kept in %s: "
+        "run the same command with --resume to check and publish them",
+        tool_signal_name(signal_number), (long long)passes, run->output.partial_path);
+  else if (keep_partial)
     tool_report_error(
         "stopped by %s after %lld of %lld passes; %s keeps them: run the same "
         "command with --resume to continue",
         tool_signal_name(signal_number), (long long)run->record.progress.passes_done,
-        (long long)xio_pass_count(&run->record.progress.grid), run->output.partial_path);
+        (long long)passes, run->output.partial_path);
   else
     tool_report_error("stopped by %s before any pass was done; nothing was kept",
                       tool_signal_name(signal_number));
@@ -548,15 +736,28 @@ stopped : {
 }
 
 fail:
+  if (run->input_changed) keep_partial = 0; /* rank 0's say: it removes the partial */
+  if (run->output.owned && run->record.progress.grid.block_rows > 0) {
+    const xio_pass_grid *grid = &run->record.progress.grid;
+    tool_output_explain_full(
+        &run->output, (uint64_t)grid->block_rows * (uint64_t)grid->block_cols * run->in.elem_size,
+        run->record.progress.passes_done, xio_pass_count(grid), &err);
+  }
   if (keep_partial && run->output.owned && run->record.progress.passes_done > 0) {
     const size_t used = strlen(err.message);
-    if (snprintf(err.message + used, sizeof err.message - used,
-                 "; the %lld of %lld passes done are kept in %s: once the cause is fixed, the same "
-                 "command with --resume continues",
-                 (long long)run->record.progress.passes_done,
-                 (long long)xio_pass_count(&run->record.progress.grid),
-                 run->output.partial_path) < 0)
-      err.message[used] = '\0'; /* the error alone, then */
+    const long long done = (long long)run->record.progress.passes_done,
+                    passes = (long long)xio_pass_count(&run->record.progress.grid);
+    const int n =
+        access(run->output.partial_path, F_OK) == 0
+            ? snprintf(err.message + used, sizeof err.message - used,
+                       "; the %lld of %lld passes done are kept in %s: once the cause is fixed, "
+                       "the same command with --resume continues",
+                       done, passes, run->output.partial_path)
+            : snprintf(err.message + used, sizeof err.message - used,
+                       "; %s was removed while xpose was writing it: the %lld of %lld passes "
+                       "done are lost",
+                       run->output.partial_path, done, passes);
+    if (n < 0) err.message[used] = '\0'; /* the error alone, then */
   }
   tool_report_error("%s", err.message);
 release : {
@@ -568,15 +769,45 @@ release : {
   return exit_code;
 }
 
+/* --json's object for a run that did not succeed: rank 0's, or with
+ * `here` the calling rank's. */
+static void print_error_json(int exit_code, const char *message, int here) {
+  static const char *const status[] = {"ok", "error", "usage error", "verification failed",
+                                       "stopped"};
+  tool_json j;
+  tool_json_begin(&j);
+  tool_json_string(&j, "status", status[exit_code]);
+  tool_json_int(&j, "exit_code", exit_code);
+  tool_json_string(&j, "message", message);
+  if (here)
+    tool_json_print_here(&j);
+  else
+    tool_json_print(&j);
+}
+
+/* The job is aborted (h5_error.h): this rank's object is the one printed. */
+static void print_abort_json(const char *message) { print_error_json(TOOL_EXIT_ERROR, message, 1); }
+
+/* --json among the options, for a command line that does not parse. */
+static int asks_for_json(int argc, char **argv) {
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    if (strcmp(argv[i], "--json") == 0) return 1;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int rank;
   int exit_code = tool_session_start("xpose", &argc, &argv, &rank);
-  if (exit_code != TOOL_EXIT_OK) return exit_code;
+  if (exit_code != TOOL_EXIT_OK) {
+    if (asks_for_json(argc, argv)) print_error_json(exit_code, "MPI could not start", 1);
+    return exit_code;
+  }
   tool_options opt;
   char error[256];
   if (tool_parse_options(argc, argv, &opt, error, sizeof error) != 0) {
     if (rank == 0) fprintf(stderr, "xpose: %s\nTry 'xpose --help' for more information.\n", error);
     exit_code = TOOL_EXIT_USAGE;
+    if (rank == 0 && asks_for_json(argc, argv)) print_error_json(exit_code, error, 1);
   } else if (opt.help) {
     if (rank == 0) fputs(tool_usage(), stdout);
   } else if (opt.version) {
@@ -599,22 +830,15 @@ int main(int argc, char **argv) {
              (int)strcspn(mpi_version, ",\n"), mpi_version, built);
   } else {
     tool_report_setup("xpose", rank, opt.quiet, opt.verbose);
+    if (opt.json) xio_set_abort_hook(print_abort_json);
     if (tool_stop_signals_install() != 0) {
       tool_report_error("cannot handle stop signals");
       exit_code = TOOL_EXIT_ERROR;
     } else {
       exit_code = opt.check ? run_check(&opt, MPI_COMM_WORLD) : run_transpose(&opt, MPI_COMM_WORLD);
     }
-    if (opt.json && exit_code != TOOL_EXIT_OK && !(opt.check && exit_code == TOOL_EXIT_VERIFY)) {
-      static const char *const status[] = {"ok", "error", "usage error", "verification failed",
-                                           "stopped"};
-      tool_json j;
-      tool_json_begin(&j);
-      tool_json_string(&j, "status", status[exit_code]);
-      tool_json_int(&j, "exit_code", exit_code);
-      tool_json_string(&j, "message", tool_report_last_error());
-      tool_json_print(&j);
-    }
+    if (opt.json && exit_code != TOOL_EXIT_OK && !(opt.check && exit_code == TOOL_EXIT_VERIFY))
+      print_error_json(exit_code, tool_report_last_error(), 0);
   }
   return tool_session_end("xpose", rank, exit_code);
 }

@@ -108,11 +108,35 @@ typedef struct {
   tool_output_file *out;
 } output_check;
 
+/* The input must not be one of xpose's own files for this output: taking
+ * the lock would overwrite it, starting over would remove it. */
+static int check_input_is_not_ours(const output_check *c, xio_error *err) {
+  struct stat in_st, st;
+  if (!c->input || stat(c->input, &in_st) != 0) return 0; /* its own checks say why */
+  const char *const own[] = {c->out->partial_path, c->out->lock_path};
+  const char *const what[] = {"partial output", "lock"};
+  for (int i = 0; i < 2; i++)
+    if (stat(own[i], &st) == 0 && st.st_dev == in_st.st_dev && st.st_ino == in_st.st_ino) {
+      c->out->usage_error = 1;
+      if (strcmp(c->input, own[i]) == 0)
+        return xio_fail(err, "input %s is the %s of output %s: give another input or output",
+                        c->input, what[i], c->path);
+      return xio_fail(err, "input %s is %s, the %s of output %s: give another input or output",
+                      c->input, own[i], what[i], c->path);
+    }
+  return 0;
+}
+
 static int check_output_on_root(void *arg, xio_error *err) {
   output_check *c = arg;
   tool_output_file *out = c->out;
   struct stat st, in_st;
-  if (stat(c->path, &st) == 0) {
+  if (check_input_is_not_ours(c, err)) return -1;
+  if (lstat(c->path, &st) == 0 && S_ISLNK(st.st_mode) && stat(c->path, &in_st) != 0) {
+    if (!c->force) /* renaming onto it would replace the link: as good as a file */
+      return xio_fail(
+          err, "output %s exists (a symbolic link to nothing); use --force to replace it", c->path);
+  } else if (stat(c->path, &st) == 0) {
     if (c->input && stat(c->input, &in_st) == 0 && st.st_dev == in_st.st_dev &&
         st.st_ino == in_st.st_ino)
       return xio_fail(err, "output %s is the input file; write to another file", c->path);
@@ -120,7 +144,9 @@ static int check_output_on_root(void *arg, xio_error *err) {
     if (!S_ISREG(st.st_mode))
       return xio_fail(err, "output %s is %s; xpose replaces regular files only", c->path,
                       tool_file_kind(st.st_mode));
-    if (!c->force) return xio_fail(err, "output %s exists; use --force to replace it", c->path);
+    if (!c->force && c->partial != TOOL_PARTIAL_KEEP)
+      return xio_fail(err, "output %s exists; use --force to replace it", c->path);
+    out->final_exists = !c->force;
   } else if (errno != ENOENT) {
     return xio_fail(err, "output %s: %s", c->path, strerror(errno));
   }
@@ -138,7 +164,9 @@ static int check_output_on_root(void *arg, xio_error *err) {
     if (!S_ISREG(st.st_mode))
       return xio_fail(err, "%s is %s, where xpose keeps its partial output; remove it",
                       out->partial_path, tool_file_kind(st.st_mode));
-    if (c->partial == TOOL_PARTIAL_KEEP) {
+    if (out->final_exists) {
+      return xio_fail(err, "output %s exists; use --force to replace it", c->path);
+    } else if (c->partial == TOOL_PARTIAL_KEEP) {
       out->partial_found = 1;
     } else if (c->partial == TOOL_PARTIAL_REFUSE) {
       return xio_fail(err,
@@ -167,12 +195,14 @@ int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int 
   output_check check = {path, input, force, partial, out};
   const int rc = xio_on_root(comm, check_output_on_root, &check, err);
   if (rc) unlock(out); /* rank 0's, if it took it */
-  int flags[2] = {out->partial_found, out->owned};
-  if (XIO_MPI(MPI_Bcast(flags, 2, MPI_INT, 0, comm), err) ||
+  int flags[4] = {out->partial_found, out->owned, out->final_exists, out->usage_error};
+  if (XIO_MPI(MPI_Bcast(flags, 4, MPI_INT, 0, comm), err) ||
       XIO_MPI(MPI_Bcast(out->lock_note, (int)sizeof out->lock_note, MPI_CHAR, 0, comm), err))
     return -1;
   out->partial_found = flags[0];
   out->owned = flags[1];
+  out->final_exists = flags[2];
+  out->usage_error = flags[3];
   return rc;
 }
 
@@ -209,6 +239,31 @@ static int reserve_on_root(void *arg, xio_error *err) {
     rc = xio_fail(err, "cannot reserve %s for %s: %s", need, r->out->final_path, strerror(failed));
   if (close(fd) != 0 && rc == 0) rc = xio_fail(err, "closing %s: %s", path, strerror(errno));
   return rc;
+}
+
+void tool_output_explain_full(const tool_output_file *out, uint64_t next_bytes, int64_t passes_done,
+                              int64_t passes, xio_error *err) {
+  struct statvfs fs;
+  struct stat st;
+  if (statvfs(out->partial_path, &fs) != 0 || stat(out->partial_path, &st) != 0) return;
+  const uint64_t free_bytes = (uint64_t)fs.f_bavail * (uint64_t)fs.f_frsize;
+  if (free_bytes >= next_bytes && free_bytes >= ((uint64_t)1 << 20)) return;
+  const uint64_t written = (uint64_t)st.st_blocks * 512u;
+  char dir[sizeof out->final_path], room[32], have[32], need[128] = "";
+  snprintf(dir, sizeof dir, "%s", out->final_path);
+  tool_format_bytes(free_bytes, room, sizeof room);
+  tool_format_bytes(written, have, sizeof have);
+  if (passes_done > 0) {
+    char total[32];
+    tool_format_bytes((uint64_t)((double)written * (double)passes / (double)passes_done), total,
+                      sizeof total);
+    snprintf(need, sizeof need, "; by its %lld of %lld passes written it needs about %s",
+             (long long)passes_done, (long long)passes, total);
+  }
+  char cause[sizeof err->message];
+  snprintf(cause, sizeof cause, "%s", err->message);
+  xio_fail(err, "not enough space for %s: %s is full (%s free) with %s of it written%s (%.300s)",
+           out->final_path, dirname(dir), room, have, need, cause);
 }
 
 int tool_output_reserve(MPI_Comm comm, const tool_output_file *out, uint64_t bytes,

@@ -23,7 +23,9 @@ typedef struct {
   char partial_path[4200], lock_path[4200];
   int force;
   int partial_found;    /* an earlier run's partial, kept for resuming */
+  int final_exists;     /* with --resume, no --force and no partial: OUT itself */
   int owned;            /* this run holds the lock and may remove the partial */
+  int usage_error;      /* the refusal is the command line's fault (exit 2) */
   char lock_note[4400]; /* why no lock could be taken, if so */
 } tool_output_file;
 
@@ -38,10 +40,15 @@ typedef enum {
 } tool_partial_policy;
 
 /* Collective.  Rank 0 checks that `path` may be written: its directory
- * exists and is writable; an existing regular file is replaced only with
- * `force`, and never when it is `input` (NULL: no input), by any name or
- * link; other kinds of file never.  It takes the lock, then deals with any
- * partial left by an earlier run as `partial` says. */
+ * exists and is writable; an existing regular file (or a symbolic link,
+ * dangling or not) is replaced only with `force`, and never when it is
+ * `input` (NULL: no input), by any name or link; other kinds of file never.
+ * An input that is the output's partial or lock file is refused
+ * (usage_error) before either is touched.  It takes the lock, then deals
+ * with any partial left by an earlier run as `partial` says.  With
+ * TOOL_PARTIAL_KEEP and no `force`, an existing output with no partial
+ * beside it is not refused but flagged (final_exists): a resumed run that
+ * finished already. */
 int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int force,
                         tool_partial_policy partial, tool_output_file *out, xio_error *err);
 
@@ -60,6 +67,14 @@ int tool_output_sync(MPI_Comm comm, const tool_output_file *out, xio_error *err)
 /* Collective, the file closed.  Syncs the partial to storage and drops it
  * from every node's page cache, so that reading it back reads storage. */
 int tool_output_evict(MPI_Comm comm, const tool_output_file *out, xio_error *err);
+
+/* Local.  After a failure: when the partial's file system has less than
+ * `next_bytes` (what the next pass would write) or 1 MiB free, err becomes
+ * a full-disk message with the space written and, where passes_done > 0,
+ * the space the whole output needs by the passes written (a compressed
+ * output, whose space could not be reserved ahead); else unchanged. */
+void tool_output_explain_full(const tool_output_file *out, uint64_t next_bytes, int64_t passes_done,
+                              int64_t passes, xio_error *err);
 
 /* Collective.  Syncs the partial and renames it to the final name; then
  * releases the lock.  On failure the partial is kept and named in err. */

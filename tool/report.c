@@ -104,16 +104,39 @@ void tool_json_begin(tool_json *j) {
   json_append(j, "{");
 }
 
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, surrogates or code points past U+10FFFF), or 0. */
+static int utf8_length(const unsigned char *p) {
+  if (p[0] < 0x80) return 1;
+  const int n = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
+                : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+                : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                               : 0;
+  for (int i = 1; i < n; i++)
+    if ((p[i] & 0xc0) != 0x80) return 0;
+  if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
+      (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
+    return 0;
+  return n;
+}
+
+/* File names are bytes: one that is not UTF-8 keeps each stray byte as
+ * the escape \udcXX (Python's surrogateescape, PEP 383), so the object
+ * stays valid JSON and the name can be recovered (os.fsencode). */
 void tool_json_string(tool_json *j, const char *key, const char *value) {
   json_key(j, key);
   json_append(j, "\"");
-  for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+  for (const unsigned char *p = (const unsigned char *)value; *p;) {
+    const int n = utf8_length(p);
     if (*p == '"' || *p == '\\')
       json_append(j, "\\%c", *p);
-    else if (*p < 0x20)
+    else if (*p < 0x20 || *p == 0x7f)
       json_append(j, "\\u%04x", *p);
+    else if (n == 0)
+      json_append(j, "\\udc%02x", *p);
     else
-      json_append(j, "%c", *p);
+      json_append(j, "%.*s", n, (const char *)p);
+    p += n ? n : 1;
   }
   json_append(j, "\"");
 }
@@ -134,8 +157,11 @@ void tool_json_bool(tool_json *j, const char *key, int value) {
 }
 
 void tool_json_print(tool_json *j) {
+  if (report.rank == 0) tool_json_print_here(j);
+}
+
+void tool_json_print_here(tool_json *j) {
   json_append(j, "}");
-  if (report.rank != 0) return;
   if (j->used >= sizeof j->text) { /* never cut an object: say so instead */
     printf("{\"status\": \"error\", \"message\": \"summary too long\"}\n");
   } else {

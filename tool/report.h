@@ -40,6 +40,8 @@ void tool_json_number(tool_json *j, const char *key, double value);
 void tool_json_bool(tool_json *j, const char *key, int value);
 /* Rank 0: closes the object and prints it on one line. */
 void tool_json_print(tool_json *j);
+/* The same from whichever rank calls it (one about to abort the job). */
+void tool_json_print_here(tool_json *j);
 
 /* The last error reported, for the JSON summary of a failed run. */
 const char *tool_report_last_error(void);

@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* realpath, fdatasync, st_mtim */
+#define _GNU_SOURCE /* realpath, fdatasync, st_mtim, gethostname */
 #include "resume_record.h"
 
 #include <errno.h>
@@ -13,7 +13,9 @@
 #include "checksum.h"
 
 #define SLOT_BYTES (TOOL_RESUME_USERBLOCK / 2)
-static const char header[] = "xpose partial output, resume record 2\n";
+static const char header[] = "xpose partial output, resume record 3\n";
+/* An older xpose's: recognised, to say so, never resumed. */
+static const char older_header[] = "xpose partial output, resume record ";
 
 static uint64_t hash_bytes(const void *bytes, size_t size) {
   return xio_checksum_block(bytes, 1, (int64_t)size, 1, 0, 0, 1);
@@ -26,22 +28,45 @@ static void copy_line(char *to, size_t size, const char *from) {
     if (*p == '\n' || *p == '\r') *p = '?';
 }
 
+int tool_input_identity_of(const char *path, tool_input_identity *id, xio_error *err) {
+  memset(id, 0, sizeof *id);
+  struct stat st;
+  if (stat(path, &st) != 0) return xio_fail(err, "%s: %s", path, strerror(errno));
+  id->device = (uint64_t)st.st_dev;
+  id->inode = (uint64_t)st.st_ino;
+  id->size = (uint64_t)st.st_size;
+  id->mtime_sec = (int64_t)st.st_mtim.tv_sec;
+  id->mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
+  id->ctime_sec = (int64_t)st.st_ctim.tv_sec;
+  id->ctime_nsec = (int64_t)st.st_ctim.tv_nsec;
+  if (gethostname(id->host, sizeof id->host - 1) != 0) snprintf(id->host, sizeof id->host, "?");
+  for (char *p = id->host; *p; p++)
+    if (*p == ' ' || *p == '\n' || *p == '\r') *p = '_'; /* one word in the record */
+  return 0;
+}
+
+const char *tool_input_identity_change(const tool_input_identity *then,
+                                       const tool_input_identity *now) {
+  if (then->inode != now->inode ||
+      (strcmp(then->host, now->host) == 0 && then->device != now->device))
+    return "it was replaced by another file";
+  if (then->size != now->size) return "its size changed";
+  if (then->mtime_sec != now->mtime_sec || then->mtime_nsec != now->mtime_nsec)
+    return "it was modified";
+  if (then->ctime_sec != now->ctime_sec || then->ctime_nsec != now->ctime_nsec)
+    return "it was rewritten or its attributes changed (its status-change time moved)";
+  return NULL;
+}
+
 int tool_resume_identity(const char *input_file, const xio_matrix *in, const char *output_dataset,
                          tool_resume_record *r, xio_error *err) {
   memset(r, 0, sizeof *r);
   char *absolute = realpath(input_file, NULL);
-  struct stat st;
-  if (!absolute || stat(absolute, &st) != 0) {
-    const int saved = errno;
-    free(absolute);
-    return xio_fail(err, "%s: %s", input_file, strerror(saved));
-  }
+  if (!absolute) return xio_fail(err, "%s: %s", input_file, strerror(errno));
   copy_line(r->input_path, sizeof r->input_path, absolute);
   r->input_path_hash = hash_bytes(absolute, strlen(absolute));
   free(absolute);
-  r->input_size = (uint64_t)st.st_size;
-  r->input_mtime_sec = (int64_t)st.st_mtim.tv_sec;
-  r->input_mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
+  if (tool_input_identity_of(input_file, &r->input, err)) return -1;
   copy_line(r->input_dataset, sizeof r->input_dataset, in->dataset);
   copy_line(r->output_dataset, sizeof r->output_dataset, output_dataset);
   r->rows = in->rows;
@@ -61,13 +86,15 @@ static int format_slot(const tool_resume_record *r, char slot[SLOT_BYTES]) {
   int n = snprintf(
       slot, SLOT_BYTES,
       "%ssequence %" PRIu64 "\ninput_path_hash %016" PRIx64 "\ninput_size %" PRIu64
-      "\ninput_mtime %" PRId64 ".%09" PRId64 "\ntype_hash %016" PRIx64 "\nshape %" PRId64
+      "\ninput_mtime %" PRId64 ".%09" PRId64 "\ninput_ctime %" PRId64 ".%09" PRId64
+      "\ninput_file %" PRIu64 " %" PRIu64 " %s\ntype_hash %016" PRIx64 "\nshape %" PRId64
       " %" PRId64 "\ngrid %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 "\npasses_done %" PRId64
       "\nchecksums %016" PRIx64 " %016" PRIx64 "\ninput_dataset %s\noutput_dataset %s\ninput %s\n",
-      header, r->sequence, r->input_path_hash, r->input_size, r->input_mtime_sec,
-      r->input_mtime_nsec, r->type_hash, r->rows, r->cols, g->row_passes, g->col_passes,
-      g->block_rows, g->block_cols, r->progress.passes_done, r->progress.sums.read,
-      r->progress.sums.written, r->input_dataset, r->output_dataset, r->input_path);
+      header, r->sequence, r->input_path_hash, r->input.size, r->input.mtime_sec,
+      r->input.mtime_nsec, r->input.ctime_sec, r->input.ctime_nsec, r->input.device, r->input.inode,
+      r->input.host, r->type_hash, r->rows, r->cols, g->row_passes, g->col_passes, g->block_rows,
+      g->block_cols, r->progress.passes_done, r->progress.sums.read, r->progress.sums.written,
+      r->input_dataset, r->output_dataset, r->input_path);
   if (n < 0 || n + 32 >= SLOT_BYTES) return -1;
   n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "check %016" PRIx64 "\n",
                 hash_bytes(slot, (size_t)n));
@@ -92,7 +119,11 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
   char text[SLOT_BYTES + 1];
   memcpy(text, slot, SLOT_BYTES);
   text[SLOT_BYTES] = '\0';
-  if (strncmp(text, header, sizeof header - 1) != 0) return -1;
+  if (strncmp(text, header, sizeof header - 1) != 0) {
+    if (strncmp(text, older_header, sizeof older_header - 1) != 0) return -1;
+    memset(r, 0, sizeof *r); /* version 0: an older xpose's */
+    return 0;
+  }
   char *check = strstr(text, "\ncheck ");
   uint64_t stored = 0;
   if (!check || sscanf(check + 7, "%" SCNx64, &stored) != 1 ||
@@ -103,9 +134,14 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
   const char *v;
   if (!(v = field(text, "sequence")) || sscanf(v, "%" SCNu64, &r->sequence) != 1 ||
       !(v = field(text, "input_path_hash")) || sscanf(v, "%" SCNx64, &r->input_path_hash) != 1 ||
-      !(v = field(text, "input_size")) || sscanf(v, "%" SCNu64, &r->input_size) != 1 ||
+      !(v = field(text, "input_size")) || sscanf(v, "%" SCNu64, &r->input.size) != 1 ||
       !(v = field(text, "input_mtime")) ||
-      sscanf(v, "%" SCNd64 ".%" SCNd64, &r->input_mtime_sec, &r->input_mtime_nsec) != 2 ||
+      sscanf(v, "%" SCNd64 ".%" SCNd64, &r->input.mtime_sec, &r->input.mtime_nsec) != 2 ||
+      !(v = field(text, "input_ctime")) ||
+      sscanf(v, "%" SCNd64 ".%" SCNd64, &r->input.ctime_sec, &r->input.ctime_nsec) != 2 ||
+      !(v = field(text, "input_file")) ||
+      sscanf(v, "%" SCNu64 " %" SCNu64 " %255s", &r->input.device, &r->input.inode,
+             r->input.host) != 3 ||
       !(v = field(text, "type_hash")) || sscanf(v, "%" SCNx64, &r->type_hash) != 1 ||
       !(v = field(text, "shape")) || sscanf(v, "%" SCNd64 " %" SCNd64, &r->rows, &r->cols) != 2 ||
       !(v = field(text, "grid")) ||
@@ -121,12 +157,8 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
   g->rows = r->rows;
   g->cols = r->cols;
   /* A grid as xio_pass_grid_plan makes them, and progress within it. */
-  const int64_t rows = r->rows > 0 ? r->rows : 1, cols = r->cols > 0 ? r->cols : 1;
-  if (r->rows < 0 || r->cols < 0 || g->row_passes < 1 || g->col_passes < 1 ||
-      g->row_passes > rows || g->col_passes > cols ||
-      g->block_rows != (r->rows + g->row_passes - 1) / g->row_passes ||
-      g->block_cols != (r->cols + g->col_passes - 1) / g->col_passes ||
-      r->progress.passes_done < 0 || r->progress.passes_done > g->row_passes * g->col_passes)
+  if (!xio_pass_grid_valid(g) || r->progress.passes_done < 0 ||
+      r->progress.passes_done > g->row_passes * g->col_passes)
     return -1;
   return 0;
 }
@@ -180,14 +212,18 @@ int tool_resume_record_clear(const char *partial, xio_error *err) {
 
 const char *tool_resume_record_mismatch(const tool_resume_record *found,
                                         const tool_resume_record *wanted) {
+  if (found->sequence == 0)
+    return "it was written by an older xpose, whose record this one does not read";
   if (found->input_path_hash != wanted->input_path_hash)
     return "it was started from another input file";
   if (strcmp(found->input_dataset, wanted->input_dataset) != 0)
     return "it was started from another dataset";
-  if (found->input_size != wanted->input_size ||
-      found->input_mtime_sec != wanted->input_mtime_sec ||
-      found->input_mtime_nsec != wanted->input_mtime_nsec)
-    return "the input file was modified since it was started";
+  static char why[160];
+  const char *change = tool_input_identity_change(&found->input, &wanted->input);
+  if (change) {
+    snprintf(why, sizeof why, "the input file changed since it was started: %s", change);
+    return why;
+  }
   if (found->rows != wanted->rows || found->cols != wanted->cols ||
       found->type_hash != wanted->type_hash)
     return "it holds another shape or datatype";

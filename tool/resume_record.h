@@ -2,8 +2,9 @@
  *
  * It lives in the partial file's HDF5 user block (bytes HDF5 leaves
  * alone), so the partial is one self-describing file: what it is the
- * transpose of (the input's path, size, modification time, dataset and
- * datatype), the pass grid, and how many passes are on storage with their
+ * transpose of (the input's path and identity: device, inode, size,
+ * modification and status-change times; its dataset and datatype), the
+ * pass grid, and how many passes are on storage with their
  * checksums.  Two slots are written in turn, each with a sequence number
  * and a check of its own, so a write torn by a crash leaves the previous
  * record readable.  `head -c 8192 OUT.h5.xpose-partial` shows it. */
@@ -17,11 +18,21 @@
 
 #define TOOL_RESUME_USERBLOCK 8192 /* two 4 KiB slots */
 
+/* Which file an input is, and whether it changed: ctime cannot be set
+ * back by touch, cp -p or rsync -a, so a rewrite shows even when the size
+ * and mtime are restored.  Device numbers of network file systems differ
+ * from client to client, so `host` says where `device` was seen. */
+typedef struct {
+  uint64_t device, inode, size;
+  int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+  char host[256];
+} tool_input_identity;
+
 typedef struct {
   /* what the partial is the transpose of */
   char input_path[1024]; /* absolute; for messages */
-  uint64_t input_path_hash, input_size, type_hash;
-  int64_t input_mtime_sec, input_mtime_nsec;
+  uint64_t input_path_hash, type_hash;
+  tool_input_identity input;
   char input_dataset[512], output_dataset[512];
   int64_t rows, cols;
   /* how far it got */
@@ -34,6 +45,15 @@ typedef struct {
 int tool_resume_identity(const char *input_file, const xio_matrix *in, const char *output_dataset,
                          tool_resume_record *record, xio_error *err);
 
+/* Local.  The identity of the file at `path` now; -1 with a message. */
+int tool_input_identity_of(const char *path, tool_input_identity *id, xio_error *err);
+
+/* What makes `now` another file, or the same one changed, than `then`
+ * ("it was replaced by another file", "it was modified", ...), or NULL.
+ * The device is compared only when both were seen from the same host. */
+const char *tool_input_identity_change(const tool_input_identity *then,
+                                       const tool_input_identity *now);
+
 /* Local.  Reads the newest intact record of `partial`: 0, or -1 when there
  * is none (no file, no record, or both slots damaged). */
 int tool_resume_record_read(const char *partial, tool_resume_record *record);
@@ -45,8 +65,10 @@ int tool_resume_record_write(const char *partial, tool_resume_record *record, xi
 /* Local.  Zeroes the user block: the published file carries no record. */
 int tool_resume_record_clear(const char *partial, xio_error *err);
 
-/* What makes `found` belong to another run than `wanted` ("the input was
- * modified", ...), or NULL when it is the same transpose. */
+/* What makes `found` belong to another run than `wanted` ("the input file
+ * was modified since it was started", ...), or NULL when it is the same
+ * transpose.  An older xpose's record says so (tool_resume_record_read
+ * reads it as version 0). */
 const char *tool_resume_record_mismatch(const tool_resume_record *found,
                                         const tool_resume_record *wanted);
 

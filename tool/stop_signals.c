@@ -19,7 +19,12 @@ int tool_stop_signals_install(void) {
   sigemptyset(&action.sa_mask);
   for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++)
     if (sigaction(stop_signals[i], &action, NULL) != 0) return -1;
-  return 0;
+  /* A closed stdout (`xpose ... | head`) fails the print, not the run: the
+   * output may already be published, and the exit status must say so. */
+  struct sigaction ignore = {0};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  return sigaction(SIGPIPE, &ignore, NULL);
 }
 
 int tool_stop_requested(void) { return first_signal; }

@@ -7,7 +7,8 @@
 #define TOOL_STOP_SIGNALS_H
 
 /* Installs the handlers (restarting interrupted system calls, so I/O in
- * progress completes).  -1 with errno when the system refuses. */
+ * progress completes), and ignores SIGPIPE.  -1 with errno when the
+ * system refuses. */
 int tool_stop_signals_install(void);
 
 /* Local: the first stop signal this process received, or 0. */

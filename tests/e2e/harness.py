@@ -39,6 +39,7 @@ def start(ranks, args, cwd=None, env=None):
     """Starts args under mpiexec in a session of its own (see finish)."""
     cmd = [MPIEXEC, NUMPROC_FLAG, str(ranks), *PREFLAGS, *map(str, args)]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            errors="surrogateescape",  # file names are bytes
                             start_new_session=True, cwd=cwd, env=env)
 
 
@@ -69,7 +70,7 @@ def resume_record(path):
     best = None
     for slot in (block[:4096], block[4096:]):
         text = slot.split(b"\0", 1)[0].decode("utf-8", "replace")
-        if not text.startswith("xpose partial output, resume record 2\n") or "\ncheck " not in text:
+        if not text.startswith("xpose partial output, resume record 3\n") or "\ncheck " not in text:
             continue
         fields = dict(line.split(" ", 1) for line in text.splitlines()[1:] if " " in line)
         if best is None or int(fields["sequence"]) > int(best["sequence"]):

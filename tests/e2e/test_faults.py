@@ -4,8 +4,10 @@ the output's writes (tests/fault/write_fault.c, an LD_PRELOAD shim), at 1-4
 ranks under both of Open MPI's MPI-IO layers.  Whatever happens, no run
 exits 0 with a wrong output, none leaves a file under the output's name
 when it fails, none hangs (every run has a hard timeout), and the input is
-never modified."""
+never modified.  Every run prints one JSON object (--json) that says how it
+ended, aborted jobs included."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -36,6 +38,9 @@ class Faults(ToolTestCase):
     def assertSafe(self, result, out, before):
         """Exit 0 only with the exact transpose; otherwise nothing under out."""
         self.assertEqual(digest(self.path("in.h5")), before, "the input was modified")
+        objects = [json.loads(l) for l in result.stdout.splitlines() if l.startswith("{")]
+        self.assertEqual(len(objects), 1, f"expected one JSON object\n{result}")
+        self.assertEqual(objects[0]["exit_code"], result.returncode, result)
         if result.returncode == 0:
             self.assertTransposed("in.h5", "/m", out, "/m")
             os.remove(out)
@@ -65,8 +70,8 @@ class Faults(ToolTestCase):
                         if rank is None:
                             del env["WRITE_FAULT_RANK"]
                         with self.subTest(io=io, ranks=ranks, error=error, after=after):
-                            result = self.run_with(ranks, ["--memory", "64K", "in.h5", "out.h5"],
-                                                   env)
+                            result = self.run_with(
+                                ranks, ["--json", "--memory", "64K", "in.h5", "out.h5"], env)
                             outcome = self.assertSafe(result, self.path("out.h5"), before)
                             outcomes[(io, ranks, error, after)] = outcome
         kinds = {}
@@ -96,7 +101,7 @@ class Faults(ToolTestCase):
                 for io in IO_LAYERS:
                     for ranks in (1, 2, 3, 4):
                         with self.subTest(io=io, ranks=ranks):
-                            result = self.run_with(ranks, ["--memory", "1M", "in.h5", out],
+                            result = self.run_with(ranks, ["--json", "--memory", "1M", "in.h5", out],
                                                    {"OMPI_MCA_io": io})
                             message = self.assertSafe(result, out, before)
                             self.assertRegex(message, rf"not enough space for {out}: it needs "

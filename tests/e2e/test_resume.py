@@ -129,8 +129,8 @@ class Resume(ToolTestCase):
         result = self.xpose(2, "--resume", "in.h5", "out.h5")
         self.assertEqual(result.returncode, ERROR, result)
         self.assertEqual(result.stderr.count(
-            "cannot resume from out.h5.xpose-partial: the input file was modified since it was "
-            "started"), 1, result)
+            "cannot resume from out.h5.xpose-partial: the input file changed since it was "
+            "started: it was modified"), 1, result)
         self.write_h5("other.h5", {"/m": self.a})
         result = self.xpose(2, "--resume", "other.h5", "out.h5")
         self.assertIn("it was started from another input file", result.stderr)
