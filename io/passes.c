@@ -36,7 +36,7 @@ static int fits_units(const planner *p, int64_t hu, int64_t wu) {
               p->budget);
 }
 
-/* Largest x in [1, limit] with fits(h(x), w(x)) in units; 0 if even 1 does not fit. */
+/* Largest x in [1, limit] with fits_units(h(x), w(x)); 0 if even 1 does not fit. */
 typedef enum { GROW_ROWS, GROW_COLS, GROW_BOTH } growth;
 
 static int64_t largest_fit(const planner *p, growth g, int64_t fixed, int64_t limit) {
@@ -71,9 +71,13 @@ int xio_pass_grid_plan(int64_t rows, int64_t cols, size_t elem_size, int64_t ran
   if (!fits(1, 1, elem_size, ranks, budget)) return -1;
 
   /* In whole alignments where one fits, else in elements. */
-  planner p = {
-      rows,  cols,  align_rows > 1 ? align_rows : 1, align_cols > 1 ? align_cols : 1, elem_size,
-      ranks, budget};
+  planner p = {.rows = rows,
+               .cols = cols,
+               .ur = align_rows > 1 ? align_rows : 1,
+               .uc = align_cols > 1 ? align_cols : 1,
+               .es = elem_size,
+               .ranks = ranks,
+               .budget = budget};
   if (!fits_units(&p, 1, 1)) p.ur = p.uc = 1;
   const int64_t nr = (int64_t)ceil_div((uint64_t)rows, (uint64_t)p.ur),
                 nc = (int64_t)ceil_div((uint64_t)cols, (uint64_t)p.uc);

@@ -13,11 +13,11 @@
  *     very tall matrices that beats full rows, whose write runs would
  *     shrink to a handful of elements.
  * Blocks are then evened out: block i of a side of n covers [i*B, min((i+1)*B,
- * n)), with B as small as the pass count allows, or the smallest multiple of
- * an alignment (an output's chunk side) that is, so that every chunk of a
- * compressed output is written whole, by one pass: HDF5 1.10 cannot
- * rewrite, in a later run, the compressed chunks an earlier run wrote part
- * of (a resumed run's output came out wrong). */
+ * n)), B being the smallest size that keeps the pass count.  For a
+ * compressed output, B is a whole multiple of its chunk's side wherever the
+ * budget holds one chunk's pass, so that every chunk is written whole, by
+ * one pass: HDF5 1.10 cannot rewrite, in a later run, compressed chunks an
+ * earlier run wrote part of (a resumed output came out wrong). */
 #ifndef XIO_PASSES_H
 #define XIO_PASSES_H
 

@@ -6,10 +6,12 @@ Configured by ctest through the environment: XPOSE, XPOSE_GEN (programs),
 XPOSE_WRITE_FAULT (a library), MPIEXEC, MPIEXEC_NUMPROC_FLAG and
 MPIEXEC_PREFLAGS."""
 
+import contextlib
 import glob
 import hashlib
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -54,9 +56,15 @@ def finish(proc, timeout=TIMEOUT):
     return Result(proc.returncode, out, err)
 
 
-def mpirun(ranks, args, timeout=TIMEOUT, cwd=None):
-    """Runs args under mpiexec: a hang is a failure, and leaves no process behind."""
-    return finish(start(ranks, args, cwd=cwd), timeout)
+def with_environment(extra):
+    """This process's environment with `extra` (a dict, or None) on top."""
+    return {**os.environ, **(extra or {})}
+
+
+def mpirun(ranks, args, timeout=TIMEOUT, cwd=None, env=None):
+    """Runs args under mpiexec (env: variables added for this run): a hang is
+    a failure, and leaves no process behind."""
+    return finish(start(ranks, args, cwd=cwd, env=with_environment(env)), timeout)
 
 
 def resume_record(path):
@@ -124,8 +132,27 @@ class ToolTestCase(unittest.TestCase):
         with h5py.File(self.path(name), "r") as f:
             return f[dataset][...], f[dataset].dtype, dict(f[dataset].attrs)
 
-    def xpose(self, ranks, *args, timeout=TIMEOUT):
-        return mpirun(ranks, [XPOSE, *args], timeout=timeout, cwd=self.dir)
+    def xpose(self, ranks, *args, timeout=TIMEOUT, env=None):
+        return mpirun(ranks, [XPOSE, *args], timeout=timeout, cwd=self.dir, env=env)
+
+    @contextlib.contextmanager
+    def small_file_system(self, size):
+        """A tmpfs of `size` (e.g. "4m") mounted for the block; the test is
+        skipped where that cannot be done (not root, no mount)."""
+        if os.geteuid() != 0:
+            self.skipTest("mounting a small tmpfs needs root")
+        mnt = tempfile.mkdtemp(prefix="xpose-full-")
+        try:
+            mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", mnt],
+                                     capture_output=True, text=True)
+            if mounted.returncode != 0:
+                self.skipTest(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+            try:
+                yield mnt
+            finally:
+                subprocess.run(["umount", mnt])
+        finally:
+            shutil.rmtree(mnt, ignore_errors=True)
 
     def leftovers(self):
         """Partial outputs and locks left in the test's directory."""

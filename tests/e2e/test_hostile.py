@@ -21,7 +21,8 @@ import unittest
 import h5py
 import numpy as np
 
-from harness import (XPOSE, ToolTestCase, digest, finish, pattern, resume_record, start)
+from harness import (XPOSE, ToolTestCase, digest, finish, pattern, resume_record, start,
+                     with_environment)
 
 OK, ERROR, USAGE, VERIFY, STOPPED = 0, 1, 2, 3, 4
 SEED = int(os.environ.get("XPOSE_TEST_SEED", "22"))
@@ -30,12 +31,6 @@ SLOW = ["--memory", "8K", "--checkpoint", "0"]
 # mpirun's default: SIGKILL a second after the SIGTERM it sends (the suite
 # sets 0 elsewhere, to tear failed jobs down fast).
 MPIRUN_DEFAULTS = {"OMPI_MCA_odls_base_sigkill_timeout": "1"}
-
-
-def env_with(extra):
-    env = dict(os.environ)
-    env.update(extra)
-    return env
 
 
 def ranks_of(proc):
@@ -99,7 +94,7 @@ class CompressedResume(Hostile):
     budget too small for whole chunks) starts over, and says why."""
 
     def kill_and_resume(self, ranks, io, memory, victim):
-        env = env_with({"OMPI_MCA_io": io})
+        env = with_environment({"OMPI_MCA_io": io})
         proc = start(ranks, [XPOSE, "--memory", memory, "--checkpoint", "0", "--layout",
                              "chunked=53x47", "--filter", "gzip=1", "in.h5", "out.h5"],
                      cwd=self.dir, env=env)
@@ -115,17 +110,8 @@ class CompressedResume(Hostile):
         if os.path.exists(self.out):  # finished before the kill
             os.remove(self.out)
             return None
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ["OMPI_MCA_io"] = io
-        try:
-            resumed = self.xpose(ranks, "--resume", "--no-verify", "--memory", memory, "in.h5",
-                                 "out.h5")
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        resumed = self.xpose(ranks, "--resume", "--no-verify", "--memory", memory, "in.h5",
+                             "out.h5", env={"OMPI_MCA_io": io})
         self.assertEqual(resumed.returncode, OK, resumed)
         self.assertTransposed("in.h5", "/m", "out.h5", "/m")
         self.assertEqual(self.leftovers(), [])
@@ -281,7 +267,7 @@ class Signals(Hostile):
         for sig, target, ranks, io, storage in self.cases():
             with self.subTest(signal=sig.name, target=target, ranks=ranks, io=io, storage=storage):
                 proc = start(ranks, [XPOSE, *SLOW, *storage, "in.h5", "out.h5"], cwd=self.dir,
-                             env=env_with({**MPIRUN_DEFAULTS, "OMPI_MCA_io": io}))
+                             env=with_environment({**MPIRUN_DEFAULTS, "OMPI_MCA_io": io}))
                 self.wait_for_passes(proc, self.rng.randint(5, 600))
                 self.send(proc, sig, target)
                 result = finish(proc)
@@ -295,7 +281,7 @@ class Signals(Hostile):
             with self.subTest(signal=sig.name, target=target, ranks=ranks, io=io, storage=storage):
                 proc = start(ranks, [XPOSE, "--memory", "2M", "--verify", *storage, "big.h5",
                                      "out.h5"],
-                             cwd=self.dir, env=env_with({**MPIRUN_DEFAULTS, "OMPI_MCA_io": io}))
+                             cwd=self.dir, env=with_environment({**MPIRUN_DEFAULTS, "OMPI_MCA_io": io}))
                 record = self.wait_for(
                     proc, lambda r: int(r["passes_done"]) > 0 and
                     int(r["passes_done"]) == np.prod([int(x) for x in r["grid"].split()[:2]]),
@@ -397,28 +383,14 @@ class Messages(Hostile):
         self.assertTransposed("in.h5", "/m", "out.h5", "/m")
 
     def test_full_disk_with_a_compressed_output(self):
-        if os.geteuid() != 0:
-            self.skipTest("mounting a small tmpfs needs root")
-        import shutil
-        import tempfile
-        mnt = tempfile.mkdtemp(prefix="xpose-full-")
-        try:
-            mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt],
-                                     capture_output=True, text=True)
-            if mounted.returncode != 0:
-                self.skipTest(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-            try:
-                out = os.path.join(mnt, "out.h5")
-                result = self.xpose(2, "--memory", "256K", "--filter", "gzip=1", "in.h5", out)
-                self.assertEqual(result.returncode, ERROR, result)
-                self.assertRegex(result.stderr, rf"xpose: error: not enough space for {out}: "
-                                 rf"{mnt} is full \([\d.]+ [KM]?i?B free\) with [\d.]+ [KM]iB of "
-                                 r"it written")
-                self.assertEqual(os.listdir(mnt), [], "leftovers on the full disk")
-            finally:
-                subprocess.run(["umount", mnt])
-        finally:
-            shutil.rmtree(mnt, ignore_errors=True)
+        with self.small_file_system("1m") as mnt:
+            out = os.path.join(mnt, "out.h5")
+            result = self.xpose(2, "--memory", "256K", "--filter", "gzip=1", "in.h5", out)
+            self.assertEqual(result.returncode, ERROR, result)
+            self.assertRegex(result.stderr, rf"xpose: error: not enough space for {out}: "
+                             rf"{mnt} is full \([\d.]+ [KM]?i?B free\) with [\d.]+ [KM]iB of "
+                             r"it written")
+            self.assertEqual(os.listdir(mnt), [], "leftovers on the full disk")
 
 
 class Json(Hostile):
