@@ -2,7 +2,7 @@
 up munged, slurmctld and slurmd on localhost), submitted as the README says
 by an ordinary user: a verified output; scancel mid-run and a time limit
 leave a resumable partial and a clear log line, and the job continues when
-resubmitted or requeued; --mem=1G on a 2 GiB input fits with the default
+resubmitted or requeued, and does nothing when submitted once more; --mem=1G on a 2 GiB input fits with the default
 budget; a job array of three files; 4 ranks on 2 cores.  Skipped, with the
 reason, where the machine cannot run Slurm's daemons.
 
@@ -176,6 +176,14 @@ class Slurm(unittest.TestCase):
         self.assertEqual((info["JobState"], info["ExitCode"]), ("COMPLETED", "0:0"), self.logs())
         self.assertIn("resuming from out.h5.xpose-partial", self.logs())
         self.assertTransposed("in.h5", "out.h5")
+        # The same job once more (a rerun of a finished array, say): nothing to do.
+        before = os.stat(self.path("out.h5"))
+        rerun = self.sbatch("--ntasks=2", *args)
+        info = self.wait(rerun)
+        self.assertEqual((info["JobState"], info["ExitCode"]), ("COMPLETED", "0:0"), self.logs())
+        self.assertIn("out.h5:/m is already the transpose of in.h5:/m", self.logs())
+        after = os.stat(self.path("out.h5"))
+        self.assertEqual((after.st_ino, after.st_mtime_ns), (before.st_ino, before.st_mtime_ns))
 
     @unittest.skipUnless(WRITE_FAULT, "the shim that slows writes was not built")
     def test_time_limit_stops_requeues_and_finishes(self):
