@@ -126,6 +126,7 @@ typedef struct {
   int output_read_back; /* every pass was resumed and read back: no second read-back */
   int stopped;          /* by a signal, outside the passes */
   int input_changed;    /* rank 0: the input is not the file that was read */
+  int compressed;       /* the output's space could not be reserved ahead */
   xpose_backend_kind backend;
   uint64_t budget, gpu_budget;
 } transpose_run;
@@ -642,6 +643,7 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
     goto stopped;
   }
   keep_partial = run->resumed; /* a new partial goes on failure, unless passes get recorded */
+  run->compressed = run->out.filtered;
   if (opt->verbose) {
     char hints[1024];
     xio_mpi_hints_in_force(&run->out, hints, sizeof hints);
@@ -737,7 +739,9 @@ stopped : {
 
 fail:
   if (run->input_changed) keep_partial = 0; /* rank 0's say: it removes the partial */
-  if (run->output.owned && run->record.progress.grid.block_rows > 0) {
+  /* A compressed output's space is not reserved ahead: a full disk is the likely cause. */
+  if (run->compressed && run->output.owned && exit_code == TOOL_EXIT_ERROR &&
+      !run->input_changed) {
     const xio_pass_grid *grid = &run->record.progress.grid;
     tool_output_explain_full(
         &run->output, (uint64_t)grid->block_rows * (uint64_t)grid->block_cols * run->in.elem_size,

@@ -39,7 +39,8 @@ int tool_input_identity_of(const char *path, tool_input_identity *id, xio_error 
   id->mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
   id->ctime_sec = (int64_t)st.st_ctim.tv_sec;
   id->ctime_nsec = (int64_t)st.st_ctim.tv_nsec;
-  if (gethostname(id->host, sizeof id->host - 1) != 0) snprintf(id->host, sizeof id->host, "?");
+  if (gethostname(id->host, sizeof id->host - 1) != 0 || !id->host[0])
+    snprintf(id->host, sizeof id->host, "?");
   for (char *p = id->host; *p; p++)
     if (*p == ' ' || *p == '\n' || *p == '\r') *p = '_'; /* one word in the record */
   return 0;
