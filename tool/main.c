@@ -142,6 +142,13 @@ static int identity_on_root(void *arg, xio_error *err) {
                               err);
 }
 
+static int remove_partial_on_root(void *arg, xio_error *err) {
+  const char *partial = arg;
+  if (unlink(partial) != 0 && errno != ENOENT)
+    return xio_fail(err, "cannot remove %s: %s", partial, strerror(errno));
+  return 0;
+}
+
 /* Rank 0 reads the partial's record and checks it is this transpose's.
  * One that is not is refused, or with --force removed (partial_found
  * cleared: the run starts over). */
@@ -162,7 +169,7 @@ static int resumable_on_root(void *arg, xio_error *err) {
   }
   if (!run->opt->force)
     return xio_fail(err, "cannot resume from %s: %s; use --force to start over", partial, why);
-  if (unlink(partial) != 0) return xio_fail(err, "cannot remove %s: %s", partial, strerror(errno));
+  if (remove_partial_on_root((void *)partial, err)) return -1;
   tool_report_note("starting over: %s could not be resumed: %s", partial, why);
   run->output.partial_found = 0;
   return 0;
@@ -205,13 +212,6 @@ static void note_storage_kept(const transpose_run *run) {
         "resuming keeps the storage %s was started with (%s), not --layout and "
         "--filter's (%s); --force starts over with them",
         run->output.partial_path, kept, asked[0] ? asked : "refused");
-}
-
-static int remove_partial_on_root(void *arg, xio_error *err) {
-  const char *partial = arg;
-  if (unlink(partial) != 0 && errno != ENOENT)
-    return xio_fail(err, "cannot remove %s: %s", partial, strerror(errno));
-  return 0;
 }
 
 /* Collective.  Opens the partial an earlier run left, for its recorded
@@ -328,11 +328,13 @@ static int check_input_unchanged(transpose_run *run, xio_error *err) {
 }
 
 /* The checkpoint: the data and HDF5's own structures that reach it (a
- * compressed output's chunk index) on storage first; only then, if the
- * input is still what was read, rank 0's record. */
+ * compressed output's chunk index) on storage first (H5Fflush ends in
+ * MPI_File_sync, an fsync on every rank); only then, if the input is still
+ * what was read, rank 0's record.  Every rank agreed that the step before
+ * succeeded, so none is left behind in that collective call. */
 static int record_progress(const xio_progress *done, void *user_data, xio_error *err) {
   transpose_run *run = user_data;
-  if (xio_flush(&run->out, err) || tool_output_sync(run->comm, &run->output, err)) return -1;
+  if (xio_flush(&run->out, err)) return -1;
   if (run->rank != 0) return 0;
   if (done->passes_done == 0 && run->out.filtered &&
       !xio_pass_grid_aligned(&done->grid, run->out.chunk_cols, run->out.chunk_rows))

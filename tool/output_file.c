@@ -275,10 +275,6 @@ int tool_output_reserve(MPI_Comm comm, const tool_output_file *out, uint64_t byt
   return xio_on_root(comm, reserve_on_root, &request, err);
 }
 
-int tool_output_sync(MPI_Comm comm, const tool_output_file *out, xio_error *err) {
-  return xio_agree(comm, sync_path(out->partial_path, err), err);
-}
-
 static int sync_on_root(void *arg, xio_error *err) {
   return sync_path(((const tool_output_file *)arg)->partial_path, err);
 }

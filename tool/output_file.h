@@ -57,13 +57,6 @@ int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int 
  * and what is free. */
 int tool_output_reserve(MPI_Comm comm, const tool_output_file *out, uint64_t bytes, xio_error *err);
 
-/* Collective.  Every rank syncs the partial file through its own
- * descriptor (fsync: the dirty pages of its node), which, unlike
- * MPI_File_sync, involves no collective call that a failed write could
- * leave other ranks stuck in.  HDF5's metadata is flushed at creation, and
- * writing the elements of a contiguous dataset leaves it clean. */
-int tool_output_sync(MPI_Comm comm, const tool_output_file *out, xio_error *err);
-
 /* Collective, the file closed.  Syncs the partial to storage and drops it
  * from every node's page cache, so that reading it back reads storage. */
 int tool_output_evict(MPI_Comm comm, const tool_output_file *out, xio_error *err);

@@ -55,7 +55,7 @@ class Hostile(ToolTestCase):
         self.out = self.path("out.h5")
         self.partial = self.path("out.h5.xpose-partial")
 
-    def wait_for(self, proc, predicate, what, timeout=60):
+    def wait_for(self, proc, predicate, timeout=60):
         deadline = time.time() + timeout
         while time.time() < deadline and proc.poll() is None:
             record = resume_record(self.partial)
@@ -65,8 +65,7 @@ class Hostile(ToolTestCase):
         return None
 
     def wait_for_passes(self, proc, passes):
-        record = self.wait_for(proc, lambda r: int(r["passes_done"]) >= passes,
-                               f"{passes} passes")
+        record = self.wait_for(proc, lambda r: int(r["passes_done"]) >= passes)
         if record is None:
             self.fail(f"the run never got {passes} passes done\n{finish(proc)}")
 
@@ -281,11 +280,11 @@ class Signals(Hostile):
             with self.subTest(signal=sig.name, target=target, ranks=ranks, io=io, storage=storage):
                 proc = start(ranks, [XPOSE, "--memory", "2M", "--verify", *storage, "big.h5",
                                      "out.h5"],
-                             cwd=self.dir, env=with_environment({**MPIRUN_DEFAULTS, "OMPI_MCA_io": io}))
+                             cwd=self.dir,
+                             env=with_environment({**MPIRUN_DEFAULTS, "OMPI_MCA_io": io}))
                 record = self.wait_for(
                     proc, lambda r: int(r["passes_done"]) > 0 and
-                    int(r["passes_done"]) == np.prod([int(x) for x in r["grid"].split()[:2]]),
-                    "every pass")
+                    int(r["passes_done"]) == np.prod([int(x) for x in r["grid"].split()[:2]]))
                 time.sleep(self.rng.uniform(0, 0.05))
                 if record is not None and proc.poll() is None:
                     self.send(proc, sig, target)
