@@ -234,10 +234,14 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
   hid_t fapl = file_access(comm), fcpl = H5Pcreate(H5P_FILE_CREATE),
         lcpl = H5Pcreate(H5P_LINK_CREATE), dcpl = H5Pcreate(H5P_DATASET_CREATE),
         space = H5I_INVALID_HID;
-  /* The 1.8 format keeps attributes larger than 64 KiB (dense storage). */
+  /* The 1.8 format keeps attributes larger than 64 KiB (dense storage).
+   * Objects of 1 MiB or more (the dataset) start on a 4 KiB page, so that
+   * raw writes of whole pages share no page with the file's metadata
+   * (2 ranks, 2 GiB on the 2-core VM: 7.5 s against 9.2 s). */
   if (fapl < 0 || fcpl < 0 || lcpl < 0 || dcpl < 0 ||
       (userblock && H5Pset_userblock(fcpl, (hsize_t)userblock) < 0) ||
       H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
+      H5Pset_alignment(fapl, 1 << 20, 4096) < 0 ||
       H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
       H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || copy_fill_value(like, dcpl) < 0)
     rc = xio_fail_h5(err, "cannot set up the output file's properties");

@@ -1,10 +1,14 @@
+#define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "h5_transpose.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "checksum.h"
 #include "io_thread.h"
 #include "pass_buffers.h"
+#include "raw_dataset.h"
 
 typedef struct {
   xpose_plan plan;
@@ -48,92 +52,232 @@ static int gather_sums(MPI_Comm comm, xio_checksums *local, xio_checksums *globa
   return 0;
 }
 
-/* One pass, as this rank sees it: the block, and its share of the block's
- * rows (read) and of its columns (written), split as the plan splits them. */
+/* One pass, as this rank sees it: the block of the input, the part of it
+ * this rank reads (its share of the block's rows, split as the plan splits
+ * them), and the part of the output block it writes.  Exchanged between
+ * the ranks, that is its share of the output block's rows; transposed
+ * locally (each rank its own rows), the transpose of what it read. */
 typedef struct {
   int64_t row0, nrows, col0, ncols;
-  int64_t in_first, in_rows, out_first, out_rows;
+  int64_t read_row, read_rows, read_col, read_cols;     /* of the input */
+  int64_t write_row, write_rows, write_col, write_cols; /* of the output */
 } pass_geometry;
 
-static pass_geometry geometry_of(const xio_pass_grid *grid, int64_t pass, int rank, int nranks) {
+static pass_geometry geometry_of(const xio_pass_grid *grid, int64_t pass, int rank, int nranks,
+                                 int local) {
   pass_geometry g;
+  int64_t first, count;
   xio_pass_block(grid, pass, &g.row0, &g.nrows, &g.col0, &g.ncols);
-  xpose_block_range(g.nrows, nranks, rank, &g.in_first, &g.in_rows);
-  xpose_block_range(g.ncols, nranks, rank, &g.out_first, &g.out_rows);
+  xpose_block_range(g.nrows, nranks, rank, &first, &count);
+  g.read_row = g.row0 + first;
+  g.read_rows = count;
+  g.read_col = g.col0;
+  g.read_cols = g.ncols;
+  if (local) {
+    g.write_row = g.col0;
+    g.write_rows = g.ncols;
+    g.write_col = g.read_row;
+    g.write_cols = g.read_rows;
+  } else {
+    xpose_block_range(g.ncols, nranks, rank, &first, &count);
+    g.write_row = g.col0 + first;
+    g.write_rows = count;
+    g.write_col = g.row0;
+    g.write_cols = g.nrows;
+  }
   return g;
 }
 
-/* What the I/O thread does in one step: read one pass, write an earlier
- * one.  Both are collective, in that order, on every rank. */
+/* Raw access to both datasets, when every rank has it (raw_dataset.h). */
+typedef struct {
+  int on;
+  xio_raw_dataset in, out;
+} raw_access;
+
+/* Step k works on passes k down to k - 2: their geometry and sums are kept
+ * in rings of this size, by pass % RING. */
+#define RING 3
+
+/* The sums of one pass, kept from its read until it is written. */
+typedef struct {
+  uint64_t read, written;
+} pass_sums;
+
+/* One transfer of a step: read a pass, write one, or read one back.  With
+ * raw access each runs on its own thread, all three at once; otherwise a
+ * read and a write run one after the other on the one I/O thread, both
+ * collective, in that order, on every rank. */
 typedef struct {
   const xio_matrix *in, *out;
-  const pass_geometry *read, *write; /* NULL: none */
-  void *read_into;
-  const void *write_from;
-  double read_seconds, write_seconds;
+  const raw_access *raw;
+  const pass_geometry *pass; /* NULL: none this step */
+  void *buf;
+  uint64_t *sum; /* raw: where the transfer's sum goes (NULL: none) */
+  double seconds, began, ended;
   xio_error err;
-} io_step;
+} io_job;
 
-static int run_io_step(void *arg) {
-  io_step *s = arg;
+static xio_block_sum input_keys(const pass_geometry *p, int64_t in_cols, uint64_t *sum) {
+  return (xio_block_sum){(uint64_t)p->read_row * (uint64_t)in_cols + (uint64_t)p->read_col,
+                         (uint64_t)in_cols, 1, sum};
+}
+
+static xio_block_sum output_keys(const pass_geometry *p, int64_t in_cols, uint64_t *sum) {
+  return (xio_block_sum){xio_output_first_key(p->write_row, p->write_col, in_cols), 1,
+                         (uint64_t)in_cols, sum};
+}
+
+static int run_read(void *arg) {
+  io_job *j = arg;
+  j->began = MPI_Wtime();
+  const pass_geometry *p = j->pass;
   int rc = 0;
-  const double t0 = MPI_Wtime();
-  if (s->read)
-    rc = xio_read_block(s->in, s->read->row0 + s->read->in_first, s->read->in_rows, s->read->col0,
-                        s->read->ncols, s->read_into, &s->err);
-  const double t1 = MPI_Wtime();
-  if (s->write && rc == 0)
-    rc = xio_write_block(s->out, s->write->col0 + s->write->out_first, s->write->out_rows,
-                         s->write->row0, s->write->nrows, s->write_from, &s->err);
-  s->read_seconds += t1 - t0;
-  s->write_seconds += MPI_Wtime() - t1;
+  if (j->raw->on) {
+    const xio_block_sum keys = input_keys(p, j->in->cols, j->sum);
+    rc = xio_raw_read(&j->raw->in, p->read_row, p->read_rows, p->read_col, p->read_cols, j->buf,
+                      j->sum ? &keys : NULL, &j->err);
+  } else {
+    rc = xio_read_block(j->in, p->read_row, p->read_rows, p->read_col, p->read_cols, j->buf,
+                        &j->err);
+  }
+  j->ended = MPI_Wtime();
+  j->seconds += j->ended - j->began;
   return rc;
 }
 
-/* Collective over comm.  Transposes pass p (its block read into slot) and
- * sums what it read and what it will write. */
-static int transpose_pass(MPI_Comm comm, const xio_matrix *in, const xio_pass_grid *grid,
-                          const pass_geometry *p, int slot, shaped_plan *sp,
-                          const xio_pass_buffers *buffers, const xpose_config *config,
-                          xio_checksums *sums, xio_transpose_stats *stats, xio_error *err) {
+static int run_write(void *arg) {
+  io_job *j = arg;
+  j->began = MPI_Wtime();
+  const pass_geometry *p = j->pass;
+  int rc = 0;
+  if (j->raw->on) {
+    const xio_block_sum keys = output_keys(p, j->in->cols, j->sum);
+    rc = xio_raw_write(&j->raw->out, p->write_row, p->write_rows, p->write_col, p->write_cols,
+                       j->buf, j->sum ? &keys : NULL, &j->err);
+  } else {
+    rc = xio_write_block(j->out, p->write_row, p->write_rows, p->write_col, p->write_cols, j->buf,
+                         &j->err);
+  }
+  j->ended = MPI_Wtime();
+  j->seconds += j->ended - j->began;
+  return rc;
+}
+
+/* The collective path's step on its one I/O thread. */
+typedef struct {
+  io_job read, write;
+} collective_step;
+
+static int run_collective_step(void *arg) {
+  collective_step *s = arg;
+  int rc = s->read.pass ? run_read(&s->read) : 0;
+  if (rc == 0 && s->write.pass) {
+    rc = run_write(&s->write);
+    if (rc) s->read.err = s->write.err;
+  }
+  return rc;
+}
+
+static void close_raw(raw_access *raw) {
+  xio_raw_close(&raw->in);
+  xio_raw_close(&raw->out);
+}
+
+/* Collective.  Raw access to both datasets where every rank has it: both
+ * contiguous in their files, every rank on one node (one page cache), and
+ * not refused by options. */
+static int open_raw(const xio_matrix *in, const xio_matrix *out,
+                    const xio_transpose_options *options, raw_access *raw, xio_error *err) {
+  memset(raw, 0, sizeof *raw);
+  raw->in.fd = raw->out.fd = -1;
+  int nranks, node_ranks = 0;
+  MPI_Comm node = MPI_COMM_NULL;
+  if (XIO_MPI(MPI_Comm_size(in->comm, &nranks), err) ||
+      XIO_MPI(MPI_Comm_split_type(in->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), err) ||
+      XIO_MPI(MPI_Comm_size(node, &node_ranks), err) || XIO_MPI(MPI_Comm_free(&node), err))
+    return -1;
+  uint64_t in_base = 0, out_base = 0;
+  int usable = !options->collective_only && node_ranks == nranks &&
+               xio_raw_usable(in, &in_base) && xio_raw_usable(out, &out_base);
+  xio_error local;
+  if (usable && (xio_raw_open(in, in_base, 0, in->dataset, &raw->in, &local) ||
+                 xio_raw_open(out, out_base, 1, out->dataset, &raw->out, &local)))
+    usable = 0; /* the collective path reports what is wrong, if anything */
+  int all = 0;
+  if (XIO_MPI(MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, in->comm), err)) all = 0;
+  raw->on = all;
+  if (!all) close_raw(raw);
+  return 0;
+}
+
+/* Collective over comm, or with `local` over this rank alone.  Transposes
+ * pass p (its block read into slot) and, unless sums is NULL (raw access
+ * on the host sums as it moves the bytes), sums what it read and what it
+ * will write: on the GPU where the pass goes through it. */
+static int transpose_pass(MPI_Comm comm, int local, const xio_matrix *in, const pass_geometry *p,
+                          int slot, shaped_plan *sp, const xio_pass_buffers *buffers,
+                          const xpose_config *config, pass_sums *sums, xio_transpose_stats *stats,
+                          xio_error *err) {
   const size_t es = in->elem_size;
-  const uint64_t key_cols = (uint64_t)grid->cols;
-  xpose_status st = plan_for(sp, comm, p->nrows, p->ncols, es, config);
-  if (st != XPOSE_SUCCESS) /* plan creation is collective: every rank fails here */
-    return xio_fail(err, "cannot plan a %lld x %lld pass: %s", (long long)p->nrows,
+  /* Transposed locally, each rank plans its own rows (a rank may own none). */
+  if (local && p->read_rows == 0) return 0;
+  const int64_t rows = local ? p->read_rows : p->nrows;
+  xpose_status st = plan_for(sp, local ? MPI_COMM_SELF : comm, rows, p->ncols, es, config);
+  if (st != XPOSE_SUCCESS) /* collective plans fail on every rank here */
+    return xio_fail(err, "cannot plan a %lld x %lld pass: %s", (long long)rows,
                     (long long)p->ncols, xpose_status_string(st));
-  stats->exchange = xpose_plan_exchange_name(sp->plan);
+  stats->exchange = local ? "none" : xpose_plan_exchange_name(sp->plan);
   const double t0 = MPI_Wtime();
-  sums->read = xio_checksum_block(buffers->in_host[slot], p->in_rows, p->ncols, es,
-                                  (uint64_t)(p->row0 + p->in_first) * key_cols + (uint64_t)p->col0,
-                                  key_cols, 1);
+  const int on_gpu = buffers->on_gpu && sums;
+  const xio_block_sum in_keys = input_keys(p, in->cols, NULL),
+                      out_keys = output_keys(p, in->cols, NULL);
+  xio_block_checksum in_sum = {p->read_rows, p->read_cols, es, in_keys.first_key,
+                               in_keys.row_step, in_keys.col_step, 0},
+                     out_sum = {p->write_rows, p->write_cols, es, out_keys.first_key,
+                                out_keys.row_step, out_keys.col_step, 0};
+  if (sums && !on_gpu)
+    sums->read = xio_checksum_block(buffers->in_host[slot], p->read_rows, p->read_cols, es,
+                                    in_keys.first_key, in_keys.row_step, in_keys.col_step);
   const double t1 = MPI_Wtime();
-  st = xio_pass_transpose(sp->plan, buffers, slot, (size_t)(p->in_rows * p->ncols) * es,
-                          (size_t)(p->out_rows * p->nrows) * es, err);
+  st = xio_pass_transpose(sp->plan, buffers, slot, (size_t)(p->read_rows * p->read_cols) * es,
+                          (size_t)(p->write_rows * p->write_cols) * es, on_gpu ? &in_sum : NULL,
+                          on_gpu ? &out_sum : NULL, err);
   const double t2 = MPI_Wtime();
-  sums->written = xio_checksum_block(buffers->out_host[slot], p->out_rows, p->nrows, es,
-                                     xio_output_first_key(p->col0 + p->out_first, p->row0, in->cols),
-                                     1, key_cols);
+  if (on_gpu) {
+    sums->read = in_sum.sum;
+    sums->written = out_sum.sum;
+  } else if (sums) {
+    sums->written = xio_checksum_block(buffers->out_host[slot], p->write_rows, p->write_cols, es,
+                                       out_keys.first_key, out_keys.row_step, out_keys.col_step);
+  }
   stats->transpose_seconds += t2 - t1;
   stats->checksum_seconds += (t1 - t0) + (MPI_Wtime() - t2);
   if (st == XPOSE_SUCCESS) return 0;
   if (st != XPOSE_ERROR_CUDA) /* a failed copy says so in err */
-    xio_fail(err, "transposing a %lld x %lld pass failed: %s", (long long)p->nrows,
+    xio_fail(err, "transposing a %lld x %lld pass failed: %s", (long long)rows,
              (long long)p->ncols, xpose_status_string(st));
   return -1;
 }
 
-/* The passes run as a pipeline of steps.  In step k the I/O thread reads
- * pass k into buffer slot k % 2 and writes pass k - 2 from its slot, while
- * this thread transposes pass k - 1; the step ends when both are done and
- * every rank agrees that they succeeded.  After step k the first k - 1
- * passes are written: checkpoints and stops happen between steps and count
- * only those (a pass read or transposed but not written is simply done
- * again on resume).
+/* Collective.  Adds the sums of pass `index`, now written, to local. */
+static void count_written(const pass_sums ring[RING], int64_t index, xio_checksums *local) {
+  local->read += ring[index % RING].read;
+  local->written += ring[index % RING].written;
+}
+
+/* The passes run as a pipeline of steps.  In step k pass k is read into
+ * buffer slot k % 2, pass k - 1 transposed (this thread) and pass k - 2
+ * written from its slot.  The step ends when all are done and every rank
+ * agrees that they succeeded.  After step k the first k - 1 passes are
+ * written: checkpoints and stops happen between steps and count only those
+ * (a pass read or transposed but not written is simply done again on
+ * resume).
  *
- * Communicators: the I/O thread's collectives run on the matrices' comm
- * (and HDF5's own duplicate); this thread's on a duplicate of it, so the
- * two never interleave collectives on one communicator. */
+ * Threads: with raw access the read and the write each run on a thread of
+ * their own, at once, and call neither MPI nor HDF5.  Otherwise one I/O
+ * thread reads and then writes, collectively: its collectives run on the
+ * matrices' comm (and HDF5's own duplicate), this thread's on a duplicate
+ * of it, so the two never interleave collectives on one communicator. */
 int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
                   xio_transpose_stats *stats, xio_error *err) {
   int rank, nranks, rc = 0;
@@ -146,57 +290,97 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
     return xio_fail(err, "internal: output %lld x %lld does not match the input's transpose",
                     (long long)out->rows, (long long)out->cols);
   const uint64_t budget = xio_transpose_budget(options);
+  raw_access raw;
+  if (open_raw(in, out, options, &raw, err)) return -1;
+  /* Raw: whole-row bands where each rank's runs in the output fill a page */
+  const int64_t page = sysconf(_SC_PAGESIZE) > 0 ? (int64_t)sysconf(_SC_PAGESIZE) : 4096;
+  const int64_t page_elements = (page + (int64_t)es - 1) / (int64_t)es;
   xio_progress *done = &stats->done;
-  if (options->resume_from) {
-    *done = *options->resume_from;
-    if (done->grid.rows != in->rows || done->grid.cols != in->cols ||
-        !xio_pass_grid_fits(&done->grid, es, nranks, budget))
-      rc = xio_fail(err, "internal: the resumed passes do not fit this run");
-  } else if (xio_pass_grid_plan(in->rows, in->cols, es, nranks,
-                                options->pass_bytes_limit && options->pass_bytes_limit < budget
-                                    ? options->pass_bytes_limit
-                                    : budget,
-                                out->filtered ? out->chunk_cols : 1,
-                                out->filtered ? out->chunk_rows : 1, &done->grid)) {
-    rc = xio_fail(err, "a memory budget of %llu bytes per rank cannot hold even one element",
-                  (unsigned long long)budget);
+  for (int planned = 0; rc == 0 && !planned;) {
+    if (options->resume_from) {
+      *done = *options->resume_from;
+      if (done->grid.rows != in->rows || done->grid.cols != in->cols ||
+          !xio_pass_grid_fits(&done->grid, es, nranks, budget))
+        rc = xio_fail(err, "internal: the resumed passes do not fit this run");
+    } else if (xio_pass_grid_plan(in->rows, in->cols, es, nranks,
+                                  options->pass_bytes_limit && options->pass_bytes_limit < budget
+                                      ? options->pass_bytes_limit
+                                      : budget,
+                                  out->filtered ? out->chunk_cols : 1,
+                                  out->filtered ? out->chunk_rows : 1,
+                                  raw.on ? page_elements * nranks : 0, &done->grid)) {
+      rc = xio_fail(err, "a memory budget of %llu bytes per rank cannot hold even one element",
+                    (unsigned long long)budget);
+    }
+    /* Passes under 1 MiB per rank move in runs too short for raw requests
+     * to pay: MPI-IO's collective buffering gathers them (every rank
+     * computes the same, so no rank needs to ask). */
+    const uint64_t share = (uint64_t)((done->grid.block_rows + nranks - 1) / nranks) *
+                           (uint64_t)done->grid.block_cols * es;
+    planned = !(raw.on && share < ((uint64_t)1 << 20));
+    if (!planned) close_raw(&raw), raw.on = 0;
   }
-  if (xio_agree(in->comm, rc, err)) return -1;
+  if (xio_agree(in->comm, rc, err)) {
+    close_raw(&raw);
+    return -1;
+  }
+  stats->raw = raw.on;
+  /* With raw access on one node the page cache joins the ranks' parts of
+   * the output: each rank transposes what it read, and exchanges nothing. */
+  const int local_passes = raw.on;
+  stats->local = local_passes;
 
   const xio_pass_grid *grid = &done->grid;
   const int64_t passes = xio_pass_count(grid);
   stats->buffer_bytes = xio_pass_bytes(grid->block_rows, grid->block_cols, es, nranks);
-  const pass_geometry largest = geometry_of(grid, 0, 0, nranks); /* rank 0 has the most */
   xio_pass_buffers buffers;
   const int on_gpu = options->config.backend == XPOSE_BACKEND_CUDA;
   xio_error detail;
   MPI_Comm comm = MPI_COMM_NULL;
-  if (XIO_MPI(MPI_Comm_dup(in->comm, &comm), err)) return -1;
+  const pass_geometry largest = geometry_of(grid, 0, 0, nranks, local_passes); /* rank 0 has most */
+  /* Who sums: the GPU, which holds each pass anyway; else raw transfers as
+   * they move the bytes; else this thread, beside the transpose. */
+  const int sums_in_io = raw.on && !on_gpu;
+  stats->summed_by = on_gpu ? "the GPU" : sums_in_io ? "the I/O threads" : "the main thread";
+  int64_t *order = xio_pass_order(grid);
+  if (XIO_MPI(MPI_Comm_dup(in->comm, &comm), err)) {
+    close_raw(&raw);
+    free(order);
+    return -1;
+  }
   if (xio_pass_buffers_alloc(&buffers, on_gpu, options->config.own_output,
-                             (size_t)(largest.in_rows * grid->block_cols) * es,
-                             (size_t)(largest.out_rows * grid->block_rows) * es, &detail))
+                             (size_t)(largest.read_rows * largest.read_cols) * es,
+                             (size_t)(largest.write_rows * largest.write_cols) * es, &detail))
     rc = xio_fail(err, "cannot allocate %llu bytes of pass buffers%s on rank %d: %s",
                   (unsigned long long)stats->buffer_bytes / 3 * 2,
                   on_gpu ? " (host and GPU)" : "", rank, detail.message);
-  int64_t *order = xio_pass_order(grid);
   if (!order && rc == 0) rc = xio_fail(err, "cannot allocate the pass order");
   rc = xio_agree(comm, rc, err);
 
-  /* Passes of tiny blocks (under 1 MiB per rank) are all synchronisation:
-   * there an I/O thread only competes with the exchange for the cores and
-   * for MPI's progress engine (3 ranks on 2 cores, 27 x 27 blocks: 10.3 s
-   * with it, 5.5 s without). */
-  xio_io_thread io;
-  if ((uint64_t)(largest.in_rows * grid->block_cols) * es >= ((uint64_t)1 << 20))
-    xio_io_thread_start(&io);
-  else
-    xio_io_thread_inline(&io);
-  stats->overlapped = io.threaded;
+  /* Raw transfers get a thread each, collective ones share one; except
+   * for passes of tiny blocks (under 1 MiB per rank), which are all
+   * synchronisation: there an I/O thread only competes with the exchange
+   * for the cores and for MPI's progress engine (3 ranks on 2 cores,
+   * 27 x 27 blocks: 10.3 s with it, 5.5 s without). */
+  xio_io_thread reader, writer;
+  xio_io_thread_inline(&reader);
+  xio_io_thread_inline(&writer);
+  if (!options->inline_io && raw.on) {
+    xio_io_thread_start(&reader, 0);
+    xio_io_thread_start(&writer, 0);
+  } else if (!options->inline_io &&
+             (uint64_t)(largest.read_rows * largest.read_cols) * es >= ((uint64_t)1 << 20)) {
+    xio_io_thread_start(&reader, 1);
+  }
+  stats->overlapped = reader.threaded;
   shaped_plan sp = {NULL, -1, -1};
   const uint64_t total_bytes = (uint64_t)in->rows * (uint64_t)in->cols * es;
-  xio_checksums local = {0, 0}, slot_sums[2] = {{0, 0}, {0, 0}};
-  pass_geometry at[3]; /* passes k, k - 1 and k - 2 of step k, by pass % 3 */
-  io_step step = {in, out, NULL, NULL, NULL, NULL, 0, 0, {""}};
+  xio_checksums local = {0, 0};
+  pass_sums ring[RING];
+  pass_geometry at[RING];
+  collective_step cstep = {{in, out, &raw, NULL, NULL, NULL, 0, 0, 0, {""}},
+                           {in, out, &raw, NULL, NULL, NULL, 0, 0, 0, {""}}};
+  io_job *rjob = &cstep.read, *wjob = &cstep.write;
   double last_checkpoint = MPI_Wtime();
   const int64_t first = done->passes_done;
   for (int64_t k = first; rc == 0; k++) {
@@ -214,6 +398,8 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
     }
     if (agreed[0] || agreed[1]) {
       rc = gather_sums(comm, &local, &done->sums, err);
+      /* raw writes went around HDF5: synced here, as the record requires */
+      if (rc == 0 && raw.on) rc = xio_agree(comm, xio_raw_sync(&raw.out, err), err);
       if (rc == 0) {
         done->passes_done = written;
         if (options->checkpoint)
@@ -226,28 +412,47 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
 
     const int reading = k < passes, transposing = k - 1 >= first && k - 1 < passes,
               writing = k - 2 >= first;
-    if (reading) at[k % 3] = geometry_of(grid, order[k], rank, nranks);
-    step.read = reading ? &at[k % 3] : NULL;
-    step.read_into = buffers.in_host[k % 2];
-    step.write = writing ? &at[(k - 2) % 3] : NULL;
-    step.write_from = buffers.out_host[k % 2]; /* (k - 2) % 2 */
-    xio_io_thread_post(&io, run_io_step, &step);
+    if (reading) {
+      at[k % RING] = geometry_of(grid, order[k], rank, nranks, local_passes);
+      ring[k % RING] = (pass_sums){0, 0};
+    }
+    rjob->pass = reading ? &at[k % RING] : NULL;
+    rjob->buf = buffers.in_host[k % 2];
+    rjob->sum = sums_in_io ? &ring[k % RING].read : NULL;
+    wjob->pass = writing ? &at[(k - 2) % RING] : NULL;
+    wjob->buf = buffers.out_host[k % 2]; /* (k - 2) % 2 */
+    wjob->sum = sums_in_io ? &ring[(k - 2) % RING].written : NULL;
+    if (raw.on) {
+      if (reading) xio_io_thread_post(&reader, run_read, rjob);
+      if (writing) xio_io_thread_post(&writer, run_write, wjob);
+    } else {
+      xio_io_thread_post(&reader, run_collective_step, &cstep);
+    }
     int transposed = 0;
-    xio_checksums sums = {0, 0};
     if (transposing)
-      transposed = transpose_pass(comm, in, grid, &at[(k - 1) % 3], (int)((k - 1) % 2), &sp,
-                                  &buffers, &options->config, &sums, stats, err);
+      transposed = transpose_pass(comm, local_passes, in, &at[(k - 1) % RING], (int)((k - 1) % 2), &sp, &buffers,
+                                  &options->config, sums_in_io ? NULL : &ring[(k - 1) % RING], stats,
+                                  err);
     const double t0 = MPI_Wtime();
-    const int io_rc = xio_io_thread_wait(&io);
+    int io_rc = 0;
+    xio_error *io_err = &rjob->err;
+    if (raw.on) {
+      if (reading && xio_io_thread_wait(&reader)) io_rc = -1;
+      if (writing && xio_io_thread_wait(&writer) && !io_rc) io_rc = -1, io_err = &wjob->err;
+      if (reading && writing) {
+        const double both = (rjob->ended < wjob->ended ? rjob->ended : wjob->ended) -
+                            (rjob->began > wjob->began ? rjob->began : wjob->began);
+        if (both > 0) stats->both_seconds += both;
+      }
+    } else {
+      io_rc = xio_io_thread_wait(&reader);
+    }
     stats->wait_seconds += MPI_Wtime() - t0;
-    if (io_rc != 0 && transposed == 0) *err = step.err;
+    if (io_rc != 0 && transposed == 0) *err = *io_err;
     rc = xio_agree(comm, transposed || io_rc ? -1 : 0, err);
     if (rc != 0) break;
-    if (writing) { /* the slot's sums now count: its pass is on file */
-      local.read += slot_sums[k % 2].read;
-      local.written += slot_sums[k % 2].written;
-    }
-    if (transposing) slot_sums[(k - 1) % 2] = sums;
+    if (writing) /* the pass's sums now count: it is on file */
+      count_written(ring, k - 2, &local);
     if (writing && options->progress) {
       /* passes are evened out: bytes done are those of the passes done */
       const uint64_t bytes_done =
@@ -255,11 +460,13 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
       options->progress(k - 1, passes, bytes_done, total_bytes, options->progress_user_data);
     }
   }
-  xio_io_thread_stop(&io);
-  stats->read_seconds = step.read_seconds;
-  stats->write_seconds = step.write_seconds;
+  xio_io_thread_stop(&reader);
+  xio_io_thread_stop(&writer);
+  stats->read_seconds = rjob->seconds;
+  stats->write_seconds = wjob->seconds;
   xpose_plan_destroy(sp.plan);
   xio_pass_buffers_free(&buffers);
+  close_raw(&raw);
   free(order);
   (void)MPI_Comm_free(&comm); /* the result is decided */
   return rc;

@@ -54,16 +54,31 @@ typedef struct {
   void *checkpoint_user_data;
   /* Local; nonzero asks every rank to stop after the current pass. */
   int (*stop_requested)(void);
+  /* Nonzero: every transfer through HDF5's collective MPI-IO, even where
+   * raw access (raw_dataset.h) would do. */
+  int collective_only;
+  /* Nonzero: reads and writes run on the calling thread, one after the
+   * other (no I/O thread). */
+  int inline_io;
 } xio_transpose_options;
 
 typedef struct {
   xio_progress done;     /* as far as the loop got (all passes when it returns 0) */
   uint64_t buffer_bytes; /* per rank, largest: blocks plus plan scratch */
-  int overlapped; /* reads and writes ran on the I/O thread (MPI_THREAD_MULTIPLE) */
-  /* Reads and writes: on the I/O thread when overlapped; the rest, and
-   * waiting for the I/O thread, on the calling one. */
-  double read_seconds, write_seconds, transpose_seconds, checksum_seconds, wait_seconds;
-  const char *exchange; /* the engine the plans used */
+  /* Raw: reads and writes as bytes at the datasets' file offsets, each on
+   * its own thread, summed as they go; otherwise through HDF5's collective
+   * MPI-IO, on one I/O thread (MPI_THREAD_MULTIPLE) or inline. */
+  int raw;
+  int local; /* raw on one node: each rank transposed its own rows, nothing exchanged */
+  int overlapped; /* reads and writes ran on I/O threads, beside the transposes */
+  /* Rank 0's time: reads and writes (with their sums, when raw on the
+   * host) on their threads when overlapped; the rest, and waiting for
+   * them, on the calling one.  both_seconds: a read and a write in flight
+   * together. */
+  double read_seconds, write_seconds, both_seconds;
+  double transpose_seconds, checksum_seconds, wait_seconds;
+  const char *exchange;  /* the engine the plans used */
+  const char *summed_by; /* who took the checksums: "the GPU", "the I/O threads", "this thread" */
 } xio_transpose_stats;
 
 /* The budget the passes must fit per rank: the host's, or with the CUDA

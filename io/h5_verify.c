@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include "checksum.h"
+#include "io_thread.h"
+#include "raw_dataset.h"
 #include "slab_walk.h"
 
 /* Collective: 1 (XIO_STOPPED) when any rank was asked to stop. */
@@ -14,8 +16,87 @@ static int stop_agreed(MPI_Comm comm, int (*stop_requested)(void), xio_error *er
   return any ? XIO_STOPPED : 0;
 }
 
+/* Threads per rank for reading a dataset back raw: several sequential
+ * streams keep the disk busy while each sums its pieces. */
+#define RAW_READERS 4
+#define RAW_PIECE_BYTES ((size_t)8 << 20)
+
+typedef struct {
+  const xio_raw_dataset *raw;
+  int transposed;
+  uint64_t first, count;
+  void *buf;
+  int (*stop_requested)(void);
+  uint64_t sum;
+  xio_error err;
+} raw_reader;
+
+static int run_raw_reader(void *arg) {
+  raw_reader *r = arg;
+  return xio_raw_checksum_range(r->raw, r->transposed, r->first, r->count, r->buf,
+                                RAW_PIECE_BYTES, r->stop_requested, &r->sum, &r->err);
+}
+
+/* Collective.  Where every rank can read m raw (raw_dataset.h), its share
+ * of the elements in RAW_READERS threads: 1 with the sum in *sum (0, or
+ * XIO_STOPPED, in *rc); 0 where the slab walk must do it. */
+static int checksum_raw(const xio_matrix *m, int transposed, uint64_t memory_budget,
+                        int (*stop_requested)(void), uint64_t *sum, int *rc, xio_error *err) {
+  int rank, nranks, usable, all = 0;
+  uint64_t base = 0;
+  xio_raw_dataset raw;
+  xio_error local;
+  usable = xio_raw_usable(m, &base) && memory_budget >= RAW_READERS * RAW_PIECE_BYTES &&
+           xio_raw_open(m, base, 0, m->dataset, &raw, &local) == 0;
+  if (XIO_MPI(MPI_Comm_rank(m->comm, &rank), err) ||
+      XIO_MPI(MPI_Comm_size(m->comm, &nranks), err) ||
+      XIO_MPI(MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, m->comm), err))
+    all = 0;
+  if (!all) {
+    if (usable) xio_raw_close(&raw);
+    return 0;
+  }
+  int64_t first, count;
+  xpose_block_range(m->rows * m->cols, nranks, rank, &first, &count);
+  raw_reader readers[RAW_READERS];
+  xio_io_thread threads[RAW_READERS];
+  int failed = 0, stopped = 0, unallocated = 0;
+  for (int t = 0; t < RAW_READERS; t++) {
+    const int64_t lo = count * t / RAW_READERS, hi = count * (t + 1) / RAW_READERS;
+    readers[t] = (raw_reader){&raw,           transposed,     (uint64_t)(first + lo),
+                              (uint64_t)(hi - lo), malloc(RAW_PIECE_BYTES), stop_requested, 0, {""}};
+    if (!readers[t].buf) failed = unallocated = 1;
+    xio_io_thread_start(&threads[t], 0);
+  }
+  for (int t = 0; t < RAW_READERS && !failed; t++)
+    xio_io_thread_post(&threads[t], run_raw_reader, &readers[t]);
+  uint64_t total = 0;
+  for (int t = 0; t < RAW_READERS; t++) {
+    const int r = failed ? 0 : xio_io_thread_wait(&threads[t]);
+    xio_io_thread_stop(&threads[t]);
+    if (r == XIO_STOPPED) stopped = 1;
+    if (r < 0 && !failed) {
+      *err = readers[t].err;
+      failed = 1;
+    }
+    total += readers[t].sum;
+    free(readers[t].buf);
+  }
+  xio_raw_close(&raw);
+  if (unallocated) xio_fail(err, "cannot allocate the read-back buffers");
+  *rc = xio_agree(m->comm, failed ? -1 : 0, err);
+  int any_stop = 0;
+  if (*rc == 0 && XIO_MPI(MPI_Allreduce(&stopped, &any_stop, 1, MPI_INT, MPI_MAX, m->comm), err))
+    *rc = -1;
+  if (*rc == 0 && any_stop) *rc = XIO_STOPPED;
+  if (*rc == 0) *rc = XIO_MPI(MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, m->comm), err);
+  return 1;
+}
+
 int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_budget,
                         int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
+  int raw_rc = 0;
+  if (checksum_raw(m, transposed, memory_budget, stop_requested, sum, &raw_rc, err)) return raw_rc;
   const size_t es = m->elem_size;
   xio_slab_walk walk;
   if (xio_slab_walk_init(m->comm, m->rows, m->cols, es, memory_budget, &walk, err)) return -1;

@@ -8,7 +8,9 @@
 #include "h5_transpose.h"
 
 /* Collective.  The position-keyed checksum (checksum.h) of all of m, read
- * by contiguous row slabs within memory_budget bytes per rank.  With
+ * raw where it can be (raw_dataset.h: each rank a contiguous share of the
+ * elements, in several sequential streams, from any node), else by
+ * contiguous row slabs within memory_budget bytes per rank.  With
  * `transposed`, m is an output B = A^T and its elements carry their keys
  * in A.  Calls stop_requested() (when not NULL) between slabs; a stop
  * agreed by any rank returns 1 with no sum. */

@@ -25,10 +25,11 @@ void xio_io_thread_inline(xio_io_thread *t) {
   t->arg = NULL;
 }
 
-void xio_io_thread_start(xio_io_thread *t) {
+void xio_io_thread_start(xio_io_thread *t, int calls_mpi) {
   xio_io_thread_inline(t);
   int provided = MPI_THREAD_SINGLE;
-  if (MPI_Query_thread(&provided) != MPI_SUCCESS || provided < MPI_THREAD_MULTIPLE)
+  if (calls_mpi &&
+      (MPI_Query_thread(&provided) != MPI_SUCCESS || provided < MPI_THREAD_MULTIPLE))
     return;
   if (pthread_mutex_init(&t->lock, NULL) != 0) return;
   if (pthread_cond_init(&t->changed, NULL) != 0) {

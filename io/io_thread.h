@@ -5,7 +5,9 @@
  * by one thread at a time: while a job runs, the caller stays out of HDF5
  * and off the communicators the job's collectives use.  The job's MPI-IO
  * and the caller's exchange run at once, which needs MPI_THREAD_MULTIPLE:
- * without it (or without a thread) jobs run inline, at post time. */
+ * without it (or without a thread) jobs run inline, at post time.  Jobs
+ * that call neither (raw reads and writes: raw_dataset.h) can run on
+ * several such threads at once. */
 #ifndef XIO_IO_THREAD_H
 #define XIO_IO_THREAD_H
 
@@ -23,10 +25,11 @@ typedef struct {
   void *arg;
 } xio_io_thread;
 
-/* Starts the thread when MPI provides MPI_THREAD_MULTIPLE (the tool asks
- * for it unless XPOSE_IO_THREAD=0); otherwise, or if the thread cannot
- * start, jobs run inline. */
-void xio_io_thread_start(xio_io_thread *t);
+/* Starts the thread; for jobs that call MPI (calls_mpi), only when MPI
+ * provides MPI_THREAD_MULTIPLE (the tool asks for it unless
+ * XPOSE_IO_THREAD=0).  Otherwise, or if the thread cannot start, jobs run
+ * inline. */
+void xio_io_thread_start(xio_io_thread *t, int calls_mpi);
 
 /* Jobs run inline: no thread. */
 void xio_io_thread_inline(xio_io_thread *t);

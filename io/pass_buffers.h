@@ -2,8 +2,8 @@
  * pass is transposed while the next is read and the previous written, and
  * with the CUDA backend device copies for the transpose (the host ones
  * pinned, so the copies run at full speed), the output's unless the plans
- * own theirs.  io/'s only CUDA work is here; cuda_error.h checks it (and
- * tool/gpus.c's). */
+ * own theirs.  io/'s CUDA work is here (and the GPU's checksums,
+ * checksum_cuda.cu); cuda_error.h checks it (and tool/gpus.c's). */
 #ifndef XIO_PASS_BUFFERS_H
 #define XIO_PASS_BUFFERS_H
 
@@ -12,10 +12,24 @@
 #include "h5_error.h"
 #include "xpose.h"
 
+#include <stdint.h>
+
 typedef struct {
   int on_gpu;
   void *in_host[2], *out_host[2], *in_dev, *out_dev;
+  void *sum_dev; /* the GPU's checksum total */
 } xio_pass_buffers;
+
+/* The checksums of a pass (checksum.h), taken on the GPU where the pass
+ * goes through it: of its input block once copied in, and of its output
+ * block before it is copied out.  Each block is row-major, rows x cols,
+ * element (i, j) keyed first_key + i * row_step + j * col_step. */
+typedef struct {
+  int64_t rows, cols;
+  size_t elem_size;
+  uint64_t first_key, row_step, col_step;
+  uint64_t sum; /* the result */
+} xio_block_checksum;
 
 /* Local.  Room for in_bytes of input block and out_bytes of output block,
  * twice, every page touched now rather than in the first pass; device
@@ -29,8 +43,10 @@ void xio_pass_buffers_free(xio_pass_buffers *b);
 /* Collective.  Transposes the pass whose input block (in_bytes) is in
  * b->in_host[slot] into b->out_host[slot] (out_bytes), through the GPU
  * with on_gpu (and the plan's own output, where it has one).  Returns the
- * plan's status, or XPOSE_ERROR_CUDA with the failed copy in err. */
+ * plan's status, or XPOSE_ERROR_CUDA with the failed copy in err.  On the
+ * GPU, with in_sum and out_sum not NULL, it sums both blocks there. */
 xpose_status xio_pass_transpose(xpose_plan plan, const xio_pass_buffers *b, int slot,
-                                size_t in_bytes, size_t out_bytes, xio_error *err);
+                                size_t in_bytes, size_t out_bytes, xio_block_checksum *in_sum,
+                                xio_block_checksum *out_sum, xio_error *err);
 
 #endif

@@ -61,7 +61,8 @@ static int64_t block_side(int64_t n_units, int64_t most, int64_t unit, int64_t n
 }
 
 int xio_pass_grid_plan(int64_t rows, int64_t cols, size_t elem_size, int64_t ranks, uint64_t budget,
-                       int64_t align_rows, int64_t align_cols, xio_pass_grid *grid) {
+                       int64_t align_rows, int64_t align_cols, int64_t whole_rows_from,
+                       xio_pass_grid *grid) {
   grid->rows = rows;
   grid->cols = cols;
   grid->row_passes = grid->col_passes = 1;
@@ -84,9 +85,10 @@ int xio_pass_grid_plan(int64_t rows, int64_t cols, size_t elem_size, int64_t ran
   /* Side of the square pass the budget allows. */
   const int64_t side = largest_fit(&p, GROW_BOTH, 0, nr < nc ? nr : nc);
   int64_t h, w;
-  if (largest_fit(&p, GROW_ROWS, nc, nr) >= side) {
-    w = nc; /* whole rows, at least as tall as the square */
-    h = largest_fit(&p, GROW_ROWS, nc, nr);
+  const int64_t band = largest_fit(&p, GROW_ROWS, nc, nr);
+  if (band >= side || (whole_rows_from > 0 && band * p.ur >= whole_rows_from)) {
+    w = nc; /* whole rows, at least as tall as the square (or as asked) */
+    h = band;
   } else if (largest_fit(&p, GROW_COLS, nr, nc) >= side) {
     h = nr; /* whole columns */
     w = largest_fit(&p, GROW_COLS, nr, nc);

@@ -8,6 +8,9 @@
  *   - if whole input rows fit (w = cols), each rank's read is one contiguous
  *     range of the file, and the write runs are as long as the pass is tall;
  *   - else if whole columns fit (h = rows), the same holds for the writes;
+ *   - else, with raw access (raw_dataset.h), whole rows as long as the
+ *     output's runs stay a page or more: there reads that are one range
+ *     each are worth short writes, which the page cache gathers;
  *   - else the block is square, so that reads and writes both run about
  *     sqrt(budget x ranks / 4 / element size) elements: for very wide or
  *     very tall matrices that beats full rows, whose write runs would
@@ -50,9 +53,12 @@ uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks);
 
 /* Plans the passes for a rows x cols matrix within budget bytes per rank,
  * blocks of whole multiples of align_rows x align_cols (1: any) where the
- * budget holds one.  Returns -1 if not even a 1 x 1 pass fits. */
+ * budget holds one; bands of whole rows wherever they can be at least
+ * whole_rows_from rows tall (0: where they are at least as tall as the
+ * square pass).  Returns -1 if not even a 1 x 1 pass fits. */
 int xio_pass_grid_plan(int64_t rows, int64_t cols, size_t elem_size, int64_t ranks, uint64_t budget,
-                       int64_t align_rows, int64_t align_cols, xio_pass_grid *grid);
+                       int64_t align_rows, int64_t align_cols, int64_t whole_rows_from,
+                       xio_pass_grid *grid);
 
 /* 1 when every block boundary of grid falls on a multiple of align_rows x
  * align_cols (or the matrix's edge). */

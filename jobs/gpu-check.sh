@@ -103,10 +103,9 @@ for step in "$@"; do
     io-bench)  # out of core against cp + sync, one rank per GPU (tests/bench/bench_io.sh)
       gpus=$(nvidia-smi -L | wc -l)
       read -r rows cols <<<"${XPOSE_IO_BENCH_SHAPE:-65536 65536}"
-      XPOSE_BENCH_VARIANTS="${XPOSE_BENCH_VARIANTS:-cp+sync no-verify sequential small default}" \
-        XPOSE_BENCH_LAUNCH="mpirun -q -n $gpus" TMPDIR="${XPOSE_IO_BENCH_DIR:-/var/tmp}" \
+      XPOSE_BENCH_LAUNCH="mpirun -q -n $gpus" TMPDIR="${XPOSE_IO_BENCH_DIR:-/var/tmp}" \
         tests/bench/bench_io.sh "$build" "$rows" "$cols" "$gpus" "${XPOSE_IO_BENCH_REPS:-1}" \
-        2>&1 | tee "$out/io-bench.log" | tail -9 ;;
+        2>&1 | tee "$out/io-bench.log" | tail -14 ;;
     p2p)  # the p2p engine: GPU tests, sanitizer, the tool, then against NCCL
       # Three at a time: most of their time is NCCL starting up, not the GPUs.
       (cd "$build" && ctest -L gpu -j 3 --output-on-failure) > "$out/p2p-tests.log" 2>&1

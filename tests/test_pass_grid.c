@@ -10,7 +10,7 @@
 static void check_aligned(int64_t rows, int64_t cols, size_t es, int64_t ranks, uint64_t budget,
                           int64_t align_rows, int64_t align_cols) {
   xio_pass_grid g;
-  const int rc = xio_pass_grid_plan(rows, cols, es, ranks, budget, align_rows, align_cols, &g);
+  const int rc = xio_pass_grid_plan(rows, cols, es, ranks, budget, align_rows, align_cols, 0, &g);
   if (rc != 0) {
     EXPECT(xio_pass_bytes(1, 1, es, ranks) > budget, "%lldx%lld es=%zu P=%lld budget=%llu refused",
            (long long)rows, (long long)cols, es, (long long)ranks, (unsigned long long)budget);
@@ -89,15 +89,15 @@ int main(void) {
 
   xio_pass_grid g;
   /* Shapes: tall -> whole rows, wide -> whole columns, both large -> square. */
-  EXPECT(xio_pass_grid_plan(60013, 7, 8, 4, 32768, 1, 1, &g) == 0 && g.block_cols == 7, "tall");
-  EXPECT(xio_pass_grid_plan(7, 60013, 8, 4, 32768, 1, 1, &g) == 0 && g.block_rows == 7, "wide");
-  EXPECT(xio_pass_grid_plan(1009, 997, 8, 2, 65536, 1, 1, &g) == 0 && g.block_rows < 1009 &&
+  EXPECT(xio_pass_grid_plan(60013, 7, 8, 4, 32768, 1, 1, 0, &g) == 0 && g.block_cols == 7, "tall");
+  EXPECT(xio_pass_grid_plan(7, 60013, 8, 4, 32768, 1, 1, 0, &g) == 0 && g.block_rows == 7, "wide");
+  EXPECT(xio_pass_grid_plan(1009, 997, 8, 2, 65536, 1, 1, 0, &g) == 0 && g.block_rows < 1009 &&
              g.block_cols < 997 &&
              (g.block_rows - g.block_cols) * (g.block_rows - g.block_cols) <= 4,
          "square: %lld x %lld", (long long)g.block_rows, (long long)g.block_cols);
-  EXPECT(xio_pass_grid_plan(5, 5, 8, 1, 31, 1, 1, &g) == -1, "budget below one element accepted");
+  EXPECT(xio_pass_grid_plan(5, 5, 8, 1, 31, 1, 1, 0, &g) == -1, "budget below one element accepted");
   /* Large: 2^40 elements with 64 GiB budgets stay within the transfer cap. */
-  EXPECT(xio_pass_grid_plan((int64_t)1 << 20, (int64_t)1 << 20, 8, 16, 64ull << 30, 1, 1, &g) == 0,
+  EXPECT(xio_pass_grid_plan((int64_t)1 << 20, (int64_t)1 << 20, 8, 16, 64ull << 30, 1, 1, 0, &g) == 0,
          "large plan");
   int64_t per_rank = (g.block_rows + 15) / 16 * g.block_cols * 8;
   EXPECT(per_rank <= (int64_t)XIO_MAX_TRANSFER_BYTES, "transfer cap exceeded: %lld",
@@ -105,7 +105,7 @@ int main(void) {
   EXPECT(xio_pass_count(&g) > 1, "2^40 elements in one pass");
   check((int64_t)1 << 20, (int64_t)1 << 20, 8, 16, 64ull << 30);
   /* Compressed outputs: blocks of whole chunks, still as few passes as the budget allows. */
-  EXPECT(xio_pass_grid_plan(4096, 4096, 8, 2, 4 << 20, 293, 293, &g) == 0 && g.block_rows == 293 &&
+  EXPECT(xio_pass_grid_plan(4096, 4096, 8, 2, 4 << 20, 293, 293, 0, &g) == 0 && g.block_rows == 293 &&
              g.block_cols == 293,
          "aligned: %lld x %lld", (long long)g.block_rows, (long long)g.block_cols);
   check_aligned((int64_t)1 << 20, (int64_t)1 << 20, 8, 16, 64ull << 30, 1000, 3000);

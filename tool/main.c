@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,14 +50,27 @@ static void print_plan(const xio_matrix *in, uint64_t budget, int nranks,
       (long long)xio_pass_count(grid), (long long)grid->row_passes, (long long)grid->col_passes,
       (long long)grid->block_rows, (long long)grid->block_cols, (long long)in->rows,
       (long long)in->cols);
-  if (stats->overlapped)
-    tool_report_verbose("time on rank 0: I/O thread: read %.3f s, write %.3f s; main thread: "
-                        "transpose and exchange %.3f s, checksums %.3f s, waiting for I/O %.3f s",
+  if (stats->raw && stats->overlapped)
+    tool_report_verbose(
+        "time on rank 0: raw I/O at the datasets' file offsets, a thread each: read %.3f s, "
+        "write %.3f s, both in flight %.3f s; main thread: transpose %.3f s, waiting for I/O "
+        "%.3f s; checksums by %s",
+        stats->read_seconds, stats->write_seconds, stats->both_seconds, stats->transpose_seconds,
+        stats->wait_seconds, stats->summed_by);
+  else if (stats->raw)
+    tool_report_verbose("time on rank 0, one after the other: raw I/O at the datasets' file "
+                        "offsets: read %.3f s, write %.3f s; transpose %.3f s; checksums by %s",
+                        stats->read_seconds, stats->write_seconds, stats->transpose_seconds,
+                        stats->summed_by);
+  else if (stats->overlapped)
+    tool_report_verbose("time on rank 0: HDF5's collective MPI-IO on the I/O thread: read %.3f "
+                        "s, write %.3f s; main thread: transpose and exchange %.3f s, checksums "
+                        "%.3f s, waiting for I/O %.3f s",
                         stats->read_seconds, stats->write_seconds, stats->transpose_seconds,
                         stats->checksum_seconds, stats->wait_seconds);
   else
-    tool_report_verbose("time on rank 0, one after the other: read %.3f s, write %.3f s, "
-                        "transpose and exchange %.3f s, checksums %.3f s",
+    tool_report_verbose("time on rank 0, one after the other: HDF5's collective MPI-IO: read "
+                        "%.3f s, write %.3f s; transpose and exchange %.3f s, checksums %.3f s",
                         stats->read_seconds, stats->write_seconds, stats->transpose_seconds,
                         stats->checksum_seconds);
 }
@@ -639,6 +653,9 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   topt.checkpoint_seconds = opt->checkpoint_seconds;
   topt.checkpoint_user_data = run;
   topt.stop_requested = tool_stop_requested;
+  topt.collective_only = opt->io_mpi_only;
+  const char *io_thread = getenv("XPOSE_IO_THREAD"); /* 0: no I/O threads (session.c) */
+  topt.inline_io = io_thread && strcmp(io_thread, "0") == 0;
   if (start_output(run, &topt, &err)) {
     if (!run->stopped) goto fail;
     exit_code = TOOL_EXIT_STOPPED;
@@ -669,6 +686,10 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   const int transposed = xio_transpose(&run->in, &run->out, &topt, &stats, &err);
   run->record.progress = stats.done;
   keep_partial = run->record.progress.passes_done > 0;
+  /* A failed read may be the input changing under the run (a truncated
+   * file ends early): then that is the error, and nothing is kept. */
+  xio_error changed;
+  if (transposed < 0 && xio_on_root(comm, input_unchanged_on_root, run, &changed)) err = changed;
   if (transposed != 0 || xio_close(&run->out, &err)) {
     if (transposed == XIO_STOPPED) {
       exit_code = TOOL_EXIT_STOPPED;

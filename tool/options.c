@@ -17,6 +17,7 @@ enum {
   OPT_MAX_MESSAGE,
   OPT_BACKEND,
   OPT_EXCHANGE,
+  OPT_IO,
   OPT_GPU_MEMORY,
   OPT_JSON,
   OPT_CHECK,
@@ -76,6 +77,10 @@ const char *tool_usage(void) {
          "                         stdout\n"
          "  -q, --quiet            print errors only\n"
          "  -v, --verbose          print the pass plan, timings and library messages\n"
+         "      --io I             how the data moves: auto (contiguous datasets with every\n"
+         "                         rank on one node: straight to and from their file\n"
+         "                         offsets, reads and writes at once; the rest through\n"
+         "                         HDF5's collective MPI-IO) or mpi-io (always the latter)\n"
          "      --mpi-hint KEY=VALUE  an MPI-IO hint for the input and output files, e.g.\n"
          "                         cb_buffer_size=16777216 or striping_factor=8 (repeatable;\n"
          "                         ROMIO also reads hints from the file named by ROMIO_HINTS)\n"
@@ -110,6 +115,7 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
       {"json", no_argument, NULL, OPT_JSON},
       {"check", no_argument, NULL, OPT_CHECK},
       {"mpi-hint", required_argument, NULL, OPT_MPI_HINT},
+      {"io", required_argument, NULL, OPT_IO},
       {"layout", required_argument, NULL, OPT_LAYOUT},
       {"filter", required_argument, NULL, OPT_FILTER},
       {"force", no_argument, NULL, 'f'},
@@ -184,6 +190,12 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
       }
       case 'r': options->resume = 1; break;
       case OPT_JSON: options->json = 1; break;
+      case OPT_IO:
+        if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "mpi-io") != 0)
+          return usage_error(error, error_size, "invalid --io '%s': expected auto or mpi-io",
+                             optarg);
+        options->io_mpi_only = strcmp(optarg, "mpi-io") == 0;
+        break;
       case OPT_CHECK: options->check = 1; break;
       case OPT_MPI_HINT: {
         const int max = (int)(sizeof options->mpi_hints / sizeof *options->mpi_hints);

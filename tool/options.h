@@ -22,6 +22,7 @@ typedef struct {
   int check;                 /* `xpose verify IN OUT`: check, do not write */
   double checkpoint_seconds; /* between checkpoints of the partial output */
   xio_storage storage;       /* --layout, --filter: as the input's by default */
+  int io_mpi_only;           /* --io mpi-io: every transfer through HDF5's MPI-IO */
   int help, version;
 } tool_options;
 

@@ -6,19 +6,27 @@
 # XPOSE_BENCH_ARGS adds options to every xpose run (--backend, --mpi-hint);
 # XPOSE_BENCH_GEN_ARGS to xpose-gen's (a chunked, compressed input:
 # "--layout chunked=256x256 --filter gzip=1");
-# XPOSE_BENCH_VARIANTS picks the variants (default: all below).
+# XPOSE_BENCH_VARIANTS picks the variants (default: dd-read dd-write
+# dd-both cp+sync no-verify default small mpi-io).
 #
 # Every run starts with the input and any old output evicted from the page
 # cache (posix_fadvise DONTNEED, through dd: no root needed), and the variants are
 # interleaved, repetition by repetition:
+#   dd-read      the disk reading the input alone (dd, 16 MiB requests)
+#   dd-write     the disk writing as many bytes alone (dd from /dev/zero, then sync)
+#   dd-both      both at once: the disk's limit for reading one file while
+#                writing another
 #   cp+sync      the floor: read and write the same bytes (cp, then sync the copy)
 #   h5repack     HDF5's own copy of the file, no transpose (then sync)
 #   no-verify    xpose at its default budget, publishing without a read-back
 #   small        xpose --no-verify with a budget 64x smaller than the data
 #   sequential   xpose --no-verify with XPOSE_IO_THREAD=0: no overlap
+#   mpi-io       xpose --no-verify --io mpi-io: HDF5's collective path
+#   env:K=V,...  xpose --no-verify with these environment variables
 #   default      xpose as users run it: the output read back before publishing
 #   opts:A,B     xpose --no-verify A B (options, comma-separated)
-# Rates are 2 x bytes / time; "of floor" is the floor's time over the run's.
+# Rates are 2 x bytes / time (dd-read and dd-write: bytes / time); "of
+# cp+sync" and "of dd-both" are those runs' times over the variant's.
 # Every xpose output is checked with `xpose verify` (not timed).
 set -euo pipefail
 build="$(cd "${1:-build}" && pwd)" rows="${2:-32768}" cols="${3:-32768}" ranks="${4:-1}"
@@ -29,19 +37,26 @@ if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_
 read -r -a launch <<<"${XPOSE_BENCH_LAUNCH:-mpirun -q -n $ranks}"
 read -r -a extra <<<"${XPOSE_BENCH_ARGS:-}"
 read -r -a gen_extra <<<"${XPOSE_BENCH_GEN_ARGS:-}"
-read -r -a variants <<<"${XPOSE_BENCH_VARIANTS:-cp+sync h5repack no-verify small sequential default}"
+read -r -a variants <<<"${XPOSE_BENCH_VARIANTS:-dd-read dd-write dd-both cp+sync no-verify default small mpi-io}"
 case "$type" in i8 | u8) es=1 ;; i16 | u16) es=2 ;; f32 | i32 | u32) es=4 ;; *) es=8 ;; esac
 bytes=$((rows * cols * es))
 small_budget=$((bytes / 64))
 . "$(dirname "$0")/evict.sh"
 xpose() { "${launch[@]}" "$build/xpose" --quiet "${extra[@]}" "$@" "$dir/in.h5" "$dir/out.h5"; }
+zeros() { dd if=/dev/zero of="$1" bs=16M count=$(((bytes + (16 << 20) - 1) >> 24)) status=none && sync "$1"; }
 run_variant() {
   case "$1" in
+    dd-read) dd if="$dir/in.h5" of=/dev/null bs=16M status=none ;;
+    dd-write) zeros "$dir/out.h5" ;;
+    dd-both) dd if="$dir/in.h5" of=/dev/null bs=16M status=none & zeros "$dir/out.h5" && wait ;;
     cp+sync) cp "$dir/in.h5" "$dir/out.h5" && sync "$dir/out.h5" ;;
     h5repack) h5repack "$dir/in.h5" "$dir/out.h5" && sync "$dir/out.h5" ;;
     no-verify) xpose --no-verify ;;
     small) xpose --no-verify --memory "$small_budget" ;;
     sequential) XPOSE_IO_THREAD=0 xpose --no-verify ;;
+    mpi-io) xpose --no-verify --io mpi-io ;;
+    env:*) IFS=, read -r -a vars <<<"${1#env:}" && env "${vars[@]}" "${launch[@]}" \
+      "$build/xpose" --quiet "${extra[@]}" --no-verify "$dir/in.h5" "$dir/out.h5" ;;
     default) xpose ;;
     opts:*) IFS=, read -r -a opts <<<"${1#opts:}" && xpose --no-verify "${opts[@]}" ;;
   esac
@@ -61,16 +76,20 @@ for rep in $(seq "$reps"); do
     t1=$(date +%s.%N)
     total[$v]=$(awk "BEGIN {print ${total[$v]:-0} + $t1 - $t0}")
     echo "# rep $rep: $v $(awk "BEGIN {print $t1 - $t0}") s" >&2
-    case "$v" in cp+sync | h5repack) ;; *) "${launch[@]}" "$build/xpose" verify --quiet "$dir/in.h5" "$dir/out.h5" ;; esac
+    case "$v" in dd-* | cp+sync | h5repack) ;; *) "${launch[@]}" "$build/xpose" verify --quiet "$dir/in.h5" "$dir/out.h5" ;; esac
   done
 done
 echo
-echo "| variant | time (s) | GB/s (2 x bytes / time) | of cp+sync |"
-echo "|---|---|---|---|"
+echo "| variant | time (s) | GB/s | of cp+sync | of dd-both |"
+echo "|---|---|---|---|---|"
 floor=$(awk "BEGIN {print ${total[cp+sync]:-0} / $reps}")
+both=$(awk "BEGIN {print ${total[dd-both]:-0} / $reps}")
 for v in "${variants[@]}"; do
-  awk -v v="$v" -v total="${total[$v]}" -v reps="$reps" -v bytes="$bytes" -v floor="$floor" 'BEGIN {
+  awk -v v="$v" -v total="${total[$v]}" -v reps="$reps" -v bytes="$bytes" -v floor="$floor" \
+    -v both="$both" 'BEGIN {
     mean = total / reps
+    moved = v == "dd-read" || v == "dd-write" ? bytes : 2 * bytes
     share = floor > 0 ? sprintf("%.0f%%", 100 * floor / mean) : "-"
-    printf("| %s | %.2f | %.2f | %s |\n", v, mean, 2 * bytes / mean / 1e9, share) }'
+    share_both = both > 0 ? sprintf("%.0f%%", 100 * both / mean) : "-"
+    printf("| %s | %.2f | %.2f | %s | %s |\n", v, mean, moved / mean / 1e9, share, share_both) }'
 done

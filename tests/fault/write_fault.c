@@ -6,7 +6,9 @@
  * of that number (OMPI_COMM_WORLD_RANK, or Slurm's SLURM_PROCID).  With
  * WRITE_FAULT_DELAY_US instead of WRITE_FAULT_AFTER, such writes succeed
  * after that many microseconds (a slow file system, for runs that must
- * last).  Everything else passes through. */
+ * last).  With WRITE_FAULT_LOSE=1, writes past WRITE_FAULT_AFTER bytes
+ * report success and write nothing: a file system that loses data without
+ * saying so.  Everything else passes through. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,7 +20,7 @@
 #include <unistd.h>
 
 static struct {
-  int configured, active, error;
+  int configured, active, error, lose;
   long delay_us;
   const char *path;
   long long after, written;
@@ -37,10 +39,11 @@ static void configure(void) {
   fault.after = after ? atoll(after) : -1;
   fault.delay_us = delay ? atol(delay) : 0;
   fault.error = error && strcmp(error, "EIO") == 0 ? EIO : ENOSPC;
+  fault.lose = getenv("WRITE_FAULT_LOSE") && strcmp(getenv("WRITE_FAULT_LOSE"), "1") == 0;
   fault.active = 1;
 }
 
-/* 0: let the write through; -1: fail it (errno set). */
+/* 0: let the write through; -1: fail it (errno set); 1: lose it. */
 static int inject(int fd, size_t bytes) {
   configure();
   if (!fault.active) return 0;
@@ -52,6 +55,7 @@ static int inject(int fd, size_t bytes) {
   if (!strstr(target, fault.path)) return 0;
   if (fault.delay_us) usleep((useconds_t)fault.delay_us);
   if (fault.after >= 0 && fault.written + (long long)bytes > fault.after) {
+    if (fault.lose) return 1;
     errno = fault.error;
     return -1;
   }
@@ -67,21 +71,31 @@ static size_t iov_bytes(const struct iovec *iov, int count) {
 
 #define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
 
+/* What a call returns: the real call's result, -1 (failed) or all of it
+ * (lost). */
+#define INJECTED(bytes, real)                   \
+  do {                                          \
+    const int fault_ = inject(fd, (bytes));     \
+    if (fault_ < 0) return -1;                  \
+    if (fault_ > 0) return (ssize_t)(bytes);    \
+    return real;                                \
+  } while (0)
+
 ssize_t write(int fd, const void *buf, size_t count) {
-  return inject(fd, count) ? -1 : REAL(write)(fd, buf, count);
+  INJECTED(count, REAL(write)(fd, buf, count));
 }
 ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset) {
-  return inject(fd, count) ? -1 : REAL(pwrite)(fd, buf, count, offset);
+  INJECTED(count, REAL(pwrite)(fd, buf, count, offset));
 }
 ssize_t pwrite64(int fd, const void *buf, size_t count, off64_t offset) {
-  return inject(fd, count) ? -1 : REAL(pwrite64)(fd, buf, count, offset);
+  INJECTED(count, REAL(pwrite64)(fd, buf, count, offset));
 }
 ssize_t writev(int fd, const struct iovec *iov, int count) {
-  return inject(fd, iov_bytes(iov, count)) ? -1 : REAL(writev)(fd, iov, count);
+  INJECTED(iov_bytes(iov, count), REAL(writev)(fd, iov, count));
 }
 ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t offset) {
-  return inject(fd, iov_bytes(iov, count)) ? -1 : REAL(pwritev)(fd, iov, count, offset);
+  INJECTED(iov_bytes(iov, count), REAL(pwritev)(fd, iov, count, offset));
 }
 ssize_t pwritev64(int fd, const struct iovec *iov, int count, off64_t offset) {
-  return inject(fd, iov_bytes(iov, count)) ? -1 : REAL(pwritev64)(fd, iov, count, offset);
+  INJECTED(iov_bytes(iov, count), REAL(pwritev64)(fd, iov, count, offset));
 }

@@ -1,0 +1,74 @@
+/* A contiguous dataset's elements read and written as bytes at their
+ * offsets in its file (pread, pwrite), bypassing HDF5 and MPI-IO.
+ *
+ * Why: xpose's passes read and write at once, and collective MPI-IO
+ * through HDF5 (never thread-safe) lets only one call run at a time, so a
+ * read and a write are never in flight together; the disk then runs at
+ * either rate, never at both.  Raw access lets a reader and a writer
+ * thread work at once, and sums each piece of a block as it arrives (or
+ * just before it leaves), while it is still in the cache.  It is used only
+ * where it is exact: a contiguous dataset with its storage allocated in
+ * the file itself (no external files), its datatype the one in memory (the
+ * xio_matrix's is the stored one), and every rank on one node, whose page
+ * cache keeps the ranks' writes coherent (h5_transpose.c decides).
+ * Everything else goes through HDF5's collective path.  HDF5 never caches
+ * raw data of a contiguous dataset opened with the MPI-IO driver, so the
+ * two views of the file cannot disagree.
+ *
+ * Every function is local, and returns 0 or -1 with a message in err
+ * naming the file. */
+#ifndef XIO_RAW_DATASET_H
+#define XIO_RAW_DATASET_H
+
+#include <stdint.h>
+
+#include "h5_matrix.h"
+
+typedef struct {
+  int fd;        /* -1: not open */
+  uint64_t base; /* file offset of element (0, 0) */
+  int64_t rows, cols;
+  size_t elem_size;
+  char shown[256]; /* the file, as messages name it */
+} xio_raw_dataset;
+
+/* Sums of the elements a transfer moves: element (i, j) of the block has
+ * key first_key + i * row_step + j * col_step (checksum.h).  The sum is
+ * added to *sum. */
+typedef struct {
+  uint64_t first_key, row_step, col_step;
+  uint64_t *sum;
+} xio_block_sum;
+
+/* 1 when m's elements lie at fixed offsets of its file, as one contiguous
+ * array of the stored type; *base is the first one's.  Local. */
+int xio_raw_usable(const xio_matrix *m, uint64_t *base);
+
+/* Opens m's file (read-only, or for writing and reading back) for raw
+ * access to the dataset at base.  `shown` names it in messages. */
+int xio_raw_open(const xio_matrix *m, uint64_t base, int writable, const char *shown,
+                 xio_raw_dataset *raw, xio_error *err);
+
+/* Elements [row, row + nrows) x [col, col + ncols) to or from buf
+ * (row-major, contiguous), in pieces, each summed into sum (if not NULL)
+ * while in the cache: after it is read, before it is written. */
+int xio_raw_read(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col,
+                 int64_t ncols, void *buf, const xio_block_sum *sum, xio_error *err);
+int xio_raw_write(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col,
+                  int64_t ncols, const void *buf, const xio_block_sum *sum, xio_error *err);
+
+/* Waits until everything written is on storage (fdatasync). */
+int xio_raw_sync(const xio_raw_dataset *raw, xio_error *err);
+
+/* Adds to *sum the checksum (checksum.h) of `count` elements from element
+ * `first` (row-major) of the dataset, read in pieces of buf_bytes; with
+ * `transposed` the dataset is an output B = A^T, its elements keyed by
+ * their place in A.  Returns XIO_STOPPED when stop_requested() (if not
+ * NULL) says so between pieces. */
+int xio_raw_checksum_range(const xio_raw_dataset *raw, int transposed, uint64_t first,
+                           uint64_t count, void *buf, size_t buf_bytes, int (*stop_requested)(void),
+                           uint64_t *sum, xio_error *err);
+
+void xio_raw_close(xio_raw_dataset *raw);
+
+#endif
