@@ -103,10 +103,10 @@ typedef struct {
   uint64_t read, written;
 } pass_sums;
 
-/* One transfer of a step: read a pass, write one, or read one back.  With
- * raw access each runs on its own thread, all three at once; otherwise a
- * read and a write run one after the other on the one I/O thread, both
- * collective, in that order, on every rank. */
+/* One transfer of a step: read a pass, or write one.  With raw access
+ * each runs on its own thread, both at once; otherwise they run one after
+ * the other on the one I/O thread, both collective, in that order, on
+ * every rank. */
 typedef struct {
   const xio_matrix *in, *out;
   const raw_access *raw;
@@ -200,8 +200,8 @@ static int open_raw(const xio_matrix *in, const xio_matrix *out,
   int usable = !options->collective_only && node_ranks == nranks &&
                xio_raw_usable(in, &in_base) && xio_raw_usable(out, &out_base);
   xio_error local;
-  if (usable && (xio_raw_open(in, in_base, 0, in->dataset, &raw->in, &local) ||
-                 xio_raw_open(out, out_base, 1, out->dataset, &raw->out, &local)))
+  if (usable && (xio_raw_open(in, in_base, 0, &raw->in, &local) ||
+                 xio_raw_open(out, out_base, 1, &raw->out, &local)))
     usable = 0; /* the collective path reports what is wrong, if anything */
   int all = 0;
   if (XIO_MPI(MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, in->comm), err)) all = 0;

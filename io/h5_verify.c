@@ -47,7 +47,7 @@ static int checksum_raw(const xio_matrix *m, int transposed, uint64_t memory_bud
   xio_raw_dataset raw;
   xio_error local;
   usable = xio_raw_usable(m, &base) && memory_budget >= RAW_READERS * RAW_PIECE_BYTES &&
-           xio_raw_open(m, base, 0, m->dataset, &raw, &local) == 0;
+           xio_raw_open(m, base, 0, &raw, &local) == 0;
   if (XIO_MPI(MPI_Comm_rank(m->comm, &rank), err) ||
       XIO_MPI(MPI_Comm_size(m->comm, &nranks), err) ||
       XIO_MPI(MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, m->comm), err))

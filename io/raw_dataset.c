@@ -31,21 +31,21 @@ int xio_raw_usable(const xio_matrix *m, uint64_t *base) {
   return 1;
 }
 
-int xio_raw_open(const xio_matrix *m, uint64_t base, int writable, const char *shown,
-                 xio_raw_dataset *raw, xio_error *err) {
+int xio_raw_open(const xio_matrix *m, uint64_t base, int writable, xio_raw_dataset *raw,
+                 xio_error *err) {
   memset(raw, 0, sizeof *raw);
   raw->fd = -1;
   raw->base = base;
   raw->rows = m->rows;
   raw->cols = m->cols;
   raw->elem_size = m->elem_size;
-  snprintf(raw->shown, sizeof raw->shown, "%s", shown);
   char path[4096];
   const ssize_t n = H5Fget_name(m->file, path, sizeof path);
   if (n <= 0 || (size_t)n >= sizeof path)
-    return xio_fail_h5(err, "%s: cannot find its file's name", shown);
+    return xio_fail_h5(err, "%s: cannot find its file's name", m->dataset);
+  snprintf(raw->shown, sizeof raw->shown, "%.400s:%.100s", path, m->dataset);
   raw->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-  if (raw->fd < 0) return xio_fail(err, "%s: cannot open: %s", shown, strerror(errno));
+  if (raw->fd < 0) return xio_fail(err, "%s: cannot open: %s", raw->shown, strerror(errno));
   if (!writable) /* read once, in order: read ahead */
     (void)posix_fadvise(raw->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return 0;

@@ -29,7 +29,7 @@ typedef struct {
   uint64_t base; /* file offset of element (0, 0) */
   int64_t rows, cols;
   size_t elem_size;
-  char shown[256]; /* the file, as messages name it */
+  char shown[512]; /* FILE:DATASET, as messages name it */
 } xio_raw_dataset;
 
 /* Sums of the elements a transfer moves: element (i, j) of the block has
@@ -44,10 +44,10 @@ typedef struct {
  * array of the stored type; *base is the first one's.  Local. */
 int xio_raw_usable(const xio_matrix *m, uint64_t *base);
 
-/* Opens m's file (read-only, or for writing and reading back) for raw
- * access to the dataset at base.  `shown` names it in messages. */
-int xio_raw_open(const xio_matrix *m, uint64_t base, int writable, const char *shown,
-                 xio_raw_dataset *raw, xio_error *err);
+/* Opens m's file (read-only, or for writing) for raw access to the dataset
+ * at base; messages name it FILE:DATASET. */
+int xio_raw_open(const xio_matrix *m, uint64_t base, int writable, xio_raw_dataset *raw,
+                 xio_error *err);
 
 /* Elements [row, row + nrows) x [col, col + ncols) to or from buf
  * (row-major, contiguous), in pieces, each summed into sum (if not NULL)
