@@ -45,7 +45,7 @@ __device__ inline uint64_t word_hash(uint64_t word, uint64_t key) {
 
 template <typename Word>
 __device__ inline uint64_t hash_at(const unsigned char *row, int64_t j, size_t, uint64_t key) {
-  return word_hash((uint64_t)reinterpret_cast<const Word *>(row)[j], key);
+  return word_hash((uint64_t) reinterpret_cast<const Word *>(row)[j], key);
 }
 
 template <>
@@ -84,12 +84,25 @@ extern "C" int xio_checksum_block_gpu(const void *block, int64_t nrows, int64_t 
   const unsigned blocks = (unsigned)(nrows < 65536 ? nrows : 65536);
   const unsigned char *bytes = static_cast<const unsigned char *>(block);
   switch (elem_size) {
-    case 1: sum_kernel<uint8_t><<<blocks, threads>>>(bytes, nrows, ncols, 1, first_key, row_step, col_step, total); break;
-    case 2: sum_kernel<uint16_t><<<blocks, threads>>>(bytes, nrows, ncols, 2, first_key, row_step, col_step, total); break;
-    case 4: sum_kernel<uint32_t><<<blocks, threads>>>(bytes, nrows, ncols, 4, first_key, row_step, col_step, total); break;
-    case 8: sum_kernel<uint64_t><<<blocks, threads>>>(bytes, nrows, ncols, 8, first_key, row_step, col_step, total); break;
+    case 1:
+      sum_kernel<uint8_t>
+          <<<blocks, threads>>>(bytes, nrows, ncols, 1, first_key, row_step, col_step, total);
+      break;
+    case 2:
+      sum_kernel<uint16_t>
+          <<<blocks, threads>>>(bytes, nrows, ncols, 2, first_key, row_step, col_step, total);
+      break;
+    case 4:
+      sum_kernel<uint32_t>
+          <<<blocks, threads>>>(bytes, nrows, ncols, 4, first_key, row_step, col_step, total);
+      break;
+    case 8:
+      sum_kernel<uint64_t>
+          <<<blocks, threads>>>(bytes, nrows, ncols, 8, first_key, row_step, col_step, total);
+      break;
     default:
-      sum_kernel<void><<<blocks, threads>>>(bytes, nrows, ncols, elem_size, first_key, row_step, col_step, total);
+      sum_kernel<void><<<blocks, threads>>>(bytes, nrows, ncols, elem_size, first_key, row_step,
+                                            col_step, total);
   }
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   unsigned long long host = 0;

@@ -68,11 +68,11 @@ static int checksum_raw(const xio_matrix *m, int transposed, uint64_t memory_bud
     if (!readers[t].buf) failed = unallocated = 1;
     xio_io_thread_start(&threads[t], 0);
   }
-  for (int t = 0; t < RAW_READERS && !failed; t++)
+  for (int t = 0; t < RAW_READERS && !unallocated; t++)
     xio_io_thread_post(&threads[t], run_raw_reader, &readers[t]);
   uint64_t total = 0;
   for (int t = 0; t < RAW_READERS; t++) {
-    const int r = failed ? 0 : xio_io_thread_wait(&threads[t]);
+    const int r = unallocated ? 0 : xio_io_thread_wait(&threads[t]);
     xio_io_thread_stop(&threads[t]);
     if (r == XIO_STOPPED) stopped = 1;
     if (r < 0 && !failed) {

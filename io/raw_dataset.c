@@ -60,7 +60,8 @@ static int transfer_all(const xio_raw_dataset *raw, int fd, int writing, unsigne
                         size_t bytes, uint64_t offset, xio_error *err) {
   while (bytes > 0) {
     const size_t ask = bytes < MAX_CALL_BYTES ? bytes : MAX_CALL_BYTES;
-    const ssize_t n = writing ? pwrite(fd, buf, ask, (off_t)offset) : pread(fd, buf, ask, (off_t)offset);
+    const ssize_t n =
+        writing ? pwrite(fd, buf, ask, (off_t)offset) : pread(fd, buf, ask, (off_t)offset);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0)
       return xio_fail(err, "%s %s failed at byte %llu: %s", writing ? "writing" : "reading",
@@ -86,8 +87,8 @@ static void add_sum(const xio_raw_dataset *raw, const xio_block_sum *sum, const 
 /* Whole rows are one range of the file, moved in pieces of several rows;
  * otherwise each row's run is a piece. */
 static int transfer_block(const xio_raw_dataset *raw, int writing, int64_t row, int64_t nrows,
-                          int64_t col, int64_t ncols, unsigned char *buf,
-                          const xio_block_sum *sum, xio_error *err) {
+                          int64_t col, int64_t ncols, unsigned char *buf, const xio_block_sum *sum,
+                          xio_error *err) {
   const size_t es = raw->elem_size, run = (size_t)ncols * es;
   if (nrows <= 0 || ncols <= 0) return 0;
   const int64_t rows_per_piece =
@@ -104,8 +105,8 @@ static int transfer_block(const xio_raw_dataset *raw, int writing, int64_t row, 
   return 0;
 }
 
-int xio_raw_read(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col,
-                 int64_t ncols, void *buf, const xio_block_sum *sum, xio_error *err) {
+int xio_raw_read(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
+                 void *buf, const xio_block_sum *sum, xio_error *err) {
   return transfer_block(raw, 0, row, nrows, col, ncols, buf, sum, err);
 }
 
@@ -134,12 +135,11 @@ int xio_raw_checksum_range(const xio_raw_dataset *raw, int transposed, uint64_t 
     for (uint64_t k = 0; k < n;) { /* the piece's runs within rows */
       const uint64_t r = (e + k) / cols, c = (e + k) % cols;
       const uint64_t len = cols - c < n - k ? cols - c : n - k;
-      *sum += transposed ? xio_checksum_block(bytes + k * es, 1, (int64_t)len, es,
-                                              xio_output_first_key((int64_t)r, (int64_t)c,
-                                                                   (int64_t)rows),
-                                              1, rows)
-                         : xio_checksum_block(bytes + k * es, 1, (int64_t)len, es, r * cols + c,
-                                              cols, 1);
+      *sum += transposed
+                  ? xio_checksum_block(bytes + k * es, 1, (int64_t)len, es,
+                                       xio_output_first_key((int64_t)r, (int64_t)c, (int64_t)rows),
+                                       1, rows)
+                  : xio_checksum_block(bytes + k * es, 1, (int64_t)len, es, r * cols + c, cols, 1);
       k += len;
     }
     e += n;
