@@ -96,6 +96,18 @@ int main(void) {
              (g.block_rows - g.block_cols) * (g.block_rows - g.block_cols) <= 4,
          "square: %lld x %lld", (long long)g.block_rows, (long long)g.block_cols);
   EXPECT(xio_pass_grid_plan(5, 5, 8, 1, 31, 1, 1, 0, &g) == -1, "budget below one element accepted");
+  /* Raw access asks for whole rows wherever they can be that tall (a page
+   * of each rank's output runs); the square is the default. */
+  EXPECT(xio_pass_grid_plan(65536, 65536, 4, 1, 6ull << 30, 1, 1, 0, &g) == 0 &&
+             g.block_cols < 65536 && g.block_rows < 65536,
+         "square blocks by default: %lld x %lld", (long long)g.block_rows, (long long)g.block_cols);
+  EXPECT(xio_pass_grid_plan(65536, 65536, 4, 1, 6ull << 30, 1, 1, 1024, &g) == 0 &&
+             g.block_cols == 65536 && g.block_rows >= 1024 && g.block_rows == 4096,
+         "whole rows asked for: %lld x %lld", (long long)g.block_rows, (long long)g.block_cols);
+  EXPECT(xio_pass_grid_plan(65536, 65536, 4, 1, 6ull << 30, 1, 1, 8192, &g) == 0 &&
+             g.block_cols < 65536,
+         "rows too short for what was asked: %lld x %lld", (long long)g.block_rows,
+         (long long)g.block_cols);
   /* Large: 2^40 elements with 64 GiB budgets stay within the transfer cap. */
   EXPECT(xio_pass_grid_plan((int64_t)1 << 20, (int64_t)1 << 20, 8, 16, 64ull << 30, 1, 1, 0, &g) == 0,
          "large plan");
