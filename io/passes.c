@@ -5,9 +5,10 @@
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks) {
-  const uint64_t in = ceil_div((uint64_t)h, (uint64_t)ranks) * (uint64_t)w;
-  const uint64_t out = ceil_div((uint64_t)w, (uint64_t)ranks) * (uint64_t)h;
-  return 3 * (uint64_t)elem_size * (in + out);
+  const uint64_t by_rows = ceil_div((uint64_t)h, (uint64_t)ranks) * (uint64_t)w;
+  const uint64_t by_cols = ceil_div((uint64_t)w, (uint64_t)ranks) * (uint64_t)h;
+  const uint64_t in = by_rows > by_cols ? by_rows : by_cols;
+  return 3 * (uint64_t)elem_size * (in + by_cols);
 }
 
 static int fits(int64_t h, int64_t w, size_t es, int64_t ranks, uint64_t budget) {

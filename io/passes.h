@@ -2,9 +2,10 @@
  *
  * A pass moves one block A[r0 : r0+h, c0 : c0+w] of the input into
  * B[c0 : c0+w, r0 : r0+h] of the output.  Within the pass every rank reads
- * about h/P rows of the block (runs of w elements in the file) and writes
- * about w/P rows of the output block (runs of h elements).  Long runs make
- * MPI-IO fast, so:
+ * about h/P rows of the block (runs of w elements in the file; with raw
+ * access on one node, every row's w/P columns of its own) and writes about
+ * w/P rows of the output block (runs of h elements).  Long runs make MPI-IO
+ * fast, so:
  *   - if whole input rows fit (w = cols), each rank's read is one contiguous
  *     range of the file, and the write runs are as long as the pass is tall;
  *   - else if whole columns fit (h = rows), the same holds for the writes;
@@ -46,9 +47,10 @@ typedef struct {
 #define XIO_MAX_TRANSFER_BYTES ((uint64_t)1 << 30)
 
 /* Bytes one rank needs for an h x w pass over `ranks` ranks: its share of
- * the input block and of the output block twice (one pass is read and
- * another written while a third is transposed), and the transpose's send
- * and receive scratch, at most as large as one of each. */
+ * the input block (its rows, or where each rank transposes its own part,
+ * its columns: the larger) and of the output block twice (one pass is read
+ * and another written while a third is transposed), and the transpose's
+ * send and receive scratch, at most as large as one of each. */
 uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks);
 
 /* Plans the passes for a rows x cols matrix within budget bytes per rank,

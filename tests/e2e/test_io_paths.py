@@ -1,7 +1,7 @@
 """End to end: the ways the data can move give the same exact transpose.
 Contiguous datasets with every rank on one node move raw (at their file
 offsets, a reader and a writer thread at once, each rank transposing its
-own rows); `--io mpi-io` forces HDF5's collective path, and
+own columns); `--io mpi-io` forces HDF5's collective path, and
 XPOSE_IO_THREAD=0 runs either without I/O threads.  Odd and prime shapes,
 2-byte to 16-byte elements, 1 to 4 ranks, ranks that own no rows; passes
 under 1 MiB per rank take the collective path.  A file
@@ -31,8 +31,11 @@ class IoPaths(ToolTestCase):
     def test_every_path_gives_the_exact_transpose(self):
         # Passes of at least 1 MiB per rank, which raw access needs; the
         # first in 2 to 6 passes.
-        cases = [((4099, 1021), "<f8", "32M"), ((3, 300000), "<f8", "64M"),  # rank 3 owns none
-                 ((300007, 11), "<i2", "256M"), ((2003, 301), "V16", "256M")]
+        # Rank 3 owns no rows of (3, 300000), which the collective path
+        # splits, and no columns of (1000003, 3), which raw passes split.
+        cases = [((4099, 1021), "<f8", "32M"), ((3, 300000), "<f8", "64M"),
+                 ((300007, 11), "<i2", "256M"), ((1000003, 3), "<i2", "256M"),
+                 ((2003, 301), "V16", "256M")]
         for shape, dtype, memory in cases:
             data = pattern(shape, dtype) if dtype != "V16" else pattern(shape + (2,), "<u8").view(
                 "V16").reshape(shape)
