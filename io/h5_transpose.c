@@ -221,6 +221,47 @@ static int open_raw(const xio_matrix *in, const xio_matrix *out,
   return 0;
 }
 
+/* Raw passes come in at least RAW_MIN_PASSES whole-row bands where those
+ * are at least RAW_MIN_RUN_PAGES pages tall: a pipeline of fewer passes
+ * reads its first pass and writes its last with nothing beside them (16
+ * host ranks, 8 GiB, the H100 machine's disk: 4 passes 17.1 s, 16 passes
+ * 14.8 s), and runs of one page, which several ranks write into one file,
+ * wait on its lock (2-core VM, 2 GiB, 2 ranks: 16 passes of 4 KiB runs
+ * slower than 8 of 8 KiB). */
+#define RAW_MIN_PASSES 16
+#define RAW_MIN_RUN_PAGES 2
+/* Passes under this many bytes per rank move in runs too short for raw
+ * requests to pay: MPI-IO's collective buffering gathers them. */
+#define RAW_MIN_SHARE_BYTES ((uint64_t)1 << 20)
+
+/* The budget the pass grid is planned for: options' limits, and with raw
+ * access at least RAW_MIN_PASSES bands where they can be (and stay raw);
+ * *whole_rows_from
+ * gets the height from which whole-row bands are taken (passes.h). */
+static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *options,
+                            uint64_t budget, int raw, int nranks, int64_t *whole_rows_from) {
+  uint64_t limit = options->pass_bytes_limit && options->pass_bytes_limit < budget
+                       ? options->pass_bytes_limit
+                       : budget;
+  *whole_rows_from = 0;
+  if (!raw) return limit;
+  /* Whole-row bands where the runs in the output (each rank's are as long
+   * as the pass is tall: geometry_of) fill a page. */
+  const long page_size = sysconf(_SC_PAGESIZE);
+  const int64_t page = page_size > 0 ? page_size : 4096, es = (int64_t)in->elem_size;
+  *whole_rows_from = (page + es - 1) / es;
+  const int64_t band = (in->rows + RAW_MIN_PASSES - 1) / RAW_MIN_PASSES;
+  const uint64_t band_bytes = xio_pass_bytes(band, in->cols, in->elem_size, nranks);
+  const uint64_t band_share = (uint64_t)band * (uint64_t)((in->cols + nranks - 1) / nranks) *
+                              in->elem_size; /* geometry_of's for rank 0, the largest */
+  if (band >= RAW_MIN_RUN_PAGES * *whole_rows_from && band_share >= RAW_MIN_SHARE_BYTES &&
+      band_bytes < limit) {
+    limit = band_bytes;
+    *whole_rows_from = band;
+  }
+  return limit;
+}
+
 /* Collective over comm, or with `local` over this rank alone.  Transposes
  * pass p (its block read into slot) and, unless sums is NULL (raw access
  * on the host sums as it moves the bytes), sums what it read and what it
@@ -303,34 +344,28 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   const uint64_t budget = xio_transpose_budget(options);
   raw_access raw;
   if (open_raw(in, out, options, &raw, err)) return -1;
-  /* Raw: whole-row bands where the runs in the output (each rank's are as
-   * long as the pass is tall: geometry_of) fill a page */
-  const int64_t page = sysconf(_SC_PAGESIZE) > 0 ? (int64_t)sysconf(_SC_PAGESIZE) : 4096;
-  const int64_t page_elements = (page + (int64_t)es - 1) / (int64_t)es;
   xio_progress *done = &stats->done;
   for (int planned = 0; rc == 0 && !planned;) {
+    int64_t whole_rows_from = 0;
+    const uint64_t plan_budget =
+        pass_budget(in, options, budget, raw.on, nranks, &whole_rows_from);
     if (options->resume_from) {
       *done = *options->resume_from;
       if (done->grid.rows != in->rows || done->grid.cols != in->cols ||
           !xio_pass_grid_fits(&done->grid, es, nranks, budget))
         rc = xio_fail(err, "internal: the resumed passes do not fit this run");
-    } else if (xio_pass_grid_plan(in->rows, in->cols, es, nranks,
-                                  options->pass_bytes_limit && options->pass_bytes_limit < budget
-                                      ? options->pass_bytes_limit
-                                      : budget,
+    } else if (xio_pass_grid_plan(in->rows, in->cols, es, nranks, plan_budget,
                                   out->filtered ? out->chunk_cols : 1,
-                                  out->filtered ? out->chunk_rows : 1,
-                                  raw.on ? page_elements : 0, &done->grid)) {
+                                  out->filtered ? out->chunk_rows : 1, whole_rows_from,
+                                  &done->grid)) {
       rc = xio_fail(err, "a memory budget of %llu bytes per rank cannot hold even one element",
                     (unsigned long long)budget);
     }
-    /* Passes under 1 MiB per rank move in runs too short for raw requests
-     * to pay: MPI-IO's collective buffering gathers them (every rank
-     * computes the same, so no rank needs to ask; rank 0's share is the
-     * largest). */
+    /* Small passes go the collective way (every rank computes the same,
+     * so no rank needs to ask; rank 0's share is the largest). */
     const pass_geometry first_pass = geometry_of(&done->grid, 0, 0, nranks, raw.on);
     const uint64_t share = (uint64_t)(first_pass.read_rows * first_pass.read_cols) * es;
-    planned = !(raw.on && share < ((uint64_t)1 << 20));
+    planned = !(raw.on && share < RAW_MIN_SHARE_BYTES);
     if (!planned) close_raw(&raw), raw.on = 0;
   }
   if (xio_agree(in->comm, rc, err)) {

@@ -50,6 +50,20 @@ class IoPaths(ToolTestCase):
                         self.assertTransposed("in.h5", "/m", "out.h5", "/m")
                         os.remove(self.path("out.h5"))
 
+    def test_raw_passes_come_in_at_least_16_bands(self):
+        """A budget that holds the whole matrix still gets 16 whole-row
+        bands (a pipeline of fewer passes reads the first and writes the
+        last with nothing beside them), 2 pages tall and 1 MiB per rank."""
+        self.write_h5("in.h5", {"/m": pattern((32771, 256), "<f4")})  # 32 MiB
+        for ranks in (1, 2):
+            with self.subTest(ranks=ranks):
+                result = self.xpose(ranks, "-v", "--memory", "1G", "in.h5", "out.h5")
+                self.assertEqual(result.returncode, 0, result)
+                self.assertIn("16 pass(es): 16 x 1 grid of blocks up to 2049 x 256", result.stderr)
+                self.assertIn("raw I/O", result.stderr)
+                self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+                os.remove(self.path("out.h5"))
+
     def test_small_passes_take_the_collective_path(self):
         """Under 1 MiB per rank, runs are too short for raw requests."""
         self.write_h5("in.h5", {"/m": pattern((307, 211), "<f8")})
