@@ -69,7 +69,7 @@ typedef struct {
    * its own thread, summed as they go; otherwise through HDF5's collective
    * MPI-IO, on one I/O thread (MPI_THREAD_MULTIPLE) or inline. */
   int raw;
-  int local; /* raw on one node: each rank transposed its own columns, nothing exchanged */
+  int local; /* raw on one node: each rank transposed its own part, nothing exchanged */
   int overlapped; /* reads and writes ran on I/O threads, beside the transposes */
   /* Rank 0's time: reads and writes (with their sums, when raw on the
    * host) on their threads when overlapped; the rest, and waiting for

@@ -2,8 +2,9 @@
  *
  * A pass moves one block A[r0 : r0+h, c0 : c0+w] of the input into
  * B[c0 : c0+w, r0 : r0+h] of the output.  Within the pass every rank reads
- * about h/P rows of the block (runs of w elements in the file; with raw
- * access on one node, every row's w/P columns of its own) and writes about
+ * about h/P rows of the block (runs of w elements in the file; in bands of
+ * whole rows moved raw on one node, every row's w/P columns of its own)
+ * and writes about
  * w/P rows of the output block (runs of h elements).  Long runs make MPI-IO
  * fast, so:
  *   - if whole input rows fit (w = cols), each rank's read is one contiguous

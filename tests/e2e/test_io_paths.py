@@ -1,7 +1,7 @@
 """End to end: the ways the data can move give the same exact transpose.
 Contiguous datasets with every rank on one node move raw (at their file
 offsets, a reader and a writer thread at once, each rank transposing its
-own columns); `--io mpi-io` forces HDF5's collective path, and
+own part of each pass); `--io mpi-io` forces HDF5's collective path, and
 XPOSE_IO_THREAD=0 runs either without I/O threads.  Odd and prime shapes,
 2-byte to 16-byte elements, 1 to 4 ranks, ranks that own no rows; passes
 under 1 MiB per rank take the collective path.  A file
