@@ -2,17 +2,17 @@
  *
  * A pass moves one block A[r0 : r0+h, c0 : c0+w] of the input into
  * B[c0 : c0+w, r0 : r0+h] of the output.  Within the pass every rank reads
- * about h/P rows of the block (runs of w elements in the file; in bands of
- * whole rows moved raw on one node, every row's w/P columns of its own)
- * and writes about
- * w/P rows of the output block (runs of h elements).  Long runs make MPI-IO
- * fast, so:
- *   - if whole input rows fit (w = cols), each rank's read is one contiguous
- *     range of the file, and the write runs are as long as the pass is tall;
+ * about h/P rows of the block (runs of w elements in the file) and writes
+ * about w/P rows of the output block (runs of h elements); moved raw on one
+ * node, each rank writes the transpose of what it read, and takes w/P
+ * columns of bands of whole rows (h5_transpose.c's geometry_of).  Long runs
+ * make MPI-IO fast, so:
+ *   - if whole input rows fit (w = cols), reads are whole rows, and the
+ *     write runs are as long as the pass is tall;
  *   - else if whole columns fit (h = rows), the same holds for the writes;
  *   - else, with raw access (raw_dataset.h), whole rows as long as the
- *     output's runs stay a page or more: there reads that are one range
- *     each are worth short writes, which the page cache gathers;
+ *     output's runs stay a page or more: there reads of whole rows are
+ *     worth short writes, which the page cache gathers;
  *   - else the block is square, so that reads and writes both run about
  *     sqrt(budget x ranks / 4 / element size) elements: for very wide or
  *     very tall matrices that beats full rows, whose write runs would
