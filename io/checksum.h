@@ -17,8 +17,8 @@
 /* Checksum of a row-major nrows x ncols block of elem_size-byte elements
  * whose element (i, j) has key first_key + i * row_step + j * col_step.
  * Elements of 1, 2, 4 and 8 bytes are hashed 8 or 4 at a time where the
- * CPU has AVX-512 or AVX2: the same sums, several times faster (the
- * scalar loop hashed about 2 GB/s on one core, slower than a disk). */
+ * CPU has AVX-512 or AVX2: the same sums, 2-4.5 times faster (one Zen 4
+ * core, floats: 6 GB/s scalar, 26 GB/s with AVX-512; tests/bench/RESULTS.md). */
 uint64_t xio_checksum_block(const void *block, int64_t nrows, int64_t ncols, size_t elem_size,
                             uint64_t first_key, uint64_t row_step, uint64_t col_step);
 
