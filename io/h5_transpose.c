@@ -243,8 +243,8 @@ static int open_raw(const xio_matrix *in, const xio_matrix *out,
 
 /* The budget the pass grid is planned for: options' limits, and with raw
  * access at least RAW_MIN_PASSES bands where they can be (and stay raw);
- * *whole_rows_from
- * gets the height from which whole-row bands are taken (passes.h). */
+ * *whole_rows_from gets the height from which whole-row bands are taken
+ * (passes.h). */
 static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *options,
                             uint64_t budget, int raw, int nranks, int64_t *whole_rows_from) {
   uint64_t limit = options->pass_bytes_limit && options->pass_bytes_limit < budget
@@ -354,17 +354,15 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   xio_progress *done = &stats->done;
   for (int planned = 0; rc == 0 && !planned;) {
     int64_t whole_rows_from = 0;
-    const uint64_t plan_budget =
-        pass_budget(in, options, budget, raw.on, nranks, &whole_rows_from);
+    const uint64_t plan_budget = pass_budget(in, options, budget, raw.on, nranks, &whole_rows_from);
     if (options->resume_from) {
       *done = *options->resume_from;
       if (done->grid.rows != in->rows || done->grid.cols != in->cols ||
           !xio_pass_grid_fits(&done->grid, es, nranks, budget))
         rc = xio_fail(err, "internal: the resumed passes do not fit this run");
-    } else if (xio_pass_grid_plan(in->rows, in->cols, es, nranks, plan_budget,
-                                  out->filtered ? out->chunk_cols : 1,
-                                  out->filtered ? out->chunk_rows : 1, whole_rows_from,
-                                  &done->grid)) {
+    } else if (xio_pass_grid_plan(
+                   in->rows, in->cols, es, nranks, plan_budget, out->filtered ? out->chunk_cols : 1,
+                   out->filtered ? out->chunk_rows : 1, whole_rows_from, &done->grid)) {
       rc = xio_fail(err, "a memory budget of %llu bytes per rank cannot hold even one element",
                     (unsigned long long)budget);
     }

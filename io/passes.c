@@ -5,10 +5,12 @@
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks) {
+  /* A share of the rows or of the columns, whichever is larger, bounds
+   * every share either block takes (h5_transpose.c's geometry_of). */
   const uint64_t by_rows = ceil_div((uint64_t)h, (uint64_t)ranks) * (uint64_t)w;
   const uint64_t by_cols = ceil_div((uint64_t)w, (uint64_t)ranks) * (uint64_t)h;
-  const uint64_t in = by_rows > by_cols ? by_rows : by_cols;
-  return 3 * (uint64_t)elem_size * (in + by_cols);
+  const uint64_t share = by_rows > by_cols ? by_rows : by_cols;
+  return 3 * (uint64_t)elem_size * 2 * share;
 }
 
 static int fits(int64_t h, int64_t w, size_t es, int64_t ranks, uint64_t budget) {

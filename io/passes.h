@@ -48,10 +48,10 @@ typedef struct {
 #define XIO_MAX_TRANSFER_BYTES ((uint64_t)1 << 30)
 
 /* Bytes one rank needs for an h x w pass over `ranks` ranks: its share of
- * the input block (its rows, or where each rank transposes its own part,
- * its columns: the larger) and of the output block twice (one pass is read
- * and another written while a third is transposed), and the transpose's
- * send and receive scratch, at most as large as one of each. */
+ * the input block and of the output block (each at most the larger of a
+ * share of the rows and a share of the columns) twice (one pass is read and
+ * another written while a third is transposed), and the transpose's send
+ * and receive scratch, at most as large as one of each. */
 uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks);
 
 /* Plans the passes for a rows x cols matrix within budget bytes per rank,
