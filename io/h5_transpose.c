@@ -241,6 +241,13 @@ static int open_raw(const xio_matrix *in, const xio_matrix *out,
  * requests to pay: MPI-IO's collective buffering gathers them. */
 #define RAW_MIN_SHARE_BYTES ((uint64_t)1 << 20)
 
+/* Bytes of the largest part of a pass any rank moves raw (rank 0's of the
+ * first). */
+static uint64_t raw_share(const xio_pass_grid *grid, int nranks, size_t elem_size) {
+  const pass_geometry g = geometry_of(grid, 0, 0, nranks, 1);
+  return (uint64_t)(g.read_rows * g.read_cols) * elem_size;
+}
+
 /* The budget the pass grid is planned for: options' limits, and with raw
  * access at least RAW_MIN_PASSES bands where they can be (and stay raw);
  * *whole_rows_from gets the height from which whole-row bands are taken
@@ -258,11 +265,10 @@ static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *o
   const int64_t page = page_size > 0 ? page_size : 4096, es = (int64_t)in->elem_size;
   *whole_rows_from = (page + es - 1) / es;
   const int64_t band = (in->rows + RAW_MIN_PASSES - 1) / RAW_MIN_PASSES;
+  if (band < RAW_MIN_RUN_PAGES * *whole_rows_from) return limit;
+  const xio_pass_grid bands = {in->rows, in->cols, (in->rows + band - 1) / band, 1, band, in->cols};
   const uint64_t band_bytes = xio_pass_bytes(band, in->cols, in->elem_size, nranks);
-  const uint64_t band_share = (uint64_t)band * (uint64_t)((in->cols + nranks - 1) / nranks) *
-                              in->elem_size; /* geometry_of's for rank 0, the largest */
-  if (band >= RAW_MIN_RUN_PAGES * *whole_rows_from && band_share >= RAW_MIN_SHARE_BYTES &&
-      band_bytes < limit) {
+  if (raw_share(&bands, nranks, in->elem_size) >= RAW_MIN_SHARE_BYTES && band_bytes < limit) {
     limit = band_bytes;
     *whole_rows_from = band;
   }
@@ -368,9 +374,7 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
     }
     /* Small passes go the collective way (every rank computes the same,
      * so no rank needs to ask; rank 0's share is the largest). */
-    const pass_geometry first_pass = geometry_of(&done->grid, 0, 0, nranks, raw.on);
-    const uint64_t share = (uint64_t)(first_pass.read_rows * first_pass.read_cols) * es;
-    planned = !(raw.on && share < RAW_MIN_SHARE_BYTES);
+    planned = !(raw.on && raw_share(&done->grid, nranks, es) < RAW_MIN_SHARE_BYTES);
     if (!planned) close_raw(&raw), raw.on = 0;
   }
   if (xio_agree(in->comm, rc, err)) {
