@@ -32,8 +32,8 @@ int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_mat
                    xio_error *err);
 
 /* Creates a new file (failing if it exists) holding a rows x cols dataset of
- * `type`, never filled (every element gets written), after a user block of
- * `userblock` bytes (0, or a power of 2 from 512) that HDF5 leaves alone.
+ * `type`, never filled (every element gets written), with link and
+ * attribute creation order tracked, as netCDF-C writes files.
  * It is stored as `storage` says (h5_storage.h): by default like `like`'s
  * dataset (the input; NULL: contiguous), a chunked input's chunk shape
  * transposed and its filters kept.  It takes like's fill value if its
@@ -41,7 +41,7 @@ int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_mat
  * the file `shown`. */
 int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
                       hid_t type, const xio_matrix *like, const xio_storage *storage, int64_t rows,
-                      int64_t cols, uint64_t userblock, xio_matrix *m, xio_error *err);
+                      int64_t cols, xio_matrix *m, xio_error *err);
 
 /* Opens path's dataset, read-only or for writing; messages call it `shown`. */
 int xio_open_existing(MPI_Comm comm, const char *path, const char *shown, const char *dataset,

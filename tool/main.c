@@ -157,10 +157,7 @@ static int identity_on_root(void *arg, xio_error *err) {
 }
 
 static int remove_partial_on_root(void *arg, xio_error *err) {
-  const char *partial = arg;
-  if (unlink(partial) != 0 && errno != ENOENT)
-    return xio_fail(err, "cannot remove %s: %s", partial, strerror(errno));
-  return 0;
+  return tool_output_remove_partial(arg, err);
 }
 
 /* Rank 0 reads the partial's record and checks it is this transpose's.
@@ -171,8 +168,9 @@ static int resumable_on_root(void *arg, xio_error *err) {
   tool_resume_record found;
   const char *partial = run->output.partial_path;
   char why[sizeof found.input_path + sizeof found.input_dataset + 128] = "";
-  if (tool_resume_record_read(partial, &found) != 0)
-    snprintf(why, sizeof why, "it holds no intact resume record (it is not a stopped run's)");
+  if (tool_resume_record_read(run->output.record_path, &found) != 0)
+    snprintf(why, sizeof why, "%.1200s holds no intact resume record (it is not a stopped run's)",
+             run->output.record_path);
   else if (tool_resume_record_mismatch(&found, &run->record))
     snprintf(why, sizeof why, "%s (%s:%s)", tool_resume_record_mismatch(&found, &run->record),
              found.input_path, found.input_dataset);
@@ -183,7 +181,7 @@ static int resumable_on_root(void *arg, xio_error *err) {
   }
   if (!run->opt->force)
     return xio_fail(err, "cannot resume from %s: %s; use --force to start over", partial, why);
-  if (remove_partial_on_root((void *)partial, err)) return -1;
+  if (tool_output_remove_partial(&run->output, err)) return -1;
   tool_report_note("starting over: %s could not be resumed: %s", partial, why);
   run->output.partial_found = 0;
   return 0;
@@ -273,7 +271,7 @@ static int resume_partial(transpose_run *run, const xio_transpose_options *topt,
   snprintf(why, sizeof why, "%s", err->message);
   xio_error ignored;
   if (xio_close(&run->out, &ignored) ||
-      xio_on_root(run->comm, remove_partial_on_root, (void *)partial, err))
+      xio_on_root(run->comm, remove_partial_on_root, &run->output, err))
     return -1;
   tool_report_warning("starting over: the %lld passes recorded in %s are redone: %s",
                       (long long)run->record.progress.passes_done, partial, why);
@@ -309,7 +307,7 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   int scales = 0;
   uint64_t file_bytes = 0;
   if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in,
-                        &run->opt->storage, run->in.cols, run->in.rows, TOOL_RESUME_USERBLOCK,
+                        &run->opt->storage, run->in.cols, run->in.rows,
                         &run->out, err) ||
       xio_copy_attributes(&run->in, &run->out, &skipped, err) ||
       xio_copy_dimension_scales(&run->in, &run->out, &scales, err) || xio_flush(&run->out, err) ||
@@ -359,7 +357,7 @@ static int record_progress(const xio_progress *done, void *user_data, xio_error 
         (long long)run->out.chunk_rows, (long long)run->out.chunk_cols, run->out_path.file);
   if (check_input_unchanged(run, err)) return -1;
   run->record.progress = *done;
-  return tool_resume_record_write(run->output.partial_path, &run->record, err);
+  return tool_resume_record_write(run->output.record_path, &run->record, err);
 }
 
 /* Collective.  Reads the closed output back from storage and compares it
@@ -729,11 +727,6 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
     tool_report_error("%s", err.message);
     xio_close(&run->in, &err);
     return TOOL_EXIT_ERROR;
-  }
-  /* The published file carries no record (best effort: it is published). */
-  if (run->rank == 0) {
-    xio_error ignored;
-    (void)tool_resume_record_clear(run->output.final_path, &ignored);
   }
 
   print_summary(run, &stats, type_text, out_name, seconds + verify_seconds, verify_seconds);

@@ -113,9 +113,9 @@ typedef struct {
 static int check_input_is_not_ours(const output_check *c, xio_error *err) {
   struct stat in_st, st;
   if (!c->input || stat(c->input, &in_st) != 0) return 0; /* its own checks say why */
-  const char *const own[] = {c->out->partial_path, c->out->lock_path};
-  const char *const what[] = {"partial output", "lock"};
-  for (int i = 0; i < 2; i++)
+  const char *const own[] = {c->out->partial_path, c->out->record_path, c->out->lock_path};
+  const char *const what[] = {"partial output", "resume record", "lock"};
+  for (int i = 0; i < 3; i++)
     if (stat(own[i], &st) == 0 && st.st_dev == in_st.st_dev && st.st_ino == in_st.st_ino) {
       c->out->usage_error = 1;
       if (strcmp(c->input, own[i]) == 0)
@@ -173,11 +173,13 @@ static int check_output_on_root(void *arg, xio_error *err) {
                       "%s is left from an interrupted run: add --resume to continue it, or "
                       "--force to start over",
                       out->partial_path);
-    } else if (unlink(out->partial_path) != 0) { /* the lock says no run is writing it */
-      return xio_fail(err, "cannot remove %s: %s", out->partial_path, strerror(errno));
+    } else if (tool_output_remove_partial(out, err)) { /* the lock says no run writes it */
+      return -1;
     }
   } else if (errno != ENOENT) {
     return xio_fail(err, "%s: %s", out->partial_path, strerror(errno));
+  } else if (unlink(out->record_path) != 0 && errno != ENOENT) { /* a record of nothing */
+    return xio_fail(err, "cannot remove %s: %s", out->record_path, strerror(errno));
   }
   out->owned = 1;
   return 0;
@@ -190,6 +192,7 @@ int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int 
     return xio_fail(err, "output path %.64s... is too long", path);
   snprintf(out->final_path, sizeof out->final_path, "%s", path);
   beside(path, ".xpose-partial", out->partial_path, sizeof out->partial_path);
+  beside(path, ".xpose-resume", out->record_path, sizeof out->record_path);
   beside(path, ".xpose-lock", out->lock_path, sizeof out->lock_path);
   out->force = force;
   output_check check = {path, input, force, partial, out};
@@ -313,6 +316,7 @@ static int publish_on_root(void *arg, xio_error *err) {
     return xio_fail(err, "renaming %s to %s: %s; the verified transpose is kept there",
                     out->partial_path, out->final_path, strerror(errno));
   out->owned = 0; /* published: nothing left to remove */
+  (void)unlink(out->record_path); /* a record of nothing now; a next run removes it too */
   /* Persist the rename too; best effort: the file is already in place. */
   char dir[sizeof out->final_path];
   snprintf(dir, sizeof dir, "%s", out->final_path);
@@ -332,7 +336,15 @@ void tool_output_release(MPI_Comm comm, tool_output_file *out, int keep) {
   int rank = 0;      /* if MPI cannot say, every rank tries: harmless */
   if (XIO_MPI(MPI_Comm_rank(comm, &rank), &ignored) == 0)
     (void)XIO_MPI(MPI_Barrier(comm), &ignored); /* every rank has closed the file */
-  if (rank == 0 && out->owned && !keep) (void)unlink(out->partial_path); /* gone is fine */
+  if (rank == 0 && out->owned && !keep) (void)tool_output_remove_partial(out, &ignored);
   if (rank == 0) unlock(out);
   out->owned = 0;
+}
+
+int tool_output_remove_partial(const tool_output_file *out, xio_error *err) {
+  const char *const files[] = {out->partial_path, out->record_path};
+  for (int i = 0; i < 2; i++)
+    if (unlink(files[i]) != 0 && errno != ENOENT)
+      return xio_fail(err, "cannot remove %s: %s", files[i], strerror(errno));
+  return 0;
 }

@@ -2,10 +2,11 @@
  * name only when complete, and never replaces a file it was not asked to.
  *
  * The output is written as "<OUT>.xpose-partial" beside OUT (a name fixed by
- * OUT's, so a later run can resume it), while rank 0 holds an flock on
+ * OUT's, so a later run can resume it), with its resume record in
+ * "<OUT>.xpose-resume" (resume_record.h), while rank 0 holds an flock on
  * "<OUT>.xpose-lock" (a second run to the same output fails at once with a
  * message; a killed run's lock dies with it).  Very long names are cut and
- * given a hash, so both stay within NAME_MAX.  Space for the whole output
+ * given a hash, so all three stay within NAME_MAX.  Space for the whole output
  * is reserved before the first pass.  Publishing syncs the file and renames
  * it to OUT, atomically, and without --force never over a file that
  * appeared meanwhile (renameat2 RENAME_NOREPLACE, else link + unlink). */
@@ -20,7 +21,7 @@
 
 typedef struct {
   char final_path[4096];
-  char partial_path[4200], lock_path[4200];
+  char partial_path[4200], record_path[4200], lock_path[4200];
   int force;
   int partial_found;    /* an earlier run's partial, kept for resuming */
   int final_exists;     /* with --resume, no --force and no partial: OUT itself */
@@ -43,9 +44,10 @@ typedef enum {
  * exists and is writable; an existing regular file (or a symbolic link,
  * dangling or not) is replaced only with `force`, and never when it is
  * `input` (NULL: no input), by any name or link; other kinds of file never.
- * An input that is the output's partial or lock file is refused
- * (usage_error) before either is touched.  It takes the lock, then deals
- * with any partial left by an earlier run as `partial` says.  With
+ * An input that is the output's partial, record or lock file is refused
+ * (usage_error) before any is touched.  It takes the lock, then deals
+ * with any partial left by an earlier run as `partial` says (a record
+ * with no partial beside it is removed).  With
  * TOOL_PARTIAL_KEEP and no `force`, an existing output with no partial
  * beside it is not refused but flagged (final_exists): a resumed run that
  * finished already. */
@@ -69,11 +71,16 @@ int tool_output_evict(MPI_Comm comm, const tool_output_file *out, xio_error *err
 void tool_output_explain_full(const tool_output_file *out, uint64_t next_bytes, int64_t passes_done,
                               int64_t passes, xio_error *err);
 
-/* Collective.  Syncs the partial and renames it to the final name; then
- * releases the lock.  On failure the partial is kept and named in err. */
+/* Collective.  Syncs the partial and renames it to the final name, removes
+ * its record, then releases the lock.  On failure the partial is kept and
+ * named in err. */
 int tool_output_publish(MPI_Comm comm, tool_output_file *out, xio_error *err);
 
-/* Collective.  Releases the lock; removes the partial unless `keep`. */
+/* Collective.  Releases the lock; removes the partial and its record
+ * unless `keep`. */
 void tool_output_release(MPI_Comm comm, tool_output_file *out, int keep);
+
+/* Local.  Removes the partial and its record (a missing one is fine). */
+int tool_output_remove_partial(const tool_output_file *out, xio_error *err);
 
 #endif

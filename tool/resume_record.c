@@ -12,7 +12,7 @@
 
 #include "checksum.h"
 
-#define SLOT_BYTES (TOOL_RESUME_USERBLOCK / 2)
+#define SLOT_BYTES 4096
 static const char header[] = "xpose partial output, resume record 3\n";
 /* An older xpose's: recognised, to say so, never resumed. */
 static const char older_header[] = "xpose partial output, resume record ";
@@ -164,13 +164,13 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
   return 0;
 }
 
-int tool_resume_record_read(const char *partial, tool_resume_record *record) {
-  char slots[2][SLOT_BYTES];
-  const int fd = open(partial, O_RDONLY);
+int tool_resume_record_read(const char *path, tool_resume_record *record) {
+  char slots[2][SLOT_BYTES] = {{0}};
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
-  const ssize_t got = pread(fd, slots, sizeof slots, 0);
+  const ssize_t got = pread(fd, slots, sizeof slots, 0); /* slot 1 alone: a hole before it */
   close(fd);
-  if (got != (ssize_t)sizeof slots) return -1;
+  if (got < (ssize_t)SLOT_BYTES) return -1;
   tool_resume_record candidate;
   int found = 0;
   for (int i = 0; i < 2; i++)
@@ -182,33 +182,43 @@ int tool_resume_record_read(const char *partial, tool_resume_record *record) {
   return found ? 0 : -1;
 }
 
-static int write_block(const char *partial, const void *bytes, size_t size, off_t offset,
-                       xio_error *err) {
-  const int fd = open(partial, O_WRONLY);
-  if (fd < 0) return xio_fail(err, "%s: %s", partial, strerror(errno));
-  int rc = 0;
-  const ssize_t wrote = pwrite(fd, bytes, size, offset);
-  if (wrote != (ssize_t)size)
-    rc = xio_fail(err, "writing the resume record into %s: %s", partial,
-                  wrote < 0 ? strerror(errno) : "short write");
-  else if (fdatasync(fd) != 0 && errno != EINVAL)
-    rc = xio_fail(err, "syncing the resume record of %s: %s", partial, strerror(errno));
-  if (close(fd) != 0 && rc == 0) rc = xio_fail(err, "closing %s: %s", partial, strerror(errno));
+/* fsync the directory holding `path`: a new file's name must be durable
+ * before its record can be relied on. */
+static int sync_parent(const char *path, xio_error *err) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash == dir) slash[1] = '\0';
+  else if (slash) *slash = '\0';
+  else snprintf(dir, sizeof dir, ".");
+  const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return xio_fail(err, "%s: %s", dir, strerror(errno));
+  const int rc = fsync(fd) != 0 && errno != EINVAL
+                     ? xio_fail(err, "syncing %s: %s", dir, strerror(errno))
+                     : 0;
+  close(fd);
   return rc;
 }
 
-int tool_resume_record_write(const char *partial, tool_resume_record *record, xio_error *err) {
+int tool_resume_record_write(const char *path, tool_resume_record *record, xio_error *err) {
   tool_resume_record newest;
-  record->sequence = tool_resume_record_read(partial, &newest) == 0 ? newest.sequence + 1 : 1;
+  record->sequence = tool_resume_record_read(path, &newest) == 0 ? newest.sequence + 1 : 1;
   char slot[SLOT_BYTES];
   if (format_slot(record, slot))
-    return xio_fail(err, "internal: the resume record of %s does not fit its slot", partial);
-  return write_block(partial, slot, sizeof slot, (off_t)(record->sequence % 2) * SLOT_BYTES, err);
-}
-
-int tool_resume_record_clear(const char *partial, xio_error *err) {
-  static const char zeros[TOOL_RESUME_USERBLOCK];
-  return write_block(partial, zeros, sizeof zeros, 0, err);
+    return xio_fail(err, "internal: the resume record %s does not fit its slot", path);
+  const int created = access(path, F_OK) != 0;
+  const int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return xio_fail(err, "%s: %s", path, strerror(errno));
+  int rc = 0;
+  const ssize_t wrote = pwrite(fd, slot, sizeof slot, (off_t)(record->sequence % 2) * SLOT_BYTES);
+  if (wrote != (ssize_t)sizeof slot)
+    rc = xio_fail(err, "writing the resume record %s: %s", path,
+                  wrote < 0 ? strerror(errno) : "short write");
+  else if (fdatasync(fd) != 0 && errno != EINVAL)
+    rc = xio_fail(err, "syncing the resume record %s: %s", path, strerror(errno));
+  if (close(fd) != 0 && rc == 0) rc = xio_fail(err, "closing %s: %s", path, strerror(errno));
+  if (rc == 0 && created) rc = sync_parent(path, err);
+  return rc;
 }
 
 const char *tool_resume_record_mismatch(const tool_resume_record *found,

@@ -1,13 +1,15 @@
 /* The record that makes a partial output resumable.
  *
- * It lives in the partial file's HDF5 user block (bytes HDF5 leaves
- * alone), so the partial is one self-describing file: what it is the
- * transpose of (the input's path and identity: device, inode, size,
- * modification and status-change times; its dataset and datatype), the
- * pass grid, and how many passes are on storage with their
- * checksums.  Two slots are written in turn, each with a sequence number
+ * It is a small text file beside the partial, "<OUT>.xpose-resume"
+ * (output_file.h names it): what the partial is the transpose of (the
+ * input's path and identity: device, inode, size, modification and
+ * status-change times; its dataset and datatype), the pass grid, and how
+ * many passes are on storage with their checksums.  It is not inside the
+ * partial: an HDF5 user block would stay in the published file, whose
+ * first bytes must be HDF5's signature for xarray, CDO and `file` to know
+ * it.  Two 4 KiB slots are written in turn, each with a sequence number
  * and a check of its own, so a write torn by a crash leaves the previous
- * record readable.  `head -c 8192 OUT.h5.xpose-partial` shows it. */
+ * record readable.  `cat OUT.h5.xpose-resume` shows it. */
 #ifndef TOOL_RESUME_RECORD_H
 #define TOOL_RESUME_RECORD_H
 
@@ -15,8 +17,6 @@
 
 #include "h5_matrix.h"
 #include "h5_transpose.h"
-
-#define TOOL_RESUME_USERBLOCK 8192 /* two 4 KiB slots */
 
 /* Which file an input is, and whether it changed: ctime cannot be set
  * back by touch, cp -p or rsync -a, so a rewrite shows even when the size
@@ -54,16 +54,13 @@ int tool_input_identity_of(const char *path, tool_input_identity *id, xio_error 
 const char *tool_input_identity_change(const tool_input_identity *then,
                                        const tool_input_identity *now);
 
-/* Local.  Reads the newest intact record of `partial`: 0, or -1 when there
- * is none (no file, no record, or both slots damaged). */
-int tool_resume_record_read(const char *partial, tool_resume_record *record);
+/* Local.  Reads the newest intact record in the file at `path`: 0, or -1
+ * when there is none (no file, or both slots damaged). */
+int tool_resume_record_read(const char *path, tool_resume_record *record);
 
 /* Local.  Writes the record (sequence + 1) into the slot not holding the
- * newest one, and syncs it to storage. */
-int tool_resume_record_write(const char *partial, tool_resume_record *record, xio_error *err);
-
-/* Local.  Zeroes the user block: the published file carries no record. */
-int tool_resume_record_clear(const char *partial, xio_error *err);
+ * newest one, creating the file if need be, and syncs it to storage. */
+int tool_resume_record_write(const char *path, tool_resume_record *record, xio_error *err);
 
 /* What makes `found` belong to another run than `wanted` ("the input file
  * was modified since it was started", ...), or NULL when it is the same

@@ -69,7 +69,7 @@ sleep "$(echo "$clean / 2" | bc -l)"
 kill -USR1 "$pid"
 wait "$pid" || true
 t1=$(date +%s.%N)
-record=$(head -c 8192 "$dir/out.h5.xpose-partial" | tr -d '\0' || true)
+record=$(tr -d '\0' < "$dir/out.h5.xpose-resume" || true)
 done_passes="$(echo "$record" | grep -a '^passes_done' | sort -k2 -n | tail -1 | cut -d' ' -f2) of $(
   echo "$record" | grep -a '^grid' | head -1 | awk '{print $2 * $3}') passes recorded"
 evict "$dir/in.h5" "$dir/out.h5.xpose-partial"

@@ -67,12 +67,12 @@ def mpirun(ranks, args, timeout=TIMEOUT, cwd=None, env=None):
     return finish(start(ranks, args, cwd=cwd, env=with_environment(env)), timeout)
 
 
-def resume_record(path):
-    """The newest intact resume record in a partial output's user block, as
-    a dict of strings, or None."""
+def resume_record(partial):
+    """The newest intact resume record of a partial output (in the file
+    beside it, OUT.xpose-resume), as a dict of strings, or None."""
     try:
-        with open(path, "rb") as f:
-            block = f.read(8192)
+        with open(partial.replace(".xpose-partial", ".xpose-resume"), "rb") as f:
+            block = f.read(8192).ljust(8192, b"\0")
     except FileNotFoundError:
         return None
     best = None
@@ -155,8 +155,9 @@ class ToolTestCase(unittest.TestCase):
             shutil.rmtree(mnt, ignore_errors=True)
 
     def leftovers(self):
-        """Partial outputs and locks left in the test's directory."""
+        """Partial outputs, resume records and locks left in the test's directory."""
         return sorted(glob.glob(os.path.join(self.dir, "*.xpose-partial")) +
+                      glob.glob(os.path.join(self.dir, "*.xpose-resume")) +
                       glob.glob(os.path.join(self.dir, "*.xpose-lock")))
 
     def assertTransposed(self, in_name, in_dataset, out_name, out_dataset):

@@ -158,7 +158,7 @@ class Inputs(Hostile):
         self.write_h5("in.h5", {"/m": pattern((600, 500), "<f8")})
 
     def test_input_that_is_the_outputs_lock_or_partial(self):
-        for own in ("in.h5.xpose-lock", "in.h5.xpose-partial"):
+        for own in ("in.h5.xpose-lock", "in.h5.xpose-partial", "in.h5.xpose-resume"):
             for name in (own, "alias.h5"):
                 with self.subTest(own=own, name=name):
                     os.link(self.path("in.h5"), self.path(own))

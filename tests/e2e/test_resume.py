@@ -119,6 +119,36 @@ class Resume(ToolTestCase):
         self.assertTransposed("in.h5", "/m", "out.h5", "/m")
         self.assertEqual(self.leftovers(), [])
 
+    def test_the_record_lives_beside_the_partial(self):
+        # The partial is a plain HDF5 file from its first byte (no user
+        # block), so what was published is too; the record is a text file.
+        self.stopped_partial()
+        with open(self.partial, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89HDF\r\n\x1a\n")
+        record = self.path("out.h5.xpose-resume")
+        with open(record, "rb") as f:
+            self.assertIn(b"xpose partial output, resume record 3\n", f.read())
+        # A partial whose record is gone cannot be resumed, and says why.
+        os.rename(record, record + ".saved")
+        result = self.xpose(2, "--resume", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, ERROR, result)
+        self.assertIn("cannot resume from out.h5.xpose-partial: out.h5.xpose-resume holds no "
+                      "intact resume record", result.stderr)
+        self.assertTrue(os.path.exists(self.partial), "a refused partial was removed")
+        os.rename(record + ".saved", record)
+        self.resume_and_check()
+        with open(self.path("out.h5"), "rb") as f:
+            self.assertEqual(f.read(8), b"\x89HDF\r\n\x1a\n", "the output has a user block")
+
+    def test_a_record_with_no_partial_is_removed(self):
+        self.stopped_partial()
+        os.remove(self.partial)  # by hand: the record now describes nothing
+        result = self.xpose(2, "--resume", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertNotIn("(resumed)", result.stdout)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+        self.assertEqual(self.leftovers(), [])
+
     def test_resume_refuses_another_input_or_too_small_a_budget(self):
         self.stopped_partial()
         result = self.xpose(2, "--resume", "--memory", "1K", "in.h5", "out.h5")

@@ -1,0 +1,115 @@
+"""End to end: what xpose publishes opens and edits in the tools climate
+and geoscience users run on it.  Format detection by the first bytes
+(xarray with no engine, CDO), netCDF-C writing into the file (NCO's
+ncatted and ncks -A, netCDF4-python's append mode), ncdump.  Each tool is
+skipped, saying so, where it is not installed (jobs/setup.sh installs them
+all)."""
+
+import os
+import shutil
+import subprocess
+import unittest
+
+import numpy as np
+
+from harness import ToolTestCase, pattern
+
+try:
+    import netCDF4
+except ImportError:  # Debian's python3-netcdf4
+    netCDF4 = None
+try:
+    import xarray
+except ImportError:  # Debian's python3-xarray
+    xarray = None
+
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+ROWS, COLS = 37, 23
+
+
+def run(*args):
+    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+
+
+@unittest.skipIf(netCDF4 is None, "python3-netcdf4 is not installed")
+class Tools(ToolTestCase):
+    def setUp(self):
+        super().setUp()
+        self.data = pattern((ROWS, COLS), "<f4")
+        with netCDF4.Dataset(self.path("in.nc"), "w") as nc:
+            nc.title = "xpose tools test"
+            nc.createDimension("time", None)
+            nc.createDimension("station", COLS)
+            t = nc.createVariable("time", "f8", ("time",))
+            t.units = "hours since 2000-01-01"
+            t[:] = np.arange(ROWS) * 6.0
+            v = nc.createVariable("tas", "f4", ("time", "station"), fill_value=np.float32(-999))
+            v.units = "K"
+            v[:] = self.data
+        result = self.xpose(2, "--memory", "8K", "in.nc:/tas", "out.nc")  # in passes
+        self.assertEqual(result.returncode, 0, result)
+
+    def test_output_starts_with_hdf5s_signature(self):
+        # A user block before it hides the format from everything that
+        # looks at the first bytes (xarray's engine guess, CDO, file(1)).
+        with open(self.path("out.nc"), "rb") as f:
+            self.assertEqual(f.read(8), HDF5_SIGNATURE)
+
+    @unittest.skipIf(xarray is None, "python3-xarray is not installed")
+    def test_xarray_opens_it_with_no_engine_named(self):
+        with xarray.open_dataset(self.path("out.nc")) as ds:
+            self.assertEqual(ds["tas"].dims, ("station", "time"))
+            np.testing.assert_array_equal(ds["tas"].values, self.data.T)
+
+    @unittest.skipIf(shutil.which("cdo") is None, "cdo is not installed")
+    def test_cdo_reads_a_time_series_turned_into_time_slices(self):
+        # CDO takes only variables whose first dimension is time: give it
+        # the transpose the other way, (station, time) -> (time, station).
+        with netCDF4.Dataset(self.path("series.nc"), "w") as nc:
+            nc.createDimension("station", COLS)
+            nc.createDimension("time", ROWS)
+            t = nc.createVariable("time", "f8", ("time",))
+            t.units = "hours since 2000-01-01"
+            t[:] = np.arange(ROWS) * 6.0
+            nc.createVariable("tas", "f4", ("station", "time"))[:] = self.data.T
+        result = self.xpose(2, "series.nc:/tas", "slices.nc")
+        self.assertEqual(result.returncode, 0, result)
+        result = run("cdo", "-s", "showformat", self.path("slices.nc"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.strip(), "NetCDF4")
+        result = run("cdo", "-s", "outputf,%g", "-seltimestep,2", self.path("slices.nc"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual([np.float32(x) for x in result.stdout.split()], list(self.data[1]))
+
+    @unittest.skipIf(shutil.which("ncatted") is None, "nco is not installed")
+    def test_nco_edits_it_in_place(self):
+        out = self.path("out.nc")
+        result = run("ncatted", "-a", "units,tas,o,c,degC", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with netCDF4.Dataset(self.path("extra.nc"), "w") as nc:
+            nc.createDimension("station", COLS)
+            nc.createVariable("elevation", "f4", ("station",))[:] = np.arange(COLS)
+        result = run("ncks", "-A", self.path("extra.nc"), out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with netCDF4.Dataset(out) as nc:
+            self.assertEqual(nc["tas"].units, "degC")
+            np.testing.assert_array_equal(nc["elevation"][:], np.arange(COLS))
+            np.testing.assert_array_equal(nc["tas"][:], self.data.T)
+
+    def test_netcdf4_python_appends_to_it(self):
+        out = self.path("out.nc")
+        with netCDF4.Dataset(out, "a") as nc:
+            nc.createVariable("flag", "i4", ("station",))[:] = 1
+            nc.history = "edited"
+        with netCDF4.Dataset(out) as nc:
+            self.assertEqual(nc.history, "edited")
+            self.assertEqual(list(nc["flag"][:]), [1] * COLS)
+            np.testing.assert_array_equal(nc["tas"][:], self.data.T)
+        if shutil.which("ncdump"):
+            result = run("ncdump", "-h", out)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("float tas(station, time)", result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
