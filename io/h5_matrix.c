@@ -40,6 +40,68 @@ static hid_t file_access(MPI_Comm comm) {
 
 void xio_matrix_reset(xio_matrix *m) { matrix_init(m, MPI_COMM_NULL); }
 
+/* ---- folding N axes into a matrix ---- */
+
+int xio_shape_source_axis(const xio_shape *in, int axis) {
+  const int columns = in->trail - in->split; /* the transpose starts with in's column axes */
+  if (axis < columns) return in->split + axis;
+  if (axis < in->trail) return axis - columns;
+  return axis;
+}
+
+xio_shape xio_shape_transposed(const xio_shape *in) {
+  xio_shape out = {in->ndims, in->trail - in->split, in->trail, {0}, 0};
+  for (int i = 0; i < in->ndims; i++) {
+    const int from = xio_shape_source_axis(in, i);
+    out.dims[i] = in->dims[from];
+    if (in->unlimited >> from & 1u) out.unlimited |= 1u << i;
+  }
+  return out;
+}
+
+/* The product of dims[a..b), or -1 past INT64_MAX. */
+static int64_t product(const int64_t *dims, int a, int b) {
+  int64_t n = 1;
+  for (int i = a; i < b; i++) {
+    if (dims[i] != 0 && n > INT64_MAX / dims[i]) return -1;
+    n *= dims[i];
+  }
+  return n;
+}
+
+/* How many of a group's flattened positions make whole chunks: the first
+ * axis's chunk times the rest where the rest is chunked whole, else the
+ * whole group (no shorter run of positions is a union of chunks). */
+static int64_t chunk_unit(const xio_matrix *m, int a, int b) {
+  for (int i = a + 1; i < b; i++)
+    if (m->chunk_dims[i] < m->shape.dims[i]) return product(m->shape.dims, a, b);
+  const int64_t rest = product(m->shape.dims, a + 1, b);
+  return a < b ? m->chunk_dims[a] * rest : 1;
+}
+
+int xio_matrix_fold(xio_matrix *m, int split, int trail, xio_error *err) {
+  const xio_shape *s = &m->shape;
+  if (!(0 < split && split < trail && trail <= s->ndims))
+    return xio_fail(err, "%s: cannot fold %d axes at %d, %d", m->dataset, s->ndims, split, trail);
+  const int64_t rows = product(s->dims, 0, split), cols = product(s->dims, split, trail),
+                inside = product(s->dims, trail, s->ndims);
+  if (rows < 0 || cols < 0 || inside < 0 ||
+      (inside > 0 && (uint64_t)inside > SIZE_MAX / m->type_size) ||
+      (rows > 0 && cols > 0 && inside > 0 &&
+       (cols > INT64_MAX / rows || rows * cols > INT64_MAX / inside / (int64_t)m->type_size)))
+    return xio_fail(err, "%s has more elements than 64-bit sizes count", m->dataset);
+  m->shape.split = split;
+  m->shape.trail = trail;
+  m->rows = rows;
+  m->cols = cols;
+  m->elem_size = (size_t)inside * m->type_size;
+  if (m->chunked) {
+    m->chunk_rows = chunk_unit(m, 0, split);
+    m->chunk_cols = chunk_unit(m, split, trail);
+  }
+  return 0;
+}
+
 int xio_split_path(const char *arg, char *file_out, size_t file_size, char *dataset_out,
                    size_t dataset_size) {
   const char *sep = strstr(arg, ":/");
@@ -57,13 +119,50 @@ int xio_split_path(const char *arg, char *file_out, size_t file_size, char *data
   return 0;
 }
 
+static void shape_text(const xio_shape *shape, char *text, size_t size) {
+  size_t used = 0;
+  text[0] = '\0';
+  for (int i = 0; i < shape->ndims && used < size; i++)
+    used += (size_t)snprintf(text + used, size - used, "%s%lld", i ? " x " : "",
+                             (long long)shape->dims[i]);
+}
+
+int xio_matrix_fold_as_transpose(xio_matrix *out, const xio_matrix *in, xio_error *err) {
+  const xio_shape want = xio_shape_transposed(&in->shape);
+  int same = out->shape.ndims == want.ndims;
+  for (int i = 0; same && i < want.ndims; i++) same = out->shape.dims[i] == want.dims[i];
+  if (!same) {
+    char have_text[256], want_text[256];
+    shape_text(&out->shape, have_text, sizeof have_text);
+    shape_text(&want, want_text, sizeof want_text);
+    return xio_fail(err, "%s is %s, where the transpose of %s is %s", out->dataset, have_text,
+                    in->dataset, want_text);
+  }
+  return xio_matrix_fold(out, want.split, want.trail, err);
+}
+
 /* ---- finding the 2-D datasets of a file ---- */
 
 typedef struct {
   int count;
   char first[512];
   char listing[768]; /* the first few names, for the error message */
+} dataset_list;
+
+typedef struct {
+  dataset_list flat, deep; /* 2-D datasets; those of more axes */
 } dataset_search;
+
+static void list_dataset(dataset_list *list, const char *name) {
+  if (list->count == 0) snprintf(list->first, sizeof list->first, "/%s", name);
+  const size_t used = strlen(list->listing);
+  if (list->count < 8)
+    snprintf(list->listing + used, sizeof list->listing - used, "%s/%s", list->count ? ", " : "",
+             name);
+  else if (list->count == 8)
+    snprintf(list->listing + used, sizeof list->listing - used, ", ...");
+  list->count++;
+}
 
 static herr_t visit_link(hid_t group, const char *name, const xio_link_info *info, void *data) {
   dataset_search *search = data;
@@ -73,32 +172,29 @@ static herr_t visit_link(hid_t group, const char *name, const xio_link_info *inf
   herr_t status = 0;
   if (H5Iget_type(obj) == H5I_DATASET) {
     hid_t space = H5Dget_space(obj);
-    if (space >= 0 && H5Sget_simple_extent_ndims(space) == 2) {
-      if (search->count == 0) snprintf(search->first, sizeof search->first, "/%s", name);
-      const size_t used = strlen(search->listing);
-      if (search->count < 8)
-        snprintf(search->listing + used, sizeof search->listing - used, "%s/%s",
-                 search->count ? ", " : "", name);
-      else if (search->count == 8)
-        snprintf(search->listing + used, sizeof search->listing - used, ", ...");
-      search->count++;
-    }
+    const int ndims = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    if (ndims == 2) list_dataset(&search->flat, name);
+    if (ndims > 2) list_dataset(&search->deep, name);
     if (space >= 0 && H5Sclose(space) < 0) status = -1;
   }
   if (H5Oclose(obj) < 0) status = -1;
   return status; /* a failure stops the visit, which reports it */
 }
 
-static int find_only_2d_dataset(hid_t file, const char *path, char *dataset, size_t size,
-                                xio_error *err) {
-  dataset_search search = {0, "", ""};
+/* The file's only 2-D dataset, or where there is none its only one of
+ * more axes. */
+static int find_only_dataset(hid_t file, const char *path, char *dataset, size_t size,
+                             xio_error *err) {
+  dataset_search search;
+  memset(&search, 0, sizeof search);
   if (XIO_LINK_VISIT(file, H5_INDEX_NAME, H5_ITER_INC, visit_link, &search) < 0)
     return xio_fail_h5(err, "%s: cannot list its objects", path);
-  if (search.count == 0) return xio_fail(err, "%s holds no 2-D dataset", path);
-  if (search.count > 1)
-    return xio_fail(err, "%s holds %d 2-D datasets (%s); name one as %s:/DATASET", path,
-                    search.count, search.listing, path);
-  snprintf(dataset, size, "%s", search.first);
+  const dataset_list *found = search.flat.count ? &search.flat : &search.deep;
+  if (found->count == 0) return xio_fail(err, "%s holds no dataset of 2 or more axes", path);
+  if (found->count > 1)
+    return xio_fail(err, "%s holds %d %s datasets (%s); name one as %s:/DATASET", path,
+                    found->count, found == &search.flat ? "2-D" : "N-D", found->listing, path);
+  snprintf(dataset, size, "%s", found->first);
   return 0;
 }
 
@@ -110,11 +206,10 @@ static int describe_storage(xio_matrix *m, hid_t dcpl, const char *path, xio_err
   if (layout == H5D_LAYOUT_ERROR)
     return xio_fail_h5(err, "%s:%s: cannot read its layout", path, m->dataset);
   m->chunked = layout == H5D_CHUNKED;
-  hsize_t chunk[2] = {0, 0};
-  if (m->chunked && H5Pget_chunk(dcpl, 2, chunk) != 2)
+  hsize_t chunk[XIO_MAX_DIMS] = {0};
+  if (m->chunked && H5Pget_chunk(dcpl, XIO_MAX_DIMS, chunk) != m->shape.ndims)
     return xio_fail_h5(err, "%s:%s: cannot read its chunk shape", path, m->dataset);
-  m->chunk_rows = (int64_t)chunk[0];
-  m->chunk_cols = (int64_t)chunk[1];
+  for (int i = 0; i < m->shape.ndims; i++) m->chunk_dims[i] = (int64_t)chunk[i];
   const int filters = m->chunked ? H5Pget_nfilters(dcpl) : 0;
   if (filters < 0) return xio_fail_h5(err, "%s:%s: cannot read its filters", path, m->dataset);
   m->filtered = filters > 0;
@@ -125,26 +220,23 @@ static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
   hid_t space = H5Dget_space(m->dset);
   if (space < 0) return xio_fail_h5(err, "%s:%s: cannot read its shape", path, m->dataset);
   const int ndims = H5Sget_simple_extent_ndims(space);
-  hsize_t dims[H5S_MAX_RANK] = {0};
-  int rc = ndims < 0 || (ndims > 0 && H5Sget_simple_extent_dims(space, dims, NULL) < 0)
+  hsize_t dims[H5S_MAX_RANK] = {0}, maxdims[H5S_MAX_RANK] = {0};
+  int rc = ndims < 0 || (ndims > 0 && H5Sget_simple_extent_dims(space, dims, maxdims) < 0)
                ? xio_fail_h5(err, "%s:%s: cannot read its shape", path, m->dataset)
                : 0;
   xio_release(H5Sclose, &space, &rc, err);
   if (rc) return -1;
-  if (ndims != 2) {
-    char shape[256] = "";
-    size_t used = 0;
-    for (int i = 0; i < ndims && used < sizeof shape; i++)
-      used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%llu", i ? " x " : "",
-                               (unsigned long long)dims[i]);
-    if (ndims <= 0)
-      return xio_fail(err, "%s:%s is a scalar or empty dataspace, not a 2-D matrix", path,
-                      m->dataset);
-    return xio_fail(err, "%s:%s is %d-D (%s); xpose transposes 2-D datasets", path, m->dataset,
-                    ndims, shape);
+  if (ndims == 1)
+    return xio_fail(err, "%s:%s is 1-D (%llu): it has no axes to exchange", path, m->dataset,
+                    (unsigned long long)dims[0]);
+  if (ndims < 1)
+    return xio_fail(err, "%s:%s is a scalar or empty dataspace, not a matrix or N-D array", path,
+                    m->dataset);
+  m->shape.ndims = ndims;
+  for (int i = 0; i < ndims; i++) {
+    m->shape.dims[i] = (int64_t)dims[i];
+    if (maxdims[i] == H5S_UNLIMITED) m->shape.unlimited |= 1u << i;
   }
-  m->rows = (int64_t)dims[0];
-  m->cols = (int64_t)dims[1];
   hid_t stored = H5Dget_type(m->dset);
   if (stored < 0) return xio_fail_h5(err, "%s:%s: cannot read its datatype", path, m->dataset);
   m->type = H5Tcopy(stored); /* transient, even when the stored type is committed */
@@ -155,13 +247,13 @@ static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
   if (xio_type_check_fixed(m->type, why, sizeof why) != 0)
     return xio_fail(err, "%s:%s holds %s; xpose moves fixed-size elements only", path, m->dataset,
                     why);
-  m->elem_size = H5Tget_size(m->type);
-  if (m->elem_size == 0) return xio_fail(err, "%s:%s has 0-byte elements", path, m->dataset);
+  m->type_size = H5Tget_size(m->type);
+  if (m->type_size == 0) return xio_fail(err, "%s:%s has 0-byte elements", path, m->dataset);
   hid_t dcpl = H5Dget_create_plist(m->dset);
   rc = dcpl < 0 ? xio_fail_h5(err, "%s:%s: cannot read its layout", path, m->dataset)
                 : describe_storage(m, dcpl, path, err);
   xio_release(H5Pclose, &dcpl, &rc, err);
-  return rc;
+  return rc ? -1 : xio_matrix_fold(m, 1, ndims == 2 ? 2 : ndims, err);
 }
 
 /* `path` is opened; `shown` names it in messages (the user's name for a
@@ -180,7 +272,7 @@ static int open_dataset(MPI_Comm comm, const char *path, const char *shown, cons
   if (xio_agree(comm, rc, err)) return -1;
 
   if (search && !dataset[0]) {
-    rc = find_only_2d_dataset(m->file, shown, m->dataset, sizeof m->dataset, err);
+    rc = find_only_dataset(m->file, shown, m->dataset, sizeof m->dataset, err);
   } else {
     snprintf(m->dataset, sizeof m->dataset, "%s", dataset);
     htri_t exists = H5Lexists(m->file, m->dataset, H5P_DEFAULT);
@@ -227,7 +319,7 @@ static int copy_fill_value(const xio_matrix *from, hid_t dcpl) {
 
 int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
                       hid_t type, const xio_matrix *like, const xio_storage *storage,
-                      int64_t rows, int64_t cols, xio_matrix *m, xio_error *err) {
+                      const xio_shape *shape, xio_matrix *m, xio_error *err) {
   matrix_init(m, comm);
   int rc = 0;
   hid_t fapl = file_access(comm), fcpl = H5Pcreate(H5P_FILE_CREATE),
@@ -248,8 +340,8 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
       H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
       H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || copy_fill_value(like, dcpl) < 0)
     rc = xio_fail_h5(err, "cannot set up the output file's properties");
-  if (rc == 0)
-    rc = xio_storage_apply(like, storage, rows, cols, H5Tget_size(type), dcpl, shown, err);
+  m->shape = *shape;
+  if (rc == 0) rc = xio_storage_apply(like, storage, shape, H5Tget_size(type), dcpl, shown, err);
   if (rc == 0) rc = describe_storage(m, dcpl, shown, err);
   if (rc == 0) {
     m->file = H5Fcreate(path, H5F_ACC_EXCL, fcpl, fapl);
@@ -257,16 +349,19 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
   }
   if (xio_agree(comm, rc, err) == 0) {
     snprintf(m->dataset, sizeof m->dataset, "%s%s", dataset[0] == '/' ? "" : "/", dataset);
-    const hsize_t dims[2] = {(hsize_t)rows, (hsize_t)cols};
-    space = H5Screate_simple(2, dims, NULL);
+    hsize_t dims[XIO_MAX_DIMS], maxdims[XIO_MAX_DIMS];
+    for (int i = 0; i < shape->ndims; i++) {
+      dims[i] = (hsize_t)shape->dims[i];
+      maxdims[i] = m->chunked && (shape->unlimited >> i & 1u) ? H5S_UNLIMITED : dims[i];
+    }
+    space = H5Screate_simple(shape->ndims, dims, maxdims);
     m->type = H5Tcopy(type);
     if (space >= 0 && m->type >= 0)
       m->dset = H5Dcreate2(m->file, m->dataset, m->type, space, lcpl, dcpl, H5P_DEFAULT);
     if (m->dset < 0) rc = xio_fail_h5(err, "%s: cannot create dataset %s", shown, m->dataset);
-    m->rows = rows;
-    m->cols = cols;
-    m->elem_size = H5Tget_size(type);
-    if (m->elem_size == 0 && rc == 0) rc = xio_fail_h5(err, "%s: cannot size its datatype", shown);
+    m->type_size = H5Tget_size(type);
+    if (m->type_size == 0 && rc == 0) rc = xio_fail_h5(err, "%s: cannot size its datatype", shown);
+    if (rc == 0) rc = xio_matrix_fold(m, shape->split, shape->trail, err);
   } else {
     rc = -1;
   }
@@ -279,6 +374,74 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
 }
 
 /* ---- collective block transfers ---- */
+
+enum { MAX_SLABS = 2 * XIO_MAX_DIMS };
+
+typedef struct {
+  int count;
+  hsize_t start[MAX_SLABS][XIO_MAX_DIMS], size[MAX_SLABS][XIO_MAX_DIMS];
+} slab_list;
+
+/* Appends to `list` the hyperslabs of axes [a, b) of dims holding their
+ * row-major positions [first, end) (first < end), axes before a set as in
+ * start and size: a partial run of the first axis, whole ones, a partial
+ * one, each of the rest recursively; at most 2 (b - a) - 1 of them. */
+static void range_slabs(const int64_t *dims, int a, int b, int64_t first, int64_t end,
+                        hsize_t *start, hsize_t *size, slab_list *list) {
+  if (a == b) {
+    memcpy(list->start[list->count], start, sizeof list->start[0]);
+    memcpy(list->size[list->count++], size, sizeof list->size[0]);
+    return;
+  }
+  const int64_t inner = product(dims, a + 1, b);
+  int64_t from = first / inner;
+  const int64_t to = end / inner, head = first % inner, tail = end % inner;
+  if (from == to) { /* within one position of axis a */
+    start[a] = (hsize_t)from, size[a] = 1;
+    range_slabs(dims, a + 1, b, head, tail, start, size, list);
+    return;
+  }
+  if (head) {
+    start[a] = (hsize_t)from++, size[a] = 1;
+    range_slabs(dims, a + 1, b, head, inner, start, size, list);
+  }
+  if (to > from) {
+    start[a] = (hsize_t)from, size[a] = (hsize_t)(to - from);
+    for (int i = a + 1; i < b; i++) start[i] = 0, size[i] = (hsize_t)dims[i];
+    range_slabs(dims, b, b, 0, 1, start, size, list);
+  }
+  if (tail) {
+    start[a] = (hsize_t)to, size[a] = 1;
+    range_slabs(dims, a + 1, b, 0, tail, start, size, list);
+  }
+}
+
+/* Selects in fspace the folded block [row, row + nrows) x [col, col +
+ * ncols): the union of the row groups' slabs times the column groups'
+ * (one hyperslab for a 2-D dataset).  HDF5 moves a selection's elements in
+ * the dataspace's row-major order, which is the block's own. */
+static herr_t select_block(const xio_matrix *m, hid_t fspace, int64_t row, int64_t nrows,
+                           int64_t col, int64_t ncols) {
+  const xio_shape *s = &m->shape;
+  hsize_t start[XIO_MAX_DIMS] = {0}, size[XIO_MAX_DIMS] = {0};
+  for (int i = s->trail; i < s->ndims; i++) size[i] = (hsize_t)s->dims[i]; /* inside elements */
+  slab_list rows = {0}, cols = {0};
+  range_slabs(s->dims, 0, s->split, row, row + nrows, start, size, &rows);
+  range_slabs(s->dims, s->split, s->trail, col, col + ncols, start, size, &cols);
+  herr_t status = 0;
+  for (int r = 0; r < rows.count && status >= 0; r++)
+    for (int c = 0; c < cols.count && status >= 0; c++) {
+      memcpy(start, rows.start[r], sizeof start);
+      memcpy(size, rows.size[r], sizeof size);
+      memcpy(start + s->split, cols.start[c] + s->split,
+             sizeof start[0] * (size_t)(s->trail - s->split));
+      memcpy(size + s->split, cols.size[c] + s->split,
+             sizeof size[0] * (size_t)(s->trail - s->split));
+      status = H5Sselect_hyperslab(fspace, r + c ? H5S_SELECT_OR : H5S_SELECT_SET, start, NULL,
+                                   size, NULL);
+    }
+  return status;
+}
 
 static int transfer_block(const xio_matrix *m, int writing, int64_t row, int64_t nrows, int64_t col,
                           int64_t ncols, void *buf, xio_error *err) {
@@ -298,11 +461,10 @@ static int transfer_block(const xio_matrix *m, int writing, int64_t row, int64_t
   if (fspace < 0 || dxpl < 0 || H5Pset_dxpl_mpio(dxpl, mode) < 0) {
     rc = xio_fail_h5(err, "cannot set up a collective transfer");
   } else if (nrows > 0 && ncols > 0) {
-    const hsize_t start[2] = {(hsize_t)row, (hsize_t)col},
-                  count[2] = {(hsize_t)nrows, (hsize_t)ncols};
-    const hsize_t elements = (hsize_t)nrows * (hsize_t)ncols;
+    const hsize_t elements =
+        (hsize_t)nrows * (hsize_t)ncols * (hsize_t)(m->elem_size / m->type_size);
     mspace = H5Screate_simple(1, &elements, NULL);
-    if (mspace < 0 || H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0)
+    if (mspace < 0 || select_block(m, fspace, row, nrows, col, ncols) < 0)
       rc = xio_fail_h5(err, "cannot select rows %lld-%lld, columns %lld-%lld of %s", (long long)row,
                        (long long)(row + nrows - 1), (long long)col, (long long)(col + ncols - 1),
                        m->dataset);
@@ -349,7 +511,8 @@ int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col
 
 typedef struct {
   hid_t to;
-  int transposed; /* the dataset itself: per-axis attributes swap */
+  const xio_shape *transposed; /* the dataset itself, this its input's shape: per-axis
+                                  attributes are permuted; NULL for a scale */
   xio_skipped_attributes *skipped;
   int failed;
   xio_error *err;
@@ -403,14 +566,16 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
     if (!buf || (has_data && H5Aread(attr, type, buf) < 0)) {
       rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
     } else {
-      unsigned char *first = NULL;
-      if (copy->transposed && names_axes_in_order(name) && points == 2 && kind == H5S_SIMPLE &&
-          (first = malloc(size)) != NULL) {
-        memcpy(first, buf, size);
-        memmove(buf, (unsigned char *)buf + size, size);
-        memcpy((unsigned char *)buf + size, first, size);
+      const xio_shape *shape = copy->transposed;
+      unsigned char *in_order = NULL;
+      if (shape && names_axes_in_order(name) && points == shape->ndims && kind == H5S_SIMPLE &&
+          (in_order = malloc((size_t)points * size)) != NULL) {
+        memcpy(in_order, buf, (size_t)points * size);
+        for (int i = 0; i < shape->ndims; i++)
+          memcpy((unsigned char *)buf + (size_t)i * size,
+                 in_order + (size_t)xio_shape_source_axis(shape, i) * size, size);
       }
-      free(first);
+      free(in_order);
       out = H5Acreate2(copy->to, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
       if (out < 0 || (has_data && H5Awrite(out, type, buf) < 0))
         rc = xio_fail_h5(copy->err, "cannot copy attribute %s", name);
@@ -428,8 +593,9 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
   return rc ? -1 : 0;
 }
 
-static int copy_attributes(const xio_matrix *from, const xio_matrix *to, int transposed,
-                           xio_skipped_attributes *skipped, xio_error *err) {
+static int copy_attributes(const xio_matrix *from, const xio_matrix *to,
+                           const xio_shape *transposed, xio_skipped_attributes *skipped,
+                           xio_error *err) {
   memset(skipped, 0, sizeof *skipped);
   attribute_copy copy = {to->dset, transposed, skipped, 0, err};
   hsize_t index = 0;
@@ -443,12 +609,12 @@ static int copy_attributes(const xio_matrix *from, const xio_matrix *to, int tra
 
 int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
                         xio_skipped_attributes *skipped, xio_error *err) {
-  return copy_attributes(from, to, 1, skipped, err);
+  return copy_attributes(from, to, &from->shape, skipped, err);
 }
 
 int xio_copy_scale_attributes(const xio_matrix *from, const xio_matrix *to,
                               xio_skipped_attributes *skipped, xio_error *err) {
-  return copy_attributes(from, to, 0, skipped, err);
+  return copy_attributes(from, to, NULL, skipped, err);
 }
 
 int xio_flush(const xio_matrix *m, xio_error *err) {

@@ -10,45 +10,86 @@
 #include "h5_error.h"
 #include "h5_storage.h"
 
+enum { XIO_MAX_DIMS = 32 }; /* HDF5's H5S_MAX_RANK */
+
+/* A dataset's axes folded into the matrix that the passes move: axes
+ * [0, split) are its rows, [split, trail) its columns, and [trail, ndims)
+ * ride inside each element.  Each group is a run of row-major axes, so
+ * the folded matrix is the dataset's elements in their own order, and its
+ * transpose is the dataset with the row and column groups swapped:
+ * (time, lat, lon) folded at 1, 3 is time x (lat * lon), whose transpose
+ * is (lat, lon, time).  A 2-D dataset folds at 1, 2. */
+typedef struct {
+  int ndims, split, trail;
+  int64_t dims[XIO_MAX_DIMS];
+  unsigned unlimited; /* bit i: axis i may grow (netCDF's record dimension) */
+} xio_shape;
+
+/* The shape of the transpose of `in`: its column axes, then its row axes,
+ * then the axes inside the elements; folded to be that transpose's matrix. */
+xio_shape xio_shape_transposed(const xio_shape *in);
+
+/* Which axis of `in` becomes axis `axis` of its transpose. */
+int xio_shape_source_axis(const xio_shape *in, int axis);
+
 typedef struct {
   MPI_Comm comm; /* not owned */
   hid_t file, dset;
   hid_t type; /* transient copy of the dataset's datatype: the memory type too, so no conversion */
-  int64_t rows, cols;
-  size_t elem_size;
-  int chunked;                    /* read independently: see transfer_block */
-  int filtered;                   /* chunked, with filters (compression) */
-  int64_t chunk_rows, chunk_cols; /* chunked: the chunk shape */
-  char dataset[512];              /* path inside the file */
+  xio_shape shape;
+  size_t type_size;                 /* of one value of `type` */
+  int64_t rows, cols;               /* of the folded matrix (xio_matrix_fold) */
+  size_t elem_size;                 /* type_size times the values of the axes inside an element */
+  int chunked;                      /* read independently: see transfer_block */
+  int filtered;                     /* chunked, with filters (compression) */
+  int64_t chunk_dims[XIO_MAX_DIMS]; /* chunked: the chunk shape */
+  /* chunked: the rows and columns a pass must start and end on to cover
+   * whole chunks (the whole group where no shorter run does) */
+  int64_t chunk_rows, chunk_cols;
+  char dataset[512]; /* path inside the file */
 } xio_matrix;
+
+/* Local.  Folds m at split, trail (see xio_shape), setting rows, cols,
+ * elem_size and the chunk units.  -1 with a message when 0 < split < trail
+ * <= ndims does not hold or a size passes 64 bits. */
+int xio_matrix_fold(xio_matrix *m, int split, int trail, xio_error *err);
+
+/* Local.  Folds `out` as the transpose of `in` (folded) is: -1 with a
+ * message naming both shapes when out's axes are not in's moved so. */
+int xio_matrix_fold_as_transpose(xio_matrix *out, const xio_matrix *in, xio_error *err);
 
 /* Marks m as not open, so that xio_close(m) does nothing. */
 void xio_matrix_reset(xio_matrix *m);
 
-/* Opens path's dataset, or with dataset == NULL the file's only 2-D one.
- * Fails on a missing or non-HDF5 file, a missing dataset, one that is not
- * 2-D, and datatypes with variable-length data or references. */
+/* Opens path's dataset, or with dataset == NULL the file's only 2-D one
+ * (where there is none, its only one of more axes).
+ * Fails on a missing or non-HDF5 file, a missing dataset, one with fewer
+ * than 2 axes, and datatypes with variable-length data or references.  It
+ * is folded at 1, 2 when 2-D, else at 1, ndims (xio_matrix_fold to change). */
 int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_matrix *m,
                    xio_error *err);
 
-/* Creates a new file (failing if it exists) holding a rows x cols dataset of
- * `type`, never filled (every element gets written), with link and
- * attribute creation order tracked, as netCDF-C writes files.
+/* Creates a new file (failing if it exists) holding a dataset of `type`
+ * shaped and folded as `shape`, never filled (every element gets written),
+ * with link and attribute creation order tracked, as netCDF-C writes files;
+ * its unlimited axes stay unlimited where it is chunked.
  * It is stored as `storage` says (h5_storage.h): by default like `like`'s
- * dataset (the input; NULL: contiguous), a chunked input's chunk shape
- * transposed and its filters kept.  It takes like's fill value if its
+ * dataset (the input, whose transpose `shape` is; NULL: contiguous), a
+ * chunked input's chunk shape transposed and its filters kept.  It takes like's fill value if its
  * creator set one.  Unfiltered storage is allocated at once.  Messages call
  * the file `shown`. */
 int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
-                      hid_t type, const xio_matrix *like, const xio_storage *storage, int64_t rows,
-                      int64_t cols, xio_matrix *m, xio_error *err);
+                      hid_t type, const xio_matrix *like, const xio_storage *storage,
+                      const xio_shape *shape, xio_matrix *m, xio_error *err);
 
-/* Opens path's dataset, read-only or for writing; messages call it `shown`. */
+/* Opens path's dataset, read-only or for writing; messages call it `shown`.
+ * Folded as xio_open_input folds. */
 int xio_open_existing(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
                       int writable, xio_matrix *m, xio_error *err);
 
-/* This rank's block [row, row + nrows) x [col, col + ncols), row-major and
- * contiguous in buf; blocks may be empty.  Collective MPI-IO. */
+/* This rank's block [row, row + nrows) x [col, col + ncols) of the folded
+ * matrix, row-major and contiguous in buf; blocks may be empty.
+ * Collective MPI-IO. */
 int xio_read_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
                    void *buf, xio_error *err);
 int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
@@ -62,7 +103,7 @@ typedef struct {
 
 /* Copies every attribute of from's dataset onto to's, its transpose, with
  * its exact type; those naming the axes in order (DIMENSION_LABELS,
- * netCDF-4's _Netcdf4Coordinates) are swapped.  Dimension scales' links
+ * netCDF-4's _Netcdf4Coordinates) are permuted as the axes are.  Dimension scales' links
  * are left to xio_copy_dimension_scales.  Left out, and named in *skipped:
  * other attributes holding references (they cannot point from one file
  * into another). */
@@ -73,12 +114,12 @@ int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
 int xio_copy_scale_attributes(const xio_matrix *from, const xio_matrix *to,
                               xio_skipped_attributes *skipped, xio_error *err);
 
-/* Sets dcpl's layout, chunk shape and filters for a rows x cols output as
- * `storage` says (h5_storage.h); like's dataset, if any, is the input.
+/* Sets dcpl's layout, chunk shape and filters for an output shaped
+ * `shape` with values of type_size bytes, as `storage` says (h5_storage.h);
+ * like's dataset, if any, is the input, whose transpose `shape` is.
  * Messages call the output `shown`.  Local. */
-int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, int64_t rows,
-                      int64_t cols, size_t elem_size, hid_t dcpl, const char *shown,
-                      xio_error *err);
+int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, const xio_shape *shape,
+                      size_t type_size, hid_t dcpl, const char *shown, xio_error *err);
 
 /* "contiguous", "chunked 512 x 256, shuffle+gzip=4" and the like (in
  * --filter's words where it has them). */

@@ -1,10 +1,11 @@
 #include "h5_scales.h"
 
 #include <hdf5_hl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_SCALES = 16 };
+enum { MAX_SCALES = 64 };
 
 typedef struct {
   int count;
@@ -36,18 +37,32 @@ static int copy_scale(const xio_matrix *from, const xio_matrix *to, const char *
   hid_t type = source >= 0 ? H5Dget_type(source) : H5I_INVALID_HID;
   hid_t extent = source >= 0 ? H5Dget_space(source) : H5I_INVALID_HID;
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), dxpl = H5Pcreate(H5P_DATASET_XFER);
-  /* The copy has the scale's current size, fixed: an unlimited dimension
-   * (netCDF's record dimension) would need chunks, and the output's axes
-   * do not grow. */
-  hsize_t dims[H5S_MAX_RANK];
-  const int ndims = extent >= 0 ? H5Sget_simple_extent_dims(extent, dims, NULL) : -1;
-  hid_t space = ndims >= 0 ? H5Screate_simple(ndims, dims, NULL) : H5I_INVALID_HID;
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  /* An unlimited scale (netCDF's record dimension) stays unlimited, and so
+   * chunked: the source's chunks, or 1024 values. */
+  hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK], chunk[H5S_MAX_RANK];
+  const int ndims = extent >= 0 ? H5Sget_simple_extent_dims(extent, dims, maxdims) : -1;
+  int unlimited = 0;
+  for (int i = 0; i < ndims; i++) unlimited |= maxdims[i] == H5S_UNLIMITED;
+  hid_t space = ndims >= 0 ? H5Screate_simple(ndims, dims, maxdims) : H5I_INVALID_HID;
   if (extent >= 0) (void)H5Sclose(extent); /* only read */
+  if (unlimited && dcpl >= 0) {
+    hid_t source_dcpl = H5Dget_create_plist(source);
+    if (source_dcpl < 0 || H5Pget_layout(source_dcpl) != H5D_CHUNKED ||
+        H5Pget_chunk(source_dcpl, ndims, chunk) != ndims)
+      for (int i = 0; i < ndims; i++) chunk[i] = 1024;
+    if (source_dcpl >= 0) (void)H5Pclose(source_dcpl); /* only read */
+    if (H5Pset_chunk(dcpl, ndims, chunk) < 0) {
+      (void)H5Pclose(dcpl);
+      dcpl = H5I_INVALID_HID; /* reported below */
+    }
+  }
   const hssize_t points = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
   const size_t size = type >= 0 ? H5Tget_size(type) : 0;
   void *values = NULL;
   int rc = 0;
-  if (source < 0 || type < 0 || space < 0 || points < 0 || size == 0 || lcpl < 0 || dxpl < 0)
+  if (source < 0 || type < 0 || space < 0 || points < 0 || size == 0 || lcpl < 0 || dxpl < 0 ||
+      dcpl < 0)
     rc = xio_fail_h5(err, "cannot read the dimension scale %s", path);
   else if (H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tdetect_class(type, H5T_REFERENCE) > 0 ||
            (H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0))
@@ -64,7 +79,7 @@ static int copy_scale(const xio_matrix *from, const xio_matrix *to, const char *
     /* Metadata is collective: every rank creates; rank 0 alone writes. */
     if (H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
         H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0 ||
-        (*copy = H5Dcreate2(to->file, path, type, space, lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0) {
+        (*copy = H5Dcreate2(to->file, path, type, space, lcpl, dcpl, H5P_DEFAULT)) < 0) {
       rc = xio_fail_h5(err, "%s: cannot create the dimension scale %s", to->dataset, path);
     } else if (points > 0) {
       if (rank != 0 && H5Sselect_none(space) < 0)
@@ -83,6 +98,7 @@ static int copy_scale(const xio_matrix *from, const xio_matrix *to, const char *
   }
   free(values);
   xio_release(H5Pclose, &dxpl, &rc, err);
+  xio_release(H5Pclose, &dcpl, &rc, err);
   xio_release(H5Pclose, &lcpl, &rc, err);
   xio_release(H5Sclose, &space, &rc, err);
   xio_release(H5Tclose, &type, &rc, err);
@@ -96,7 +112,10 @@ int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, int 
   *copied = 0;
   if (XIO_MPI(MPI_Comm_rank(from->comm, &rank), err)) return -1;
   scale_list list = {0};
-  for (unsigned axis = 0; axis < 2 && rc == 0; axis++) {
+  const xio_shape *shape = &from->shape;
+  int moved_to[XIO_MAX_DIMS]; /* the output's axis of each input axis */
+  for (int i = 0; i < shape->ndims; i++) moved_to[xio_shape_source_axis(shape, i)] = i;
+  for (unsigned axis = 0; axis < (unsigned)shape->ndims && rc == 0; axis++) {
     const int attached = H5DSget_num_scales(from->dset, axis);
     if (attached < 0) rc = xio_fail_h5(err, "cannot list the dimension scales of %s", from->dataset);
     if (attached > 0 && H5DSiterate_scales(from->dset, axis, NULL, list_scale, &list) < 0)
@@ -111,8 +130,7 @@ int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, int 
     const int first = first_with_path(&list, i);
     if (first == i) rc = copy_scale(from, to, list.paths[i], rank, &copies[i], err);
     else copies[i] = copies[first];
-    /* the input's axis 0 is the output's axis 1 */
-    if (rc == 0 && H5DSattach_scale(to->dset, copies[i], (unsigned)(1 - list.axis[i])) < 0)
+    if (rc == 0 && H5DSattach_scale(to->dset, copies[i], (unsigned)moved_to[list.axis[i]]) < 0)
       rc = xio_fail_h5(err, "cannot attach the dimension scale %s to %s", list.paths[i],
                        to->dataset);
     rc = xio_agree(from->comm, rc, err);
@@ -121,4 +139,27 @@ int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, int 
   for (int i = 0; i < list.count; i++)
     if (first_with_path(&list, i) == i) xio_release(H5Dclose, &copies[i], &rc, err);
   return xio_agree(from->comm, rc, err);
+}
+
+static herr_t first_scale_name(hid_t dset, unsigned axis, hid_t scale, void *data) {
+  (void)dset, (void)axis;
+  char path[512];
+  if (H5Iget_name(scale, path, sizeof path) <= 0) return -1;
+  const char *base = strrchr(path, '/');
+  snprintf(data, 128, "%.127s", base ? base + 1 : path);
+  return 1; /* the first one names the axis */
+}
+
+int xio_axis_names(const xio_matrix *m, char names[][128], xio_error *err) {
+  int rc = 0;
+  for (int axis = 0; axis < m->shape.ndims && rc == 0; axis++) {
+    names[axis][0] = '\0';
+    if (H5DSget_label(m->dset, (unsigned)axis, names[axis], 128) < 0)
+      rc = xio_fail_h5(err, "cannot read the axis labels of %s", m->dataset);
+    const int scales = rc == 0 && !names[axis][0] ? H5DSget_num_scales(m->dset, (unsigned)axis) : 0;
+    if (scales > 0 &&
+        H5DSiterate_scales(m->dset, (unsigned)axis, NULL, first_scale_name, names[axis]) < 0)
+      rc = xio_fail_h5(err, "cannot list the dimension scales of %s", m->dataset);
+  }
+  return xio_agree(m->comm, rc, err);
 }

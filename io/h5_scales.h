@@ -1,6 +1,6 @@
 /* Dimension scales (HDF5's H5DS, netCDF-4's dimensions and coordinate
  * variables) of a transposed dataset: copied into the output's file at
- * their own paths and attached with the axes swapped. */
+ * their own paths and attached to the axes as the data moved them. */
 #ifndef XIO_SCALES_H
 #define XIO_SCALES_H
 
@@ -8,10 +8,15 @@
 
 /* Collective.  Copies every dimension scale attached to from's dataset
  * (data and attributes; the back references are made anew by attaching)
- * into to's file, and attaches the scale of from's axis 0 to to's axis 1
- * and the other way round.  *copied counts the scales.  A scale that
+ * into to's file, and attaches the scale of each of from's axes to the
+ * axis of `to` it became (xio_shape_source_axis).  *copied counts the scales.  A scale that
  * cannot be copied fails the call with its name. */
 int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, int *copied,
                               xio_error *err);
+
+/* Collective.  The name of each of m's axes: its label (H5DSset_label,
+ * h5py's dims[i].label), else the name of the first dimension scale
+ * attached to it (netCDF-4's dimension), else "". */
+int xio_axis_names(const xio_matrix *m, char names[][128], xio_error *err);
 
 #endif

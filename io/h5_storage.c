@@ -112,44 +112,65 @@ static int copy_filters(const xio_matrix *like, hid_t from, hid_t dcpl, const ch
   return 0;
 }
 
-int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, int64_t rows,
-                      int64_t cols, size_t elem_size, hid_t dcpl, const char *shown,
-                      xio_error *err) {
+/* Chunks of about 1 MiB for N axes: whole trailing axes while they fit,
+ * then part of the next, the leading ones 1 value thick. */
+static void chosen_chunk_nd(const xio_shape *shape, size_t type_size, hsize_t *chunk) {
+  uint64_t bytes = type_size;
+  for (int i = shape->ndims - 1; i >= 0; i--) {
+    const uint64_t room = bytes < (1u << 20) ? (1u << 20) / bytes : 1;
+    chunk[i] = (hsize_t)(room < (uint64_t)shape->dims[i] ? room : (uint64_t)shape->dims[i]);
+    if (chunk[i] == 0) chunk[i] = 1;
+    bytes *= chunk[i];
+  }
+}
+
+int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, const xio_shape *shape,
+                      size_t type_size, hid_t dcpl, const char *shown, xio_error *err) {
   const int new_filter = storage->filter == XIO_FILTER_GZIP ||
                          storage->filter == XIO_FILTER_SHUFFLE_GZIP ||
                          storage->filter == XIO_FILTER_SZIP;
   if (new_filter && storage->layout == XIO_LAYOUT_CONTIGUOUS)
     return xio_fail(err, "a compressed output must be chunked: --filter needs --layout chunked");
-  const int input_chunked = like && like->chunked;
+  const int input_chunked = like && like->chunked && like->shape.ndims == shape->ndims;
   int chunked = storage->layout == XIO_LAYOUT_CHUNKED || new_filter ||
                 (storage->layout == XIO_LAYOUT_AS_INPUT && input_chunked);
-  if (rows == 0 || cols == 0) chunked = 0; /* no elements, nothing to chunk */
+  int64_t elements = 1;
+  for (int i = 0; i < shape->ndims; i++) elements = shape->dims[i] ? elements : 0;
+  if (elements == 0) chunked = 0; /* no elements, nothing to chunk */
   if (!chunked)
     return H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
                    H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0
                ? xio_fail_h5(err, "cannot set up the output's layout")
                : 0;
   hid_t from = input_chunked ? H5Dget_create_plist(like->dset) : H5I_INVALID_HID;
-  hsize_t chunk[2] = {0, 0}, input_chunk[2];
+  hsize_t chunk[XIO_MAX_DIMS] = {0};
   int rc = input_chunked && from < 0 ? xio_fail_h5(err, "%s: cannot read its layout", like->dataset)
                                      : 0;
-  if (storage->chunk_rows > 0) {
+  const int n = shape->ndims;
+  if (storage->chunk_rows > 0 && n != 2) {
+    rc = xio_fail(err, "--layout chunked=RxC gives 2 axes, and %s has %d: use --layout chunked",
+                  shown, n);
+  } else if (storage->chunk_rows > 0) {
     chunk[0] = (hsize_t)storage->chunk_rows;
     chunk[1] = (hsize_t)storage->chunk_cols;
-  } else if (rc == 0 && input_chunked && H5Pget_chunk(from, 2, input_chunk) == 2) {
-    chunk[0] = input_chunk[1]; /* the input's chunk, transposed */
-    chunk[1] = input_chunk[0];
+  } else if (input_chunked) { /* the input's chunk, its axes moved as the data's */
+    for (int i = 0; i < n; i++)
+      chunk[i] = (hsize_t)like->chunk_dims[xio_shape_source_axis(&like->shape, i)];
+  } else if (n == 2) {
+    chosen_chunk(shape->dims[0], shape->dims[1], type_size, chunk);
   } else {
-    chosen_chunk(rows, cols, elem_size, chunk);
+    chosen_chunk_nd(shape, type_size, chunk);
   }
-  if (chunk[0] > (hsize_t)rows) chunk[0] = (hsize_t)rows;
-  if (chunk[1] > (hsize_t)cols) chunk[1] = (hsize_t)cols;
-  if (rc == 0 && (double)chunk[0] * (double)chunk[1] * (double)elem_size >= 4294967296.0)
-    rc = xio_fail(err, "chunks of %llu x %llu elements reach HDF5's limit of 4 GiB per chunk",
-                  (unsigned long long)chunk[0], (unsigned long long)chunk[1]);
-  if (rc == 0 && H5Pset_chunk(dcpl, 2, chunk) < 0)
-    rc = xio_fail_h5(err, "cannot set chunks of %llu x %llu", (unsigned long long)chunk[0],
-                     (unsigned long long)chunk[1]);
+  double bytes = (double)type_size;
+  for (int i = 0; i < n; i++) {
+    if (chunk[i] > (hsize_t)shape->dims[i]) chunk[i] = (hsize_t)shape->dims[i];
+    bytes *= (double)chunk[i];
+  }
+  if (rc == 0 && bytes >= 4294967296.0)
+    rc = xio_fail(err, "chunks of %.0f bytes reach HDF5's limit of 4 GiB per chunk", bytes);
+  if (rc == 0 && H5Pset_chunk(dcpl, n, chunk) < 0)
+    rc = xio_fail_h5(err, "cannot set chunks of %llu x %llu%s", (unsigned long long)chunk[0],
+                     (unsigned long long)chunk[1], n > 2 ? " x ..." : "");
   if (rc == 0 && storage->filter == XIO_FILTER_AS_INPUT && input_chunked)
     rc = copy_filters(like, from, dcpl, shown, err);
   if (rc == 0 && storage->filter == XIO_FILTER_SZIP) /* see can_encode */
@@ -177,13 +198,16 @@ void xio_describe_storage(const xio_matrix *m, char *text, size_t size) {
 }
 
 void xio_describe_dcpl(hid_t dcpl, char *text, size_t size) {
-  hsize_t chunk[2] = {0, 0};
+  hsize_t chunk[XIO_MAX_DIMS] = {0};
   const H5D_layout_t layout = H5Pget_layout(dcpl);
   int used = 0;
-  if (layout == H5D_CHUNKED && H5Pget_chunk(dcpl, 2, chunk) == 2)
-    used = snprintf(text, size, "chunked %llu x %llu", (unsigned long long)chunk[0],
-                    (unsigned long long)chunk[1]);
-  else
+  const int n = layout == H5D_CHUNKED ? H5Pget_chunk(dcpl, XIO_MAX_DIMS, chunk) : -1;
+  if (n > 0) {
+    used = snprintf(text, size, "chunked");
+    for (int i = 0; i < n && used >= 0 && (size_t)used < size; i++)
+      used += snprintf(text + used, size - (size_t)used, "%s%llu", i ? " x " : " ",
+                       (unsigned long long)chunk[i]);
+  } else
     used = snprintf(text, size, "%s", layout == H5D_COMPACT ? "compact" : "contiguous");
   const int filters = H5Pget_nfilters(dcpl);
   for (int i = 0; i < filters && used >= 0 && (size_t)used < size; i++) {

@@ -217,9 +217,10 @@ static int generate(const gen_options *o, MPI_Comm comm) {
   unsigned char *buf = NULL;
   if (rc == 0)
     rc = tool_output_prepare(comm, file, NULL, o->force, TOOL_PARTIAL_REPLACE, &output, &err);
+  const xio_shape shape = {2, 1, 2, {o->rows, o->cols}, 0};
   if (rc == 0)
     rc = xio_create_output(comm, output.partial_path, file, dataset[0] ? dataset : "/matrix", type,
-                           NULL, &o->storage, o->rows, o->cols, &m, &err);
+                           NULL, &o->storage, &shape, &m, &err);
   snprintf(name, sizeof name, "%s", m.dataset);
   xio_release(H5Tclose, &type, &rc, &err); /* the matrix holds its own copy */
   rc = xio_agree(comm, rc, &err);          /* a local failure, before collective calls */

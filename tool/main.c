@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "axes.h"
 #include "gpus.h"
 #include "h5_matrix.h"
 #include "h5_scales.h"
@@ -134,6 +135,7 @@ typedef struct {
   int rank, nranks;
   dataset_path in_path, out_path;
   xio_matrix in, out;
+  char in_shape[512], out_shape[512]; /* "time x lat x lon (12 x 180 x 360)" */
   tool_output_file output;
   tool_resume_record record; /* identity and progress of the partial output */
   int resumed;
@@ -215,8 +217,9 @@ static void note_storage_kept(const transpose_run *run) {
   xio_describe_storage(&run->out, kept, sizeof kept);
   const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   xio_error ignored;
-  if (dcpl >= 0 && xio_storage_apply(&run->in, storage, run->in.cols, run->in.rows,
-                                     run->in.elem_size, dcpl, run->out_path.file, &ignored) == 0)
+  const xio_shape shape = xio_shape_transposed(&run->in.shape);
+  if (dcpl >= 0 && xio_storage_apply(&run->in, storage, &shape, run->in.type_size, dcpl,
+                                     run->out_path.file, &ignored) == 0)
     xio_describe_dcpl(dcpl, asked, sizeof asked);
   if (dcpl >= 0) (void)H5Pclose(dcpl); /* only read */
   if (strcmp(kept, asked) != 0)
@@ -248,7 +251,7 @@ static int resume_partial(transpose_run *run, const xio_transpose_options *topt,
                     partial, need, run->nranks, have);
   }
   if (xio_open_existing(run->comm, partial, shown, out_dataset, 1, &run->out, err)) return -1;
-  if (run->out.rows != run->in.cols || run->out.cols != run->in.rows ||
+  if (xio_matrix_fold_as_transpose(&run->out, &run->in, err) ||
       H5Tequal(run->out.type, run->in.type) <= 0)
     return xio_fail(err, "cannot resume from %s: its dataset is not shaped for this transpose",
                     partial);
@@ -306,9 +309,9 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   xio_skipped_attributes skipped;
   int scales = 0;
   uint64_t file_bytes = 0;
+  const xio_shape out_shape = xio_shape_transposed(&run->in.shape);
   if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in,
-                        &run->opt->storage, run->in.cols, run->in.rows,
-                        &run->out, err) ||
+                        &run->opt->storage, &out_shape, &run->out, err) ||
       xio_copy_attributes(&run->in, &run->out, &skipped, err) ||
       xio_copy_dimension_scales(&run->in, &run->out, &scales, err) || xio_flush(&run->out, err) ||
       xio_data_end(&run->out, &file_bytes, err) ||
@@ -377,6 +380,7 @@ static int verify_output(transpose_run *run, const char *out_name, double *secon
     if (rc == 0)
       rc = xio_open_existing(run->comm, run->output.partial_path, run->output.final_path, out_name,
                              0, &run->out, err);
+    if (rc == 0) rc = xio_matrix_fold_as_transpose(&run->out, &run->in, err);
     if (rc == 0)
       rc = xio_checksum_matrix(&run->out, 1, run->budget, tool_stop_requested, &out_sum, err);
   }
@@ -419,8 +423,10 @@ static void describe_pair(tool_json *j, const transpose_run *run, const char *ty
   tool_json_string(j, "input_dataset", run->in.dataset);
   tool_json_string(j, "output", run->out_path.file);
   tool_json_string(j, "output_dataset", out_dataset);
-  tool_json_int(j, "rows", (long long)run->in.rows);
+  tool_json_int(j, "rows", (long long)run->in.rows); /* of the matrix the axes fold into */
   tool_json_int(j, "cols", (long long)run->in.cols);
+  tool_json_string(j, "input_shape", run->in_shape);
+  tool_json_string(j, "output_shape", run->out_shape);
   tool_json_string(j, "type", type_text);
 }
 
@@ -436,6 +442,7 @@ static int check_already_done(transpose_run *run, const char *type_text, xio_err
   xio_error why = {""};
   if (xio_open_existing(run->comm, run->out_path.file, run->out_path.file, out_dataset, 0,
                         &run->out, &why) ||
+      xio_matrix_fold_as_transpose(&run->out, &run->in, &why) ||
       xio_verify_transpose(&run->in, &run->out, run->budget, &match, detail, sizeof detail, &why))
     snprintf(detail, sizeof detail, "%s", why.message);
   char found_dataset[sizeof run->out.dataset];
@@ -462,11 +469,64 @@ static int check_already_done(transpose_run *run, const char *type_text, xio_err
     tool_json_print(&j);
   } else {
     tool_report_result(
-        "%s:%s is already the transpose of %s:%s (%lld x %lld, %s; %s): nothing to "
-        "do, %.3f s",
-        run->out_path.file, found_dataset, run->in_path.file, run->in.dataset,
-        (long long)run->in.rows, (long long)run->in.cols, type_text, detail, MPI_Wtime() - start);
+        "%s:%s is already the transpose of %s:%s (%s -> %s, %s; %s): nothing to do, %.3f s",
+        run->out_path.file, found_dataset, run->in_path.file, run->in.dataset, run->in_shape,
+        run->out_shape, type_text, detail, MPI_Wtime() - start);
   }
+  return TOOL_EXIT_OK;
+}
+
+/* The folds of in's shape whose transpose is shaped as `like`: how many,
+ * the last in *split, *trail. */
+static int folds_giving(const xio_shape *in, const xio_shape *like, int *split, int *trail) {
+  int found = 0;
+  for (int s = 1; s < in->ndims; s++)
+    for (int t = s + 1; t <= in->ndims; t++) {
+      xio_shape fold = *in;
+      fold.split = s, fold.trail = t;
+      const xio_shape moved = xio_shape_transposed(&fold);
+      int same = moved.ndims == like->ndims;
+      for (int i = 0; same && i < moved.ndims; i++) same = moved.dims[i] == like->dims[i];
+      if (same) found++, *split = s, *trail = t;
+    }
+  return found;
+}
+
+/* Collective.  Folds run->in for the order --axes or --dims give, else
+ * the 2-D transpose; for `xpose verify` (`like`: its OUT) with neither, the
+ * one fold whose transpose is shaped as OUT.  Describes both shapes.  An
+ * exit status: TOOL_EXIT_USAGE for an order that cannot be made. */
+static int fold_input(transpose_run *run, const xio_matrix *like, xio_error *err) {
+  char names[XIO_MAX_DIMS][128];
+  const char *name[XIO_MAX_DIMS], *moved_name[XIO_MAX_DIMS];
+  long long dims[XIO_MAX_DIMS], moved_dims[XIO_MAX_DIMS];
+  if (xio_axis_names(&run->in, names, err)) return TOOL_EXIT_ERROR;
+  const xio_shape *shape = &run->in.shape;
+  for (int i = 0; i < shape->ndims; i++) name[i] = names[i], dims[i] = (long long)shape->dims[i];
+  char shown[1100], why[sizeof err->message];
+  snprintf(shown, sizeof shown, "%.500s:%.500s", run->in_path.file, run->in.dataset);
+  int split = 1, trail = 2;
+  const tool_options *opt = run->opt;
+  if (like && shape->ndims > 2 && !opt->axes && !opt->dims) {
+    if (folds_giving(shape, &like->shape, &split, &trail) > 1) {
+      xio_fail(err,
+               "%s could be %s moved in more than one way: name the order with --dims or "
+               "--axes",
+               like->dataset, shown);
+      return TOOL_EXIT_USAGE;
+    }
+  } else if (tool_axes_fold(shape->ndims, name, opt->axes, opt->dims, shown, &split, &trail, why,
+                            sizeof why)) {
+    xio_fail(err, "%s", why);
+    return TOOL_EXIT_USAGE;
+  }
+  if (xio_matrix_fold(&run->in, split, trail, err)) return TOOL_EXIT_ERROR;
+  for (int i = 0; i < shape->ndims; i++) {
+    const int from = xio_shape_source_axis(shape, i);
+    moved_name[i] = name[from], moved_dims[i] = dims[from];
+  }
+  tool_axes_describe(shape->ndims, name, dims, run->in_shape, sizeof run->in_shape);
+  tool_axes_describe(shape->ndims, moved_name, moved_dims, run->out_shape, sizeof run->out_shape);
   return TOOL_EXIT_OK;
 }
 
@@ -500,10 +560,14 @@ static int run_check(const tool_options *opt, MPI_Comm comm) {
       xio_open_existing(comm, run->out_path.file, run->out_path.file,
                         run->out_path.dataset[0] ? run->out_path.dataset : run->in.dataset, 0,
                         &run->out, &err) ||
+      (exit_code = fold_input(run, &run->out, &err)) != TOOL_EXIT_OK ||
       (!budget && tool_default_memory_budget(comm, &budget, NULL, 0, &err)) ||
-      xio_verify_transpose(&run->in, &run->out, budget, &match, detail, sizeof detail, &err)) {
+      (xio_matrix_fold_as_transpose(&run->out, &run->in, &err) == 0 &&
+       xio_verify_transpose(&run->in, &run->out, budget, &match, detail, sizeof detail, &err))) {
+    if (exit_code == TOOL_EXIT_OK) exit_code = TOOL_EXIT_ERROR;
     tool_report_error("%s", err.message);
   } else {
+    if (!match && !detail[0]) snprintf(detail, sizeof detail, "%s", err.message); /* shapes */
     xio_type_describe(run->in.type, type_text, sizeof type_text);
     exit_code = match ? TOOL_EXIT_OK : TOOL_EXIT_VERIFY;
     if (opt->json) {
@@ -516,10 +580,9 @@ static int run_check(const tool_options *opt, MPI_Comm comm) {
       tool_json_number(&j, "seconds", MPI_Wtime() - start);
       tool_json_print(&j);
     } else if (match) {
-      tool_report_result("%s:%s is the transpose of %s:%s (%lld x %lld, %s; %s), %.3f s",
+      tool_report_result("%s:%s is the transpose of %s:%s (%s -> %s, %s; %s), %.3f s",
                          run->out_path.file, run->out.dataset, run->in_path.file, run->in.dataset,
-                         (long long)run->in.rows, (long long)run->in.cols, type_text, detail,
-                         MPI_Wtime() - start);
+                         run->in_shape, run->out_shape, type_text, detail, MPI_Wtime() - start);
     } else {
       tool_report_error("%s:%s is not the transpose of %s:%s: %s", run->out_path.file,
                         run->out.dataset, run->in_path.file, run->in.dataset, detail);
@@ -568,11 +631,10 @@ static void print_summary(const transpose_run *run, const xio_transpose_stats *s
     tool_json_print(&j);
   } else {
     tool_report_result(
-        "%s:%s (%lld x %lld, %s) -> %s:%s (%lld x %lld): %s, %d rank(s) (%s, %s), %lld "
+        "%s:%s (%s, %s) -> %s:%s (%s): %s, %d rank(s) (%s, %s), %lld "
         "pass(es)%s, %.3f s, %.2f GB/s, %s",
-        run->in_path.file, run->in.dataset, (long long)run->in.rows, (long long)run->in.cols,
-        type_text, run->out_path.file, out_name, (long long)run->in.cols, (long long)run->in.rows,
-        size_text, run->nranks, backend_name, stats->exchange,
+        run->in_path.file, run->in.dataset, run->in_shape, type_text, run->out_path.file, out_name,
+        run->out_shape, size_text, run->nranks, backend_name, stats->exchange,
         (long long)xio_pass_count(&stats->done.grid), run->resumed ? " (resumed)" : "",
         total_seconds, rate, verification);
   }
@@ -605,11 +667,18 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   if (xio_open_input(comm, run->in_path.file, run->in_path.dataset[0] ? run->in_path.dataset : NULL,
                      &run->in, &err))
     goto fail;
+  const int folded = fold_input(run, NULL, &err);
+  if (folded != TOOL_EXIT_OK) {
+    exit_code = folded;
+    goto fail;
+  }
   char type_text[256];
   xio_type_describe(run->in.type, type_text, sizeof type_text);
-  tool_report_verbose("input %s:%s, %lld x %lld, %s (%zu bytes per element)", run->in_path.file,
-                      run->in.dataset, (long long)run->in.rows, (long long)run->in.cols, type_text,
-                      run->in.elem_size);
+  tool_report_verbose(
+      "input %s:%s, %s -> %s, %s; moved as a %lld x %lld matrix of %zu-byte "
+      "elements",
+      run->in_path.file, run->in.dataset, run->in_shape, run->out_shape, type_text,
+      (long long)run->in.rows, (long long)run->in.cols, run->in.elem_size);
 
   run->budget = opt->memory_bytes;
   if (!run->budget) {

@@ -23,7 +23,9 @@ enum {
   OPT_CHECK,
   OPT_MPI_HINT,
   OPT_LAYOUT,
-  OPT_FILTER
+  OPT_FILTER,
+  OPT_AXES,
+  OPT_DIMS
 };
 
 /* Index of `value` in `names` (NULL-terminated, in enum order), or -1. */
@@ -36,8 +38,9 @@ static int choice(const char *value, const char *const *names) {
 const char *tool_usage(void) {
   return "Usage: xpose [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
          "       xpose verify [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
-         "Transpose a 2-D HDF5 dataset of any size and fixed-size type; or (verify, or\n"
-         "--check) prove that an existing OUT is the transpose of IN, writing nothing.\n"
+         "Transpose a 2-D HDF5 dataset of any size and fixed-size type, or permute the\n"
+         "axes of an N-D one; or (verify, or --check) prove that an existing OUT is that\n"
+         "of IN, writing nothing.\n"
          "Run it under MPI (mpirun -n P xpose ...) or on its own as one rank.\n"
          "\n"
          "IN's dataset defaults to the file's only 2-D dataset; OUT's to IN's dataset path.\n"
@@ -50,6 +53,14 @@ const char *tool_usage(void) {
          "from the files).\n"
          "\n"
          "Options:\n"
+         "      --dims A,B,...     the output's axes in order, by the input's dimension names\n"
+         "                         (netCDF dimensions, dimension scales or labels): e.g.\n"
+         "                         --dims lat,lon,time turns time slices (time,lat,lon) into\n"
+         "                         time series\n"
+         "      --axes I,J,...     the same by the input's axis numbers, from 0: --axes 1,2,0\n"
+         "                         (default for 2-D: 1,0).  Today's xpose moves one run of\n"
+         "                         adjacent axes past the run before it, the axes after\n"
+         "                         them kept in place: (A,B,C,D) -> (C,A,B,D) and the like\n"
          "  -m, --memory SIZE      memory per rank for xpose's buffers (default: half of the\n"
          "                         node's memory, shared among the node's ranks); larger\n"
          "                         datasets are transposed in passes.  SIZE is bytes with an\n"
@@ -118,6 +129,8 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
       {"io", required_argument, NULL, OPT_IO},
       {"layout", required_argument, NULL, OPT_LAYOUT},
       {"filter", required_argument, NULL, OPT_FILTER},
+      {"axes", required_argument, NULL, OPT_AXES},
+      {"dims", required_argument, NULL, OPT_DIMS},
       {"force", no_argument, NULL, 'f'},
       {"quiet", no_argument, NULL, 'q'},
       {"verbose", no_argument, NULL, 'v'},
@@ -220,6 +233,8 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
                              "shuffle+gzip[=1-9] or szip",
                              optarg);
         break;
+      case OPT_AXES: options->axes = optarg; break;
+      case OPT_DIMS: options->dims = optarg; break;
       case 'f': options->force = 1; break;
       case 'q': options->quiet = 1; break;
       case 'v': options->verbose = 1; break;
@@ -246,6 +261,8 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
                        "--filter compresses chunks: it needs --layout chunked (or the default)");
   if (verify_options == 3)
     return usage_error(error, error_size, "%s", "--verify and --no-verify exclude each other");
+  if (options->axes && options->dims)
+    return usage_error(error, error_size, "%s", "--axes and --dims exclude each other");
   if (options->quiet && options->verbose)
     return usage_error(error, error_size, "%s", "--quiet and --verbose exclude each other");
   const int positional = argc - optind;

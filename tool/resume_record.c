@@ -13,7 +13,7 @@
 #include "checksum.h"
 
 #define SLOT_BYTES 4096
-static const char header[] = "xpose partial output, resume record 3\n";
+static const char header[] = "xpose partial output, resume record 4\n";
 /* An older xpose's: recognised, to say so, never resumed. */
 static const char older_header[] = "xpose partial output, resume record ";
 
@@ -72,6 +72,7 @@ int tool_resume_identity(const char *input_file, const xio_matrix *in, const cha
   copy_line(r->output_dataset, sizeof r->output_dataset, output_dataset);
   r->rows = in->rows;
   r->cols = in->cols;
+  r->shape = in->shape;
   size_t encoded = 0;
   unsigned char type[1024];
   if (H5Tencode(in->type, NULL, &encoded) < 0 || encoded > sizeof type ||
@@ -96,7 +97,14 @@ static int format_slot(const tool_resume_record *r, char slot[SLOT_BYTES]) {
       r->input.host, r->type_hash, r->rows, r->cols, g->row_passes, g->col_passes, g->block_rows,
       g->block_cols, r->progress.passes_done, r->progress.sums.read, r->progress.sums.written,
       r->input_dataset, r->output_dataset, r->input_path);
-  if (n < 0 || n + 32 >= SLOT_BYTES) return -1;
+  if (n < 0 || n >= SLOT_BYTES) return -1;
+  const xio_shape *shape = &r->shape;
+  n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "fold %d %d %d", shape->ndims, shape->split,
+                shape->trail);
+  for (int i = 0; i < shape->ndims && n < SLOT_BYTES; i++)
+    n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), " %" PRId64, shape->dims[i]);
+  if (n + 32 >= SLOT_BYTES) return -1;
+  n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "\n");
   n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "check %016" PRIx64 "\n",
                 hash_bytes(slot, (size_t)n));
   return 0;
@@ -152,6 +160,17 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
       !(v = field(text, "checksums")) ||
       sscanf(v, "%" SCNx64 " %" SCNx64, &r->progress.sums.read, &r->progress.sums.written) != 2)
     return -1;
+  xio_shape *shape = &r->shape;
+  int used = 0;
+  if (!(v = field(text, "fold")) ||
+      sscanf(v, "%d %d %d%n", &shape->ndims, &shape->split, &shape->trail, &used) != 3 ||
+      shape->ndims < 2 || shape->ndims > XIO_MAX_DIMS)
+    return -1;
+  for (int i = 0; i < shape->ndims; i++) {
+    int more = 0;
+    if (sscanf(v + used, " %" SCNd64 "%n", &shape->dims[i], &more) != 1) return -1;
+    used += more;
+  }
   rest_of_line(r->input_dataset, sizeof r->input_dataset, field(text, "input_dataset"));
   rest_of_line(r->output_dataset, sizeof r->output_dataset, field(text, "output_dataset"));
   rest_of_line(r->input_path, sizeof r->input_path, field(text, "input"));
@@ -235,9 +254,14 @@ const char *tool_resume_record_mismatch(const tool_resume_record *found,
     snprintf(why, sizeof why, "the input file changed since it was started: %s", change);
     return why;
   }
-  if (found->rows != wanted->rows || found->cols != wanted->cols ||
-      found->type_hash != wanted->type_hash)
-    return "it holds another shape or datatype";
+  int same_shape =
+      found->type_hash == wanted->type_hash && found->shape.ndims == wanted->shape.ndims;
+  for (int i = 0; same_shape && i < found->shape.ndims; i++)
+    same_shape = found->shape.dims[i] == wanted->shape.dims[i];
+  if (!same_shape) return "it holds another shape or datatype";
+  if (found->shape.split != wanted->shape.split || found->shape.trail != wanted->shape.trail ||
+      found->rows != wanted->rows || found->cols != wanted->cols)
+    return "it was started for another order of the axes";
   if (strcmp(found->output_dataset, wanted->output_dataset) != 0)
     return "it was started for another output dataset";
   return NULL;

@@ -35,6 +35,7 @@ typedef struct {
   tool_input_identity input;
   char input_dataset[512], output_dataset[512];
   int64_t rows, cols;
+  xio_shape shape; /* the input's axes and their fold: which permutation */
   /* how far it got */
   xio_progress progress;
   uint64_t sequence;

@@ -62,10 +62,13 @@ class BadInput(ToolTestCase):
     def test_not_two_dimensional(self):
         self.write_h5("nd.h5", {"/three": np.ones((2, 3, 4)), "/one": np.arange(5.0),
                                 "/scalar": np.float64(3.0)})
-        self.expect_failure(["nd.h5:/three", "out.h5"], "nd.h5:/three is 3-D (2 x 3 x 4)")
+        self.expect_failure(["nd.h5:/three", "out.h5"], "nd.h5:/three is 3-D: give the output's "
+                            "axis order with --dims (by name) or --axes (by number)", code=2)
         self.expect_failure(["nd.h5:/one", "out.h5"], "nd.h5:/one is 1-D (5)", ranks=3)
         self.expect_failure(["nd.h5:/scalar", "out.h5"], "nd.h5:/scalar is a scalar")
-        self.expect_failure(["nd.h5", "out.h5"], "nd.h5 holds no 2-D dataset")
+        self.expect_failure(["nd.h5", "out.h5"], "nd.h5:/three is 3-D: give", code=2)
+        self.write_h5("1d.h5", {"/one": np.arange(5.0)})
+        self.expect_failure(["1d.h5", "out.h5"], "1d.h5 holds no dataset of 2 or more axes")
 
     def test_several_candidates(self):
         self.write_h5("two.h5", {"/a": np.ones((2, 2)), "/g/b": np.ones((3, 2))})

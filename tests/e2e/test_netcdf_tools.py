@@ -55,6 +55,16 @@ class Tools(ToolTestCase):
         with open(self.path("out.nc"), "rb") as f:
             self.assertEqual(f.read(8), HDF5_SIGNATURE)
 
+    def test_the_unlimited_dimension_stays_unlimited_and_grows(self):
+        with netCDF4.Dataset(self.path("out.nc"), "a") as nc:
+            self.assertTrue(nc.dimensions["time"].isunlimited())
+            self.assertFalse(nc.dimensions["station"].isunlimited())
+            nc["time"][ROWS] = ROWS * 6.0  # one more record
+            self.assertEqual(nc["tas"].shape, (COLS, ROWS + 1))
+        if shutil.which("ncdump"):
+            result = run("ncdump", "-h", self.path("out.nc"))
+            self.assertIn("time = UNLIMITED ; // (%d currently)" % (ROWS + 1), result.stdout)
+
     @unittest.skipIf(xarray is None, "python3-xarray is not installed")
     def test_xarray_opens_it_with_no_engine_named(self):
         with xarray.open_dataset(self.path("out.nc")) as ds:

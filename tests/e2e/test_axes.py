@@ -1,0 +1,187 @@
+"""End to end: N-D datasets and their axes (--axes, --dims).  Every
+permutation xpose makes (one run of adjacent axes moved in front of the run
+before it, the rest in place) of 3-, 4- and 5-D datasets against numpy's
+transpose, at 1 to 3 ranks, odd sizes, element sizes 1 to 16 bytes,
+contiguous (raw) and chunked, compressed outputs, in passes far smaller
+than the data; the other permutations refused with one message and
+nothing written; names from netCDF dimensions and from labels; resuming
+and `xpose verify` on N-D outputs."""
+
+import itertools
+import os
+import signal
+import time
+import unittest
+
+import h5py
+import numpy as np
+
+from harness import ToolTestCase, XPOSE, finish, pattern, resume_record, start
+
+USAGE = 2
+DTYPES = ["<f4", "u1", "<i2", "<f8", "<c16"]
+STORAGES = [{}, {"chunks": True}, {"chunks": True, "compression": "gzip", "shuffle": True}]
+
+
+def moves(ndims):
+    """The (split, trail) folds: the permutations xpose makes."""
+    return [(s, t) for s in range(1, ndims) for t in range(s + 1, ndims + 1)]
+
+
+def order_of(ndims, split, trail):
+    return list(range(split, trail)) + list(range(split)) + list(range(trail, ndims))
+
+
+class Axes(ToolTestCase):
+    def write(self, shape, dtype, storage=None, name="in.h5"):
+        data = pattern(shape, dtype)
+        with h5py.File(self.path(name), "w") as f:
+            f.create_dataset("v", data=data, **(storage or {}))
+        return data
+
+    def assertPermuted(self, data, order, out="out.h5"):
+        with h5py.File(self.path(out), "r") as f:
+            got = f["v"][...]
+        self.assertEqual(got.shape, tuple(data.shape[i] for i in order))
+        self.assertTrue(np.array_equal(got, data.transpose(order)), f"wrong data for {order}")
+
+    def test_every_move_of_3_4_and_5_axes(self):
+        shapes = {3: (7, 5, 3), 4: (5, 3, 4, 3), 5: (3, 4, 2, 3, 5)}
+        case = 0
+        for ndims, shape in shapes.items():
+            for split, trail in moves(ndims):
+                dtype = DTYPES[case % len(DTYPES)]
+                storage = STORAGES[case % len(STORAGES)]
+                ranks = 1 + case % 3
+                case += 1
+                order = order_of(ndims, split, trail)
+                with self.subTest(shape=shape, order=order, dtype=dtype, storage=storage,
+                                  ranks=ranks):
+                    data = self.write(shape, dtype, storage)
+                    # An element carries the axes after the moved ones.
+                    element = data.itemsize * int(np.prod(shape[trail:]))
+                    budget = str(max(1024, 16 * element))
+                    result = self.xpose(ranks, "--force", "--memory", budget, "--axes",
+                                        ",".join(map(str, order)), "in.h5", "out.h5")
+                    self.assertEqual(result.returncode, 0, result)
+                    self.assertPermuted(data, order)
+                    result = self.xpose(ranks, "verify", "--axes", ",".join(map(str, order)),
+                                        "in.h5", "out.h5")
+                    self.assertEqual(result.returncode, 0, result)
+
+    def test_raw_and_collective_paths_give_the_same_file(self):
+        data = self.write((29, 13, 11), "<f4")  # contiguous: raw on one node
+        order = [1, 2, 0]
+        for io in ("auto", "mpi-io"):
+            for ranks in (2, 3):
+                with self.subTest(io=io, ranks=ranks):
+                    result = self.xpose(ranks, "--force", "--io", io, "--memory", "2K", "--axes",
+                                        "1,2,0", "in.h5", "out.h5")
+                    self.assertEqual(result.returncode, 0, result)
+                    self.assertPermuted(data, order)
+
+    def test_other_orders_are_refused_with_one_message(self):
+        self.write((4, 3, 2, 5), "<f4")
+        made = {tuple(order_of(4, s, t)) for s, t in moves(4)}
+        refused = [p for p in itertools.permutations(range(4)) if p not in made]
+        for order in refused:
+            with self.subTest(order=order):
+                result = self.xpose(2, "--axes", ",".join(map(str, order)), "in.h5", "out.h5")
+                self.assertEqual(result.returncode, USAGE, result)
+                self.assertEqual(result.stderr.count("xpose: error:"), 1, result)
+                self.assertEqual(self.leftovers(), [])
+                self.assertFalse(os.path.exists(self.path("out.h5")))
+        for bad, why in (("0,1", "names 2 axes"), ("0,1,2,4", "is not an axis"),
+                         ("1,1,0,2", "twice"), ("x", "is not an axis")):
+            with self.subTest(axes=bad):
+                result = self.xpose(2, "--axes", bad, "in.h5", "out.h5")
+                self.assertEqual(result.returncode, USAGE, result)
+                self.assertIn(why, result.stderr)
+        result = self.xpose(2, "in.h5", "out.h5")  # N-D needs an order
+        self.assertEqual(result.returncode, USAGE, result)
+        self.assertIn("is 4-D: give the output's axis order with --dims", result.stderr)
+
+    def test_dims_by_label_and_by_netcdf_dimension(self):
+        data = pattern((6, 5, 4), "<f4")
+        with h5py.File(self.path("in.h5"), "w") as f:
+            v = f.create_dataset("v", data=data)
+            for axis, label in enumerate(("time", "lat", "lon")):
+                v.dims[axis].label = label
+        result = self.xpose(2, "--memory", "1K", "--dims", "lat,lon,time", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("time x lat x lon (6 x 5 x 4)", result.stdout)
+        self.assertIn("lat x lon x time (5 x 4 x 6)", result.stdout)
+        self.assertPermuted(data, [1, 2, 0])
+        with h5py.File(self.path("out.h5"), "r") as f:
+            self.assertEqual([d.label for d in f["v"].dims], ["lat", "lon", "time"])
+        result = self.xpose(2, "--force", "--dims", "lat,depth,time", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, USAGE, result)
+        self.assertIn("has no axis named 'depth' (its axes: time,lat,lon)", result.stderr)
+        try:
+            import netCDF4
+        except ImportError:
+            return
+        with netCDF4.Dataset(self.path("in.nc"), "w") as nc:
+            nc.createDimension("time", None)
+            nc.createDimension("lat", 5)
+            nc.createDimension("lon", 4)
+            nc.createVariable("lat", "f4", ("lat",))[:] = np.arange(5)
+            v = nc.createVariable("v", "f4", ("time", "lat", "lon"))
+            v.units = "K"
+            v[:] = data
+        result = self.xpose(3, "--memory", "1K", "--dims", "lat,lon,time", "in.nc:/v", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        with netCDF4.Dataset(self.path("out.nc")) as nc:
+            self.assertEqual(nc["v"].dimensions, ("lat", "lon", "time"))
+            self.assertEqual(nc["v"].units, "K")
+            np.testing.assert_array_equal(nc["v"][:], data.transpose(1, 2, 0))
+            np.testing.assert_array_equal(nc["lat"][:], np.arange(5))
+
+    def test_verify_finds_the_order_or_asks_for_it(self):
+        data = self.write((6, 5, 4), "<i2")
+        result = self.xpose(2, "--axes", "2,0,1", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        result = self.xpose(2, "verify", "in.h5", "out.h5")  # only 2,0,1 gives 4 x 6 x 5
+        self.assertEqual(result.returncode, 0, result)
+        result = self.xpose(2, "verify", "--axes", "1,2,0", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 3, result)  # another shape: not that transpose
+        self.write((4, 4, 4), "<i2", name="cube.h5")
+        result = self.xpose(2, "--axes", "1,2,0", "cube.h5", "cube-out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        result = self.xpose(2, "verify", "cube.h5", "cube-out.h5")
+        self.assertEqual(result.returncode, USAGE, result)
+        self.assertIn("more than one way: name the order with --dims or --axes", result.stderr)
+        result = self.xpose(2, "verify", "--axes", "2,0,1", "cube.h5", "cube-out.h5")
+        self.assertEqual(result.returncode, 3, result)  # same shape, other order: caught
+        result = self.xpose(2, "verify", "--axes", "1,2,0", "cube.h5", "cube-out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        del data
+
+    def test_a_stopped_n_d_run_resumes_only_for_its_own_order(self):
+        data = self.write((160, 120, 100), "<f4")  # 7.3 MiB in passes of 8 KiB
+        args = ["--memory", "8K", "--checkpoint", "0", "--axes", "1,2,0", "in.h5", "out.h5"]
+        proc = start(2, [XPOSE, *args], cwd=self.dir)
+        partial = self.path("out.h5.xpose-partial")
+        deadline = time.time() + 60
+        while time.time() < deadline and proc.poll() is None:
+            record = resume_record(partial)
+            if record and int(record["passes_done"]) >= 20:
+                break
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGUSR1)
+        result = finish(proc)
+        self.assertEqual(result.returncode, 4, result)
+        self.assertEqual(resume_record(partial)["fold"], "3 1 3 160 120 100")
+        result = self.xpose(2, "--resume", "--memory", "8K", "--axes", "2,0,1", "in.h5",
+                            "out.h5")
+        self.assertEqual(result.returncode, 1, result)
+        self.assertIn("it was started for another order of the axes", result.stderr)
+        result = self.xpose(2, "--resume", *args)
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("(resumed)", result.stdout)
+        self.assertPermuted(data, [1, 2, 0])
+        self.assertEqual(self.leftovers(), [])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
