@@ -3,11 +3,25 @@
 
 #include <errno.h>
 #include <hdf5.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "output_file.h"
+
+/* "netCDF-3 classic" and the like, from the file's first 4 bytes, or NULL. */
+static const char *netcdf3_kind(const char *path) {
+  unsigned char magic[4] = {0};
+  FILE *f = fopen(path, "rb");
+  const size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
+  if (f) fclose(f);
+  if (got != 4 || memcmp(magic, "CDF", 3) != 0) return NULL;
+  return magic[3] == 1   ? "a netCDF-3 classic file"
+         : magic[3] == 2 ? "a netCDF-3 64-bit offset file"
+         : magic[3] == 5 ? "a netCDF-3 CDF-5 (64-bit data) file"
+                         : NULL;
+}
 
 static int check_input_on_root(void *arg, xio_error *err) {
   const char *path = arg;
@@ -22,6 +36,12 @@ static int check_input_on_root(void *arg, xio_error *err) {
 #else
   const htri_t is_hdf5 = H5Fis_hdf5(path);
 #endif
+  const char *netcdf3 = is_hdf5 <= 0 ? netcdf3_kind(path) : NULL;
+  if (netcdf3)
+    return xio_fail(err,
+                    "%s is %s, which xpose does not read (it reads HDF5 and netCDF-4): convert it "
+                    "first with `nccopy -k nc4 %s %s.nc4`",
+                    path, netcdf3, path, path);
   if (is_hdf5 <= 0) return xio_fail(err, "%s is not an HDF5 file", path);
   return 0;
 }

@@ -43,6 +43,26 @@ class BadInput(ToolTestCase):
             f.write("not an HDF5 file\n" * 100)
         self.expect_failure(["text.h5", "out.h5"], "text.h5 is not an HDF5 file", ranks=3)
 
+    def test_netcdf3_input_gets_the_nccopy_hint(self):
+        try:
+            import netCDF4
+        except ImportError:
+            self.skipTest("python3-netcdf4 is not installed")
+        kinds = {"NETCDF3_CLASSIC": "netCDF-3 classic", "NETCDF3_64BIT_OFFSET":
+                 "netCDF-3 64-bit offset", "NETCDF3_64BIT_DATA": "netCDF-3 CDF-5"}
+        for fmt, kind in kinds.items():
+            with self.subTest(format=fmt):
+                name = fmt.lower() + ".h5"  # a misleading name: the bytes decide
+                with netCDF4.Dataset(self.path(name), "w", format=fmt) as nc:
+                    nc.createDimension("y", 3)
+                    nc.createDimension("x", 4)
+                    nc.createVariable("v", "f4", ("y", "x"))[:] = np.ones((3, 4))
+                self.expect_failure([name, "out.h5"],
+                                    f"{name} is a {kind}")
+                result = self.xpose(1, name, "out.h5")
+                self.assertIn(f"convert it first with `nccopy -k nc4 {name} {name}.nc4`",
+                              result.stderr)
+
     def test_input_is_a_fifo(self):
         os.mkfifo(self.path("fifo.h5"))  # opening it to read would block
         self.expect_failure(["fifo.h5", "out.h5"], "fifo.h5 is a FIFO, not an HDF5 file", ranks=3)
