@@ -69,14 +69,12 @@ static int64_t product(const int64_t *dims, int a, int b) {
   return n;
 }
 
-/* How many of a group's flattened positions make whole chunks: the first
- * axis's chunk times the rest where the rest is chunked whole, else the
- * whole group (no shorter run of positions is a union of chunks). */
+/* A run of a group's flattened positions starting and ending on multiples
+ * of this covers whole chunks: whole extents of the group's inner axes
+ * (which their chunks tile, edges included), and of its first axis a
+ * multiple of that axis's chunk. */
 static int64_t chunk_unit(const xio_matrix *m, int a, int b) {
-  for (int i = a + 1; i < b; i++)
-    if (m->chunk_dims[i] < m->shape.dims[i]) return product(m->shape.dims, a, b);
-  const int64_t rest = product(m->shape.dims, a + 1, b);
-  return a < b ? m->chunk_dims[a] * rest : 1;
+  return a < b ? m->chunk_dims[a] * product(m->shape.dims, a + 1, b) : 1;
 }
 
 int xio_matrix_fold(xio_matrix *m, int split, int trail, xio_error *err) {
@@ -92,9 +90,10 @@ int xio_matrix_fold(xio_matrix *m, int split, int trail, xio_error *err) {
     return xio_fail(err, "%s has more elements than 64-bit sizes count", m->dataset);
   m->shape.split = split;
   m->shape.trail = trail;
-  m->rows = rows;
-  m->cols = cols;
-  m->elem_size = (size_t)inside * m->type_size;
+  /* An empty axis inside the elements empties the matrix, not its elements. */
+  m->rows = inside ? rows : 0;
+  m->cols = inside ? cols : 0;
+  m->elem_size = (size_t)(inside ? inside : 1) * m->type_size;
   if (m->chunked) {
     m->chunk_rows = chunk_unit(m, 0, split);
     m->chunk_cols = chunk_unit(m, split, trail);
@@ -419,12 +418,13 @@ static void range_slabs(const int64_t *dims, int a, int b, int64_t first, int64_
 /* Selects in fspace the folded block [row, row + nrows) x [col, col +
  * ncols): the union of the row groups' slabs times the column groups'
  * (one hyperslab for a 2-D dataset).  HDF5 moves a selection's elements in
- * the dataspace's row-major order, which is the block's own. */
+ * the dataspace's row-major order, which is the block's own.  *slabs says
+ * how many; `size` is the last one's shape. */
 static herr_t select_block(const xio_matrix *m, hid_t fspace, int64_t row, int64_t nrows,
-                           int64_t col, int64_t ncols) {
+                           int64_t col, int64_t ncols, int *slabs, hsize_t *size) {
   const xio_shape *s = &m->shape;
-  hsize_t start[XIO_MAX_DIMS] = {0}, size[XIO_MAX_DIMS] = {0};
-  for (int i = s->trail; i < s->ndims; i++) size[i] = (hsize_t)s->dims[i]; /* inside elements */
+  hsize_t start[XIO_MAX_DIMS] = {0};
+  for (int i = 0; i < s->ndims; i++) size[i] = i < s->trail ? 0 : (hsize_t)s->dims[i];
   slab_list rows = {0}, cols = {0};
   range_slabs(s->dims, 0, s->split, row, row + nrows, start, size, &rows);
   range_slabs(s->dims, s->split, s->trail, col, col + ncols, start, size, &cols);
@@ -432,7 +432,7 @@ static herr_t select_block(const xio_matrix *m, hid_t fspace, int64_t row, int64
   for (int r = 0; r < rows.count && status >= 0; r++)
     for (int c = 0; c < cols.count && status >= 0; c++) {
       memcpy(start, rows.start[r], sizeof start);
-      memcpy(size, rows.size[r], sizeof size);
+      memcpy(size, rows.size[r], sizeof rows.size[r]);
       memcpy(start + s->split, cols.start[c] + s->split,
              sizeof start[0] * (size_t)(s->trail - s->split));
       memcpy(size + s->split, cols.size[c] + s->split,
@@ -440,6 +440,7 @@ static herr_t select_block(const xio_matrix *m, hid_t fspace, int64_t row, int64
       status = H5Sselect_hyperslab(fspace, r + c ? H5S_SELECT_OR : H5S_SELECT_SET, start, NULL,
                                    size, NULL);
     }
+  *slabs = rows.count * cols.count;
   return status;
 }
 
@@ -461,10 +462,17 @@ static int transfer_block(const xio_matrix *m, int writing, int64_t row, int64_t
   if (fspace < 0 || dxpl < 0 || H5Pset_dxpl_mpio(dxpl, mode) < 0) {
     rc = xio_fail_h5(err, "cannot set up a collective transfer");
   } else if (nrows > 0 && ncols > 0) {
+    /* One hyperslab is given a memory space of its own shape: where the
+     * shapes differ, HDF5 maps a chunked selection element by element (a
+     * 308 MiB read-back took 13 s against 2). */
     const hsize_t elements =
         (hsize_t)nrows * (hsize_t)ncols * (hsize_t)(m->elem_size / m->type_size);
-    mspace = H5Screate_simple(1, &elements, NULL);
-    if (mspace < 0 || select_block(m, fspace, row, nrows, col, ncols) < 0)
+    hsize_t size[XIO_MAX_DIMS];
+    int slabs = 0;
+    if (select_block(m, fspace, row, nrows, col, ncols, &slabs, size) < 0) slabs = -1;
+    mspace = slabs == 1 ? H5Screate_simple(m->shape.ndims, size, NULL)
+                        : H5Screate_simple(1, &elements, NULL);
+    if (mspace < 0 || slabs < 0)
       rc = xio_fail_h5(err, "cannot select rows %lld-%lld, columns %lld-%lld of %s", (long long)row,
                        (long long)(row + nrows - 1), (long long)col, (long long)(col + ncols - 1),
                        m->dataset);
@@ -628,6 +636,7 @@ int xio_data_end(const xio_matrix *m, uint64_t *bytes, xio_error *err) {
   int rc = 0;
   *bytes = 0;
   if (m->filtered) return 0; /* compressed: the size is known once written */
+  if (m->rows == 0 || m->cols == 0 || m->elem_size == 0) return 0; /* no elements, no storage */
   if (m->chunked) { /* allocated early; a flushed file ends where its data does */
     MPI_File *handle = NULL;
     MPI_Offset size = 0;

@@ -98,8 +98,15 @@ int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_bud
   int raw_rc = 0;
   if (checksum_raw(m, transposed, memory_budget, stop_requested, sum, &raw_rc, err)) return raw_rc;
   const size_t es = m->elem_size;
+  /* A chunked dataset in blocks of whole chunks, each read once (in row
+   * slabs, every slab would decompress every chunk it crosses). */
   xio_slab_walk walk;
-  if (xio_slab_walk_init(m->comm, m->rows, m->cols, es, memory_budget, &walk, err)) return -1;
+  const int chunks = m->chunked ? xio_slab_walk_chunks(m->comm, m->rows, m->cols, es, memory_budget,
+                                                       m->chunk_rows, m->chunk_cols, &walk, err)
+                                : 1;
+  if (chunks < 0 ||
+      (chunks && xio_slab_walk_init(m->comm, m->rows, m->cols, es, memory_budget, &walk, err)))
+    return -1;
   unsigned char *buf = malloc((size_t)(walk.piece_rows * walk.piece_cols) * es + 1);
   int rc = buf ? 0 : xio_fail(err, "cannot allocate the verification buffer");
   rc = xio_agree(m->comm, rc, err);

@@ -69,6 +69,16 @@ class Axes(ToolTestCase):
                                         "in.h5", "out.h5")
                     self.assertEqual(result.returncode, 0, result)
 
+    def test_empty_axes_anywhere(self):
+        for shape, order in (((3, 4, 0), [1, 0, 2]), ((3, 0, 2), [1, 2, 0]),
+                             ((0, 3, 2), [2, 0, 1])):
+            with self.subTest(shape=shape, order=order):
+                data = self.write(shape, "<f4")
+                result = self.xpose(2, "--force", "--axes", ",".join(map(str, order)), "in.h5",
+                                    "out.h5")
+                self.assertEqual(result.returncode, 0, result)
+                self.assertPermuted(data, order)
+
     def test_raw_and_collective_paths_give_the_same_file(self):
         data = self.write((29, 13, 11), "<f4")  # contiguous: raw on one node
         order = [1, 2, 0]
