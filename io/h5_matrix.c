@@ -519,6 +519,7 @@ int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col
 
 typedef struct {
   hid_t to;
+  const char *history; /* the file's: its own history is written anew */
   const xio_shape *transposed; /* the dataset itself, this its input's shape: per-axis
                                   attributes are permuted; NULL for a scale */
   xio_skipped_attributes *skipped;
@@ -563,7 +564,7 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
   const size_t size = type >= 0 ? H5Tget_size(type) : 0;
   if (type < 0 || space < 0 || points < 0 || kind == H5S_NO_CLASS || size == 0) {
     rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
-  } else if (is_dimension_scale_link(name)) {
+  } else if (is_dimension_scale_link(name) || (copy->history && strcmp(name, "history") == 0)) {
     /* made anew */
   } else if (xio_type_has_reference(type) ||
              (copy->transposed && strcmp(name, "_Netcdf4Dimid") == 0)) {
@@ -605,13 +606,79 @@ static int copy_attributes(const xio_matrix *from, const xio_matrix *to,
                            const xio_shape *transposed, xio_skipped_attributes *skipped,
                            xio_error *err) {
   memset(skipped, 0, sizeof *skipped);
-  attribute_copy copy = {to->dset, transposed, skipped, 0, err};
+  attribute_copy copy = {to->dset, NULL, transposed, skipped, 0, err};
   hsize_t index = 0;
   int rc = 0;
   if (H5Aiterate2(from->dset, H5_INDEX_NAME, H5_ITER_INC, &index, copy_attribute, &copy) < 0) {
     if (!copy.failed) xio_fail_h5(err, "cannot list the attributes of %s", from->dataset);
     rc = -1;
   }
+  return xio_agree(from->comm, rc, err);
+}
+
+/* The input's history attribute as text (netCDF's is a fixed-size string), or "". */
+static void read_history(hid_t file, char *text, size_t size) {
+  text[0] = '\0';
+  if (H5Aexists(file, "history") <= 0) return;
+  hid_t attr = H5Aopen(file, "history", H5P_DEFAULT);
+  hid_t type = attr >= 0 ? H5Aget_type(attr) : H5I_INVALID_HID;
+  hid_t space = attr >= 0 ? H5Aget_space(attr) : H5I_INVALID_HID;
+  if (type >= 0 && space >= 0 && H5Tget_class(type) == H5T_STRING &&
+      H5Sget_simple_extent_npoints(space) == 1) {
+    if (H5Tis_variable_str(type) > 0) {
+      char *value = NULL;
+      if (H5Aread(attr, type, &value) >= 0 && value) snprintf(text, size, "%s", value);
+      if (value) (void)XIO_RECLAIM(type, space, &value);
+    } else {
+      const size_t length = H5Tget_size(type);
+      char *value = calloc(length + 1, 1);
+      if (value && H5Aread(attr, type, value) >= 0) snprintf(text, size, "%s", value);
+      free(value);
+    }
+  }
+  if (space >= 0) (void)H5Sclose(space); /* only read: nothing to report */
+  if (type >= 0) (void)H5Tclose(type);
+  if (attr >= 0) (void)H5Aclose(attr);
+}
+
+int xio_copy_file_attributes(const xio_matrix *from, const xio_matrix *to, const char *history,
+                             xio_skipped_attributes *skipped, xio_error *err) {
+  memset(skipped, 0, sizeof *skipped);
+  attribute_copy copy = {to->file, history, NULL, skipped, 0, err};
+  hsize_t index = 0;
+  int rc = 0;
+  /* In the order they were made, where the file kept it (netCDF-C does). */
+  unsigned order = 0;
+  hid_t root = H5Gopen2(from->file, "/", H5P_DEFAULT);
+  hid_t gcpl = root >= 0 ? H5Gget_create_plist(root) : H5I_INVALID_HID;
+  if (gcpl < 0 || H5Pget_attr_creation_order(gcpl, &order) < 0) order = 0;
+  if (gcpl >= 0) (void)H5Pclose(gcpl); /* only read */
+  const H5_index_t by = order & H5P_CRT_ORDER_INDEXED ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+  if (root < 0 || H5Aiterate2(root, by, H5_ITER_INC, &index, copy_attribute, &copy) < 0) {
+    if (!copy.failed) xio_fail_h5(err, "cannot list the attributes of %s", from->dataset);
+    rc = -1;
+  }
+  /* history: this run's line first, then the input's, as NCO writes it */
+  char *text = NULL, old[65536];
+  if (rc == 0 && history) {
+    read_history(from->file, old, sizeof old);
+    const size_t length = strlen(history) + 1 + strlen(old);
+    text = malloc(length + 1);
+    if (!text) rc = xio_fail(err, "cannot allocate the history attribute");
+    else snprintf(text, length + 1, "%s%s%s", history, old[0] ? "\n" : "", old);
+  }
+  if (rc == 0 && text) {
+    hid_t type = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), attr = H5I_INVALID_HID;
+    if (type < 0 || space < 0 || H5Tset_size(type, strlen(text) ? strlen(text) : 1) < 0 ||
+        (attr = H5Acreate2(to->file, "history", type, space, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+        H5Awrite(attr, type, text) < 0)
+      rc = xio_fail_h5(err, "cannot write the history attribute");
+    xio_release(H5Aclose, &attr, &rc, err);
+    xio_release(H5Sclose, &space, &rc, err);
+    xio_release(H5Tclose, &type, &rc, err);
+  }
+  free(text);
+  xio_release(H5Gclose, &root, &rc, err);
   return xio_agree(from->comm, rc, err);
 }
 

@@ -110,6 +110,13 @@ typedef struct {
 int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
                         xio_skipped_attributes *skipped, xio_error *err);
 
+/* The same for the attributes of from's file (its root group) onto to's
+ * file, nothing permuted; with `history` (NULL: copied as it is), the
+ * output's history attribute is that line, then the input's history on
+ * the lines after it (NCO's way). */
+int xio_copy_file_attributes(const xio_matrix *from, const xio_matrix *to, const char *history,
+                             xio_skipped_attributes *skipped, xio_error *err);
+
 /* The same for a dimension scale's copy: nothing swapped. */
 int xio_copy_scale_attributes(const xio_matrix *from, const xio_matrix *to,
                               xio_skipped_attributes *skipped, xio_error *err);

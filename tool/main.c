@@ -1,9 +1,11 @@
 /* xpose: transpose a 2-D HDF5 dataset with MPI ranks, out of core. */
+#define _POSIX_C_SOURCE 200809L /* localtime_r */
 #include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "axes.h"
@@ -283,6 +285,29 @@ static int resume_partial(transpose_run *run, const xio_transpose_options *topt,
   return 0;
 }
 
+/* Collective.  The input file's attributes onto the output's, its
+ * history gaining this run's command line, dated, as NCO's tools do. */
+static int copy_file_attributes(transpose_run *run, xio_error *err) {
+  char line[sizeof run->opt->command_line + 64] = "";
+  if (run->rank == 0) {
+    const time_t now = time(NULL);
+    char when[64] = "";
+    struct tm local;
+    if (localtime_r(&now, &local)) strftime(when, sizeof when, "%a %b %e %H:%M:%S %Y", &local);
+    snprintf(line, sizeof line, "%s: %s", when, run->opt->command_line);
+  }
+  xio_skipped_attributes skipped;
+  if (XIO_MPI(MPI_Bcast(line, (int)sizeof line, MPI_CHAR, 0, run->comm), err) ||
+      xio_copy_file_attributes(&run->in, &run->out, line, &skipped, err))
+    return -1;
+  if (skipped.count)
+    tool_report_warning("%d attribute(s) of %s were not copied (%s): references cannot point "
+                        "from %s into %s",
+                        skipped.count, run->in_path.file, skipped.names, run->in_path.file,
+                        run->out_path.file);
+  return 0;
+}
+
 /* Collective.  The partial output: an earlier run's to continue (with
  * --resume), or a new one with its space reserved and a first record. */
 static int start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
@@ -313,6 +338,7 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in,
                         &run->opt->storage, &out_shape, &run->out, err) ||
       xio_copy_attributes(&run->in, &run->out, &skipped, err) ||
+      copy_file_attributes(run, err) ||
       xio_copy_dimension_scales(&run->in, &run->out, &scales, err) || xio_flush(&run->out, err) ||
       xio_data_end(&run->out, &file_bytes, err) ||
       tool_output_reserve(run->comm, &run->output, file_bytes, err))

@@ -143,6 +143,10 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
       {NULL, 0, NULL, 0},
   };
   memset(options, 0, sizeof *options);
+  size_t used = 0;
+  for (int i = 0; i < argc && used < sizeof options->command_line; i++)
+    used += (size_t)snprintf(options->command_line + used, sizeof options->command_line - used,
+                             "%s%s", i ? " " : "", i ? argv[i] : "xpose");
   if (argc > 1 && strcmp(argv[1], "verify") == 0) { /* the subcommand: "verify" is argv[0] */
     options->check = 1;
     argc--;

@@ -10,6 +10,7 @@
 typedef struct {
   const char *input, *output; /* "file.h5[:/dataset]" */
   const char *axes, *dims;    /* --axes "2,0,1", --dims "lat,lon,time": the output's order */
+  char command_line[2048];    /* for the output's history attribute */
   uint64_t memory_bytes;      /* per rank; 0: from the node's memory */
   uint64_t gpu_memory_bytes;  /* per GPU; 0: half of its free memory */
   int backend;                /* an xpose_backend_kind */

@@ -38,6 +38,7 @@ class Tools(ToolTestCase):
         self.data = pattern((ROWS, COLS), "<f4")
         with netCDF4.Dataset(self.path("in.nc"), "w") as nc:
             nc.title = "xpose tools test"
+            nc.history = "made by the test"
             nc.createDimension("time", None)
             nc.createDimension("station", COLS)
             t = nc.createVariable("time", "f8", ("time",))
@@ -54,6 +55,14 @@ class Tools(ToolTestCase):
         # looks at the first bytes (xarray's engine guess, CDO, file(1)).
         with open(self.path("out.nc"), "rb") as f:
             self.assertEqual(f.read(8), HDF5_SIGNATURE)
+
+    def test_global_attributes_are_kept_and_history_gets_the_command(self):
+        with netCDF4.Dataset(self.path("out.nc")) as nc:
+            self.assertEqual(nc.title, "xpose tools test")
+            first, _, rest = nc.history.partition("\n")
+            self.assertRegex(first, r"^\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}: xpose "
+                             r"--memory 8K in.nc:/tas out.nc$")
+            self.assertEqual(rest, "made by the test")
 
     def test_the_unlimited_dimension_stays_unlimited_and_grows(self):
         with netCDF4.Dataset(self.path("out.nc"), "a") as nc:
