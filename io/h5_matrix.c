@@ -564,7 +564,8 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
   const size_t size = type >= 0 ? H5Tget_size(type) : 0;
   if (type < 0 || space < 0 || points < 0 || kind == H5S_NO_CLASS || size == 0) {
     rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
-  } else if (is_dimension_scale_link(name) || (copy->history && strcmp(name, "history") == 0)) {
+  } else if (is_dimension_scale_link(name) || (copy->history && strcmp(name, "history") == 0) ||
+             (copy->history && H5Aexists(copy->to, name) > 0)) {
     /* made anew */
   } else if (xio_type_has_reference(type) ||
              (copy->transposed && strcmp(name, "_Netcdf4Dimid") == 0)) {
@@ -660,7 +661,7 @@ int xio_copy_file_attributes(const xio_matrix *from, const xio_matrix *to, const
   }
   /* history: this run's line first, then the input's, as NCO writes it */
   char *text = NULL, old[65536];
-  if (rc == 0 && history) {
+  if (rc == 0 && history && H5Aexists(to->file, "history") <= 0) {
     read_history(from->file, old, sizeof old);
     const size_t length = strlen(history) + 1 + strlen(old);
     text = malloc(length + 1);

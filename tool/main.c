@@ -286,7 +286,8 @@ static int resume_partial(transpose_run *run, const xio_transpose_options *topt,
 }
 
 /* Collective.  The input file's attributes onto the output's, its
- * history gaining this run's command line, dated, as NCO's tools do. */
+ * history gaining this run's command line, dated, as NCO's tools do; what
+ * a stopped run wrote already is kept. */
 static int copy_file_attributes(transpose_run *run, xio_error *err) {
   char line[sizeof run->opt->command_line + 64] = "";
   if (run->rank == 0) {
@@ -338,7 +339,6 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in,
                         &run->opt->storage, &out_shape, &run->out, err) ||
       xio_copy_attributes(&run->in, &run->out, &skipped, err) ||
-      copy_file_attributes(run, err) ||
       xio_copy_dimension_scales(&run->in, &run->out, &scales, err) || xio_flush(&run->out, err) ||
       xio_data_end(&run->out, &file_bytes, err) ||
       tool_output_reserve(run->comm, &run->output, file_bytes, err))
@@ -783,7 +783,10 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
    * file ends early): then that is the error, and nothing is kept. */
   xio_error changed;
   if (transposed < 0 && xio_on_root(comm, input_unchanged_on_root, run, &changed)) err = changed;
-  if (transposed != 0 || xio_close(&run->out, &err)) {
+  /* The file's attributes last: written at the start, they left HDF5
+   * 1.10.8 metadata to flush at a failed run's close, which failed and
+   * crashed the rank in MPI_Finalize (a full disk during the passes). */
+  if (transposed != 0 || copy_file_attributes(run, &err) || xio_close(&run->out, &err)) {
     if (transposed == XIO_STOPPED) {
       exit_code = TOOL_EXIT_STOPPED;
       goto stopped;

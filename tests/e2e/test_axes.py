@@ -168,8 +168,10 @@ class Axes(ToolTestCase):
         del data
 
     def test_a_stopped_n_d_run_resumes_only_for_its_own_order(self):
-        data = self.write((160, 120, 100), "<f4")  # 7.3 MiB in passes of 8 KiB
-        args = ["--memory", "8K", "--checkpoint", "0", "--axes", "1,2,0", "in.h5", "out.h5"]
+        # 15 MiB in passes of 4 KiB: thousands, so the stop lands mid-run even
+        # where passes take a millisecond (a GPU machine) and mpirun forwards late.
+        data = self.write((240, 136, 120), "<f4")
+        args = ["--memory", "4K", "--checkpoint", "0", "--axes", "1,2,0", "in.h5", "out.h5"]
         proc = start(2, [XPOSE, *args], cwd=self.dir)
         partial = self.path("out.h5.xpose-partial")
         deadline = time.time() + 60
@@ -181,8 +183,8 @@ class Axes(ToolTestCase):
         os.kill(proc.pid, signal.SIGUSR1)
         result = finish(proc)
         self.assertEqual(result.returncode, 4, result)
-        self.assertEqual(resume_record(partial)["fold"], "3 1 3 160 120 100")
-        result = self.xpose(2, "--resume", "--memory", "8K", "--axes", "2,0,1", "in.h5",
+        self.assertEqual(resume_record(partial)["fold"], "3 1 3 240 136 120")
+        result = self.xpose(2, "--resume", "--memory", "4K", "--axes", "2,0,1", "in.h5",
                             "out.h5")
         self.assertEqual(result.returncode, 1, result)
         self.assertIn("it was started for another order of the axes", result.stderr)
