@@ -331,12 +331,10 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
    * attribute creation order are tracked, as netCDF-C does: without it
    * netCDF-C opens the file read-only ("NetCDF: Can't write file"). */
   const unsigned order = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;
-  if (fapl < 0 || fcpl < 0 || lcpl < 0 || dcpl < 0 ||
-      H5Pset_link_creation_order(fcpl, order) < 0 || H5Pset_attr_creation_order(fcpl, order) < 0 ||
-      H5Pset_attr_creation_order(dcpl, order) < 0 ||
+  if (fapl < 0 || fcpl < 0 || lcpl < 0 || dcpl < 0 || H5Pset_link_creation_order(fcpl, order) < 0 ||
+      H5Pset_attr_creation_order(fcpl, order) < 0 || H5Pset_attr_creation_order(dcpl, order) < 0 ||
       H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
-      H5Pset_alignment(fapl, 1 << 20, 4096) < 0 ||
-      H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
+      H5Pset_alignment(fapl, 1 << 20, 4096) < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
       H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || copy_fill_value(like, dcpl) < 0)
     rc = xio_fail_h5(err, "cannot set up the output file's properties");
   m->shape = *shape;
@@ -519,7 +517,7 @@ int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col
 
 typedef struct {
   hid_t to;
-  const char *history; /* the file's: its own history is written anew */
+  const char *history;         /* the file's: its own history is written anew */
   const xio_shape *transposed; /* the dataset itself, this its input's shape: per-axis
                                   attributes are permuted; NULL for a scale */
   xio_skipped_attributes *skipped;
@@ -665,8 +663,10 @@ int xio_copy_file_attributes(const xio_matrix *from, const xio_matrix *to, const
     read_history(from->file, old, sizeof old);
     const size_t length = strlen(history) + 1 + strlen(old);
     text = malloc(length + 1);
-    if (!text) rc = xio_fail(err, "cannot allocate the history attribute");
-    else snprintf(text, length + 1, "%s%s%s", history, old[0] ? "\n" : "", old);
+    if (!text)
+      rc = xio_fail(err, "cannot allocate the history attribute");
+    else
+      snprintf(text, length + 1, "%s%s%s", history, old[0] ? "\n" : "", old);
   }
   if (rc == 0 && text) {
     hid_t type = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), attr = H5I_INVALID_HID;

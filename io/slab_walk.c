@@ -30,8 +30,8 @@ int xio_slab_walk_init(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_si
 }
 
 int xio_slab_walk_chunks(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size,
-                         uint64_t budget, int64_t unit_rows, int64_t unit_cols,
-                         xio_slab_walk *walk, xio_error *err) {
+                         uint64_t budget, int64_t unit_rows, int64_t unit_cols, xio_slab_walk *walk,
+                         xio_error *err) {
   int rank, nranks;
   if (XIO_MPI(MPI_Comm_rank(comm, &rank), err) || XIO_MPI(MPI_Comm_size(comm, &nranks), err))
     return -1;
@@ -39,16 +39,17 @@ int xio_slab_walk_chunks(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_
   if (rows == 0 || cols == 0 || unit_rows < 1 || unit_cols < 1) return 1;
   int64_t br = unit_rows < rows ? unit_rows : rows, bc = unit_cols < cols ? unit_cols : cols;
   if ((uint64_t)br * (uint64_t)bc * elem_size > budget) return 1;
-  while (bc < cols && (uint64_t)br * (uint64_t)(bc + unit_cols) * elem_size <= budget) bc += unit_cols;
+  while (bc < cols && (uint64_t)br * (uint64_t)(bc + unit_cols) * elem_size <= budget)
+    bc += unit_cols;
   if (bc > cols) bc = cols;
-  while (br < rows && (uint64_t)(br + unit_rows) * (uint64_t)bc * elem_size <= budget) br += unit_rows;
+  while (br < rows && (uint64_t)(br + unit_rows) * (uint64_t)bc * elem_size <= budget)
+    br += unit_rows;
   if (br > rows) br = rows;
   *walk = (xio_slab_walk){0};
   walk->by_chunks = 1, walk->rank = rank, walk->nranks = nranks;
   walk->rows = rows, walk->cols = cols, walk->piece_rows = br, walk->piece_cols = bc;
-  walk->row_blocks = (rows + br - 1) / br;
   walk->col_pieces = (cols + bc - 1) / bc;
-  const int64_t blocks = walk->row_blocks * walk->col_pieces;
+  const int64_t blocks = (rows + br - 1) / br * walk->col_pieces;
   walk->local = blocks / nranks + (rank < blocks % nranks);
   walk->total = (blocks + nranks - 1) / nranks;
   return 0;
@@ -57,8 +58,8 @@ int xio_slab_walk_chunks(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_
 void xio_slab_walk_piece(const xio_slab_walk *walk, int64_t p, int64_t *r0, int64_t *nr,
                          int64_t *c0, int64_t *nc) {
   *r0 = *nr = *c0 = *nc = 0;
+  if (p >= walk->local) return;
   if (walk->by_chunks) {
-    if (p >= walk->local) return;
     const int64_t block = p * walk->nranks + walk->rank;
     *r0 = (block / walk->col_pieces) * walk->piece_rows;
     *c0 = (block % walk->col_pieces) * walk->piece_cols;
@@ -66,7 +67,6 @@ void xio_slab_walk_piece(const xio_slab_walk *walk, int64_t p, int64_t *r0, int6
     *nc = walk->cols - *c0 < walk->piece_cols ? walk->cols - *c0 : walk->piece_cols;
     return;
   }
-  if (p >= walk->local) return;
   const int64_t end = walk->first + walk->count;
   *r0 = walk->first + (p / walk->col_pieces) * walk->piece_rows;
   *nr = end - *r0 < walk->piece_rows ? end - *r0 : walk->piece_rows;

@@ -17,7 +17,6 @@ typedef struct {
   int64_t total;                    /* pieces on the busiest rank: the loop count */
   /* xio_slab_walk_chunks: blocks of whole chunks, dealt to the ranks in turn */
   int by_chunks, rank, nranks;
-  int64_t row_blocks;
 } xio_slab_walk;
 
 /* Collective.  budget: bytes for one piece (capped at XIO_MAX_TRANSFER_BYTES).
@@ -31,8 +30,8 @@ int xio_slab_walk_init(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_si
  * rank (a compressed one is decompressed once).  1, and nothing set,
  * where one chunk's block does not fit the budget. */
 int xio_slab_walk_chunks(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size,
-                         uint64_t budget, int64_t unit_rows, int64_t unit_cols,
-                         xio_slab_walk *walk, xio_error *err);
+                         uint64_t budget, int64_t unit_rows, int64_t unit_cols, xio_slab_walk *walk,
+                         xio_error *err);
 
 /* Piece p of walk->total; empty (nr = nc = 0) beyond this rank's pieces. */
 void xio_slab_walk_piece(const xio_slab_walk *walk, int64_t p, int64_t *r0, int64_t *nr,

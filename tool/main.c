@@ -302,10 +302,10 @@ static int copy_file_attributes(transpose_run *run, xio_error *err) {
       xio_copy_file_attributes(&run->in, &run->out, line, &skipped, err))
     return -1;
   if (skipped.count)
-    tool_report_warning("%d attribute(s) of %s were not copied (%s): references cannot point "
-                        "from %s into %s",
-                        skipped.count, run->in_path.file, skipped.names, run->in_path.file,
-                        run->out_path.file);
+    tool_report_warning(
+        "%d attribute(s) of %s were not copied (%s): references cannot point "
+        "from %s into %s",
+        skipped.count, run->in_path.file, skipped.names, run->in_path.file, run->out_path.file);
   return 0;
 }
 

@@ -207,14 +207,16 @@ static int sync_parent(const char *path, xio_error *err) {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
-  if (slash == dir) slash[1] = '\0';
-  else if (slash) *slash = '\0';
-  else snprintf(dir, sizeof dir, ".");
+  if (slash == dir)
+    slash[1] = '\0';
+  else if (slash)
+    *slash = '\0';
+  else
+    snprintf(dir, sizeof dir, ".");
   const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return xio_fail(err, "%s: %s", dir, strerror(errno));
-  const int rc = fsync(fd) != 0 && errno != EINVAL
-                     ? xio_fail(err, "syncing %s: %s", dir, strerror(errno))
-                     : 0;
+  const int rc =
+      fsync(fd) != 0 && errno != EINVAL ? xio_fail(err, "syncing %s: %s", dir, strerror(errno)) : 0;
   close(fd);
   return rc;
 }
