@@ -134,9 +134,8 @@ int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, const 
   const int input_chunked = like && like->chunked && like->shape.ndims == shape->ndims;
   int chunked = storage->layout == XIO_LAYOUT_CHUNKED || new_filter ||
                 (storage->layout == XIO_LAYOUT_AS_INPUT && input_chunked);
-  int64_t elements = 1;
-  for (int i = 0; i < shape->ndims; i++) elements = shape->dims[i] ? elements : 0;
-  if (elements == 0) chunked = 0; /* no elements, nothing to chunk */
+  for (int i = 0; i < shape->ndims; i++)
+    if (shape->dims[i] == 0) chunked = 0; /* no elements, nothing to chunk */
   if (!chunked)
     return H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
                    H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0
