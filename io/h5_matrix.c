@@ -59,6 +59,12 @@ xio_shape xio_shape_transposed(const xio_shape *in) {
   return out;
 }
 
+int xio_shape_same_dims(const xio_shape *a, const xio_shape *b) {
+  int same = a->ndims == b->ndims;
+  for (int i = 0; same && i < a->ndims; i++) same = a->dims[i] == b->dims[i];
+  return same;
+}
+
 /* The product of dims[a..b), or -1 past INT64_MAX. */
 static int64_t product(const int64_t *dims, int a, int b) {
   int64_t n = 1;
@@ -128,9 +134,7 @@ static void shape_text(const xio_shape *shape, char *text, size_t size) {
 
 int xio_matrix_fold_as_transpose(xio_matrix *out, const xio_matrix *in, xio_error *err) {
   const xio_shape want = xio_shape_transposed(&in->shape);
-  int same = out->shape.ndims == want.ndims;
-  for (int i = 0; same && i < want.ndims; i++) same = out->shape.dims[i] == want.dims[i];
-  if (!same) {
+  if (!xio_shape_same_dims(&out->shape, &want)) {
     char have_text[256], want_text[256];
     shape_text(&out->shape, have_text, sizeof have_text);
     shape_text(&want, want_text, sizeof want_text);

@@ -29,6 +29,9 @@ typedef struct {
  * then the axes inside the elements; folded to be that transpose's matrix. */
 xio_shape xio_shape_transposed(const xio_shape *in);
 
+/* Whether a and b have the same axes, of the same lengths (folds aside). */
+int xio_shape_same_dims(const xio_shape *a, const xio_shape *b);
+
 /* Which axis of `in` becomes axis `axis` of its transpose. */
 int xio_shape_source_axis(const xio_shape *in, int axis);
 

@@ -511,9 +511,7 @@ static int folds_giving(const xio_shape *in, const xio_shape *like, int *split, 
       xio_shape fold = *in;
       fold.split = s, fold.trail = t;
       const xio_shape moved = xio_shape_transposed(&fold);
-      int same = moved.ndims == like->ndims;
-      for (int i = 0; same && i < moved.ndims; i++) same = moved.dims[i] == like->dims[i];
-      if (same) found++, *split = s, *trail = t;
+      if (xio_shape_same_dims(&moved, like)) found++, *split = s, *trail = t;
     }
   return found;
 }

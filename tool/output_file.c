@@ -52,6 +52,12 @@ static int sync_path(const char *path, xio_error *err) {
   return rc;
 }
 
+int tool_sync_parent(const char *path, xio_error *err) {
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s", path);
+  return sync_path(dirname(dir), err);
+}
+
 static void unlock(tool_output_file *out) {
   if (lock_fd < 0) return;
   (void)unlink(out->lock_path); /* while still holding it: the next run makes a new one */
@@ -318,10 +324,8 @@ static int publish_on_root(void *arg, xio_error *err) {
   out->owned = 0; /* published: nothing left to remove */
   (void)unlink(out->record_path); /* a record of nothing now; a next run removes it too */
   /* Persist the rename too; best effort: the file is already in place. */
-  char dir[sizeof out->final_path];
-  snprintf(dir, sizeof dir, "%s", out->final_path);
   xio_error ignored;
-  (void)sync_path(dirname(dir), &ignored);
+  (void)tool_sync_parent(out->final_path, &ignored);
   return 0;
 }
 

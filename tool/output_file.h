@@ -80,6 +80,10 @@ int tool_output_publish(MPI_Comm comm, tool_output_file *out, xio_error *err);
  * unless `keep`. */
 void tool_output_release(MPI_Comm comm, tool_output_file *out, int keep);
 
+/* Local.  fsyncs the directory holding `path`, so that a name made in it
+ * (a new file, a rename) survives a crash. */
+int tool_sync_parent(const char *path, xio_error *err);
+
 /* Local.  Removes the partial and its record (a missing one is fine). */
 int tool_output_remove_partial(const tool_output_file *out, xio_error *err);
 

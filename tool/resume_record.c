@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "output_file.h"
 
 #define SLOT_BYTES 4096
 static const char header[] = "xpose partial output, resume record 4\n";
@@ -201,26 +202,6 @@ int tool_resume_record_read(const char *path, tool_resume_record *record) {
   return found ? 0 : -1;
 }
 
-/* fsync the directory holding `path`: a new file's name must be durable
- * before its record can be relied on. */
-static int sync_parent(const char *path, xio_error *err) {
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash == dir)
-    slash[1] = '\0';
-  else if (slash)
-    *slash = '\0';
-  else
-    snprintf(dir, sizeof dir, ".");
-  const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return xio_fail(err, "%s: %s", dir, strerror(errno));
-  const int rc =
-      fsync(fd) != 0 && errno != EINVAL ? xio_fail(err, "syncing %s: %s", dir, strerror(errno)) : 0;
-  close(fd);
-  return rc;
-}
-
 int tool_resume_record_write(const char *path, tool_resume_record *record, xio_error *err) {
   tool_resume_record newest;
   record->sequence = tool_resume_record_read(path, &newest) == 0 ? newest.sequence + 1 : 1;
@@ -238,7 +219,7 @@ int tool_resume_record_write(const char *path, tool_resume_record *record, xio_e
   else if (fdatasync(fd) != 0 && errno != EINVAL)
     rc = xio_fail(err, "syncing the resume record %s: %s", path, strerror(errno));
   if (close(fd) != 0 && rc == 0) rc = xio_fail(err, "closing %s: %s", path, strerror(errno));
-  if (rc == 0 && created) rc = sync_parent(path, err);
+  if (rc == 0 && created) rc = tool_sync_parent(path, err); /* its name too */
   return rc;
 }
 
@@ -256,11 +237,8 @@ const char *tool_resume_record_mismatch(const tool_resume_record *found,
     snprintf(why, sizeof why, "the input file changed since it was started: %s", change);
     return why;
   }
-  int same_shape =
-      found->type_hash == wanted->type_hash && found->shape.ndims == wanted->shape.ndims;
-  for (int i = 0; same_shape && i < found->shape.ndims; i++)
-    same_shape = found->shape.dims[i] == wanted->shape.dims[i];
-  if (!same_shape) return "it holds another shape or datatype";
+  if (found->type_hash != wanted->type_hash || !xio_shape_same_dims(&found->shape, &wanted->shape))
+    return "it holds another shape or datatype";
   if (found->shape.split != wanted->shape.split || found->shape.trail != wanted->shape.trail ||
       found->rows != wanted->rows || found->cols != wanted->cols)
     return "it was started for another order of the axes";
