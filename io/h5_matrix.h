@@ -98,32 +98,6 @@ int xio_read_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col,
 int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
                     const void *buf, xio_error *err);
 
-/* Attributes left out of a copy: their names, the first few. */
-typedef struct {
-  int count;
-  char names[512];
-} xio_skipped_attributes;
-
-/* Copies every attribute of from's dataset onto to's, its transpose, with
- * its exact type; those naming the axes in order (DIMENSION_LABELS,
- * netCDF-4's _Netcdf4Coordinates) are permuted as the axes are.  Dimension scales' links
- * are left to xio_copy_dimension_scales.  Left out, and named in *skipped:
- * other attributes holding references (they cannot point from one file
- * into another). */
-int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
-                        xio_skipped_attributes *skipped, xio_error *err);
-
-/* The same for the attributes of from's file (its root group) onto to's
- * file, nothing permuted; with `history` (NULL: copied as it is), the
- * output's history attribute is that line, then the input's history on
- * the lines after it (NCO's way). */
-int xio_copy_file_attributes(const xio_matrix *from, const xio_matrix *to, const char *history,
-                             xio_skipped_attributes *skipped, xio_error *err);
-
-/* The same for a dimension scale's copy: nothing swapped. */
-int xio_copy_scale_attributes(const xio_matrix *from, const xio_matrix *to,
-                              xio_skipped_attributes *skipped, xio_error *err);
-
 /* Sets dcpl's layout, chunk shape and filters for an output shaped
  * `shape` with values of type_size bytes, as `storage` says (h5_storage.h);
  * like's dataset, if any, is the input, whose transpose `shape` is.

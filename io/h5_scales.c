@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h5_attributes.h"
+#include "h5_compat.h"
+
 enum { MAX_SCALES = 64 };
 
 typedef struct {
@@ -150,16 +153,76 @@ static herr_t first_scale_name(hid_t dset, unsigned axis, hid_t scale, void *dat
   return 1; /* the first one names the axis */
 }
 
-int xio_axis_names(const xio_matrix *m, char names[][128], xio_error *err) {
-  int rc = 0;
-  for (int axis = 0; axis < m->shape.ndims && rc == 0; axis++) {
+/* Local.  The names of dset's axes (xio_axis_names). */
+static int axis_names(hid_t dset, int ndims, char names[][128], const char *shown, xio_error *err) {
+  for (int axis = 0; axis < ndims; axis++) {
     names[axis][0] = '\0';
-    if (H5DSget_label(m->dset, (unsigned)axis, names[axis], 128) < 0)
-      rc = xio_fail_h5(err, "cannot read the axis labels of %s", m->dataset);
-    const int scales = rc == 0 && !names[axis][0] ? H5DSget_num_scales(m->dset, (unsigned)axis) : 0;
+    if (H5DSget_label(dset, (unsigned)axis, names[axis], 128) < 0)
+      return xio_fail_h5(err, "cannot read the axis labels of %s", shown);
+    const int scales = !names[axis][0] ? H5DSget_num_scales(dset, (unsigned)axis) : 0;
     if (scales > 0 &&
-        H5DSiterate_scales(m->dset, (unsigned)axis, NULL, first_scale_name, names[axis]) < 0)
-      rc = xio_fail_h5(err, "cannot list the dimension scales of %s", m->dataset);
+        H5DSiterate_scales(dset, (unsigned)axis, NULL, first_scale_name, names[axis]) < 0)
+      return xio_fail_h5(err, "cannot list the dimension scales of %s", shown);
   }
+  return 0;
+}
+
+int xio_axis_names(const xio_matrix *m, char names[][128], xio_error *err) {
+  const int rc = axis_names(m->dset, m->shape.ndims, names, m->dataset, err);
   return xio_agree(m->comm, rc, err);
+}
+
+typedef struct {
+  xio_dataset_axes *list;
+  int count, capacity, failed;
+  xio_error *err;
+} axes_listing;
+
+static herr_t list_axes(hid_t group, const char *name, const xio_link_info *info, void *data) {
+  axes_listing *listing = data;
+  if (info->type != H5L_TYPE_HARD) return 0;
+  hid_t dset = H5Oopen(group, name, H5P_DEFAULT);
+  if (dset < 0) return 0; /* not ours to judge: the chosen one is opened, and reported, later */
+  hid_t space = H5Iget_type(dset) == H5I_DATASET ? H5Dget_space(dset) : H5I_INVALID_HID;
+  const int ndims = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+  herr_t status = 0;
+  if (ndims >= 2 && ndims <= XIO_MAX_DIMS) {
+    if (listing->count == listing->capacity) {
+      const int larger = listing->capacity ? 2 * listing->capacity : 16;
+      xio_dataset_axes *bigger = realloc(listing->list, (size_t)larger * sizeof *bigger);
+      if (bigger) listing->list = bigger, listing->capacity = larger;
+    }
+    xio_dataset_axes *entry =
+        listing->count < listing->capacity ? &listing->list[listing->count] : NULL;
+    if (!entry) {
+      xio_fail(listing->err, "cannot list the datasets");
+      status = -1;
+    } else {
+      snprintf(entry->path, sizeof entry->path, "/%s", name);
+      entry->ndims = ndims;
+      status = axis_names(dset, ndims, entry->names, entry->path, listing->err);
+      if (status == 0) listing->count++;
+    }
+    if (status < 0) listing->failed = 1;
+  }
+  if (space >= 0) (void)H5Sclose(space); /* only read */
+  (void)H5Oclose(dset);
+  return status;
+}
+
+int xio_list_dataset_axes(hid_t file, const char *shown, xio_dataset_axes **list, int *count,
+                          xio_error *err) {
+  axes_listing listing = {.err = err};
+  int rc = 0;
+  if (XIO_LINK_VISIT(file, H5_INDEX_NAME, H5_ITER_INC, list_axes, &listing) < 0) {
+    if (!listing.failed) xio_fail_h5(err, "%s: cannot list its datasets", shown);
+    rc = -1;
+  }
+  if (rc) {
+    free(listing.list);
+    listing.list = NULL, listing.count = 0;
+  }
+  *list = listing.list;
+  *count = listing.count;
+  return rc;
 }

@@ -19,4 +19,17 @@ int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, int 
  * attached to it (netCDF-4's dimension), else "". */
 int xio_axis_names(const xio_matrix *m, char names[][128], xio_error *err);
 
+/* A dataset and the names of its axes (xio_axis_names'). */
+typedef struct {
+  char path[512];
+  int ndims;
+  char names[XIO_MAX_DIMS][128];
+} xio_dataset_axes;
+
+/* Local.  Every dataset of 2 to XIO_MAX_DIMS axes in `file`, by path,
+ * with the names of its axes; *list is malloc'd (free it), NULL when
+ * there is none.  `shown` names the file in messages. */
+int xio_list_dataset_axes(hid_t file, const char *shown, xio_dataset_axes **list, int *count,
+                          xio_error *err);
+
 #endif

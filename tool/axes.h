@@ -11,12 +11,25 @@
 #include <stddef.h>
 
 /* Local.  The fold giving the order that `axes` ("2,0,1": input axis
- * numbers) or `dims` ("lat,lon,time": names[i] naming input axis i) ask
- * for, or with neither the 2-D transpose.  `shown` names the dataset in
+ * numbers) or `dims` ("lat,lon,time", by tool_axes_by_names' rule;
+ * names[i] names input axis i) ask for, or with neither the 2-D
+ * transpose.  `shown` names the dataset in
  * messages.  0, or -1 with one line in error (the command line's fault:
  * exit 2). */
 int tool_axes_fold(int ndims, const char *const *names, const char *axes, const char *dims,
                    const char *shown, int *split, int *trail, char *error, size_t error_size);
+
+/* Local.  NCO ncpdq's rule for a dataset whose axis i is named names[i]:
+ * the axes that `dims` ("lat,lon,time") names take the places those axes
+ * hold, in the order dims gives; the others stay where they are (a
+ * dataset (time, lev, lat, lon) becomes (lat, lev, lon, time)).  Names of
+ * no axis of this dataset are passed over.  order[i]: the input axis that
+ * becomes axis i.  Returns how many axes dims names. */
+int tool_axes_by_names(int ndims, const char *const *names, const char *dims, int *order);
+
+/* Local.  0, or -1 with one line in error, for a --dims list with an
+ * empty name or a name twice. */
+int tool_axes_check_names(const char *dims, char *error, size_t error_size);
 
 /* "time x lat x lon (12 x 180 x 360)", or "12 x 180 x 360" where an axis
  * has no name. */

@@ -10,11 +10,14 @@
 
 #include "axes.h"
 #include "gpus.h"
+#include "h5_attributes.h"
+#include "h5_copy.h"
 #include "h5_matrix.h"
 #include "h5_scales.h"
 #include "h5_transpose.h"
 #include "h5_types.h"
 #include "h5_verify.h"
+#include "input_dataset.h"
 #include "input_file.h"
 #include "mpi_hints.h"
 #include "node_memory.h"
@@ -145,6 +148,7 @@ typedef struct {
   int stopped;          /* by a signal, outside the passes */
   int input_changed;    /* rank 0: the input is not the file that was read */
   int compressed;       /* the output's space could not be reserved ahead */
+  int noted_unaligned;  /* rank 0 said that a stopped run of it would start over */
   xpose_backend_kind backend;
   uint64_t budget, gpu_budget;
 } transpose_run;
@@ -309,6 +313,28 @@ static int copy_file_attributes(transpose_run *run, xio_error *err) {
   return 0;
 }
 
+/* Collective.  Unless --only, the rest of the input file beside the
+ * transposed dataset (h5_copy.h), before any pass: a partial output
+ * whose first record is written holds it all. */
+static int copy_rest_of_input(transpose_run *run, xio_error *err) {
+  if (run->opt->only) return 0;
+  xio_copy_stats copied;
+  if (xio_copy_rest(run->comm, run->in.file, run->out.file, run->in_path.file, run->in.dataset,
+                    run->budget, &copied, err))
+    return -1;
+  if (copied.skipped.count)
+    tool_report_warning(
+        "%d attribute(s) in %s were not copied (%s): references cannot point "
+        "from %s into %s",
+        copied.skipped.count, run->in_path.file, copied.skipped.names, run->out_path.file,
+        run->in_path.file);
+  char bytes[32];
+  tool_format_bytes(copied.bytes, bytes, sizeof bytes);
+  tool_report_verbose("copied the rest of %s: %d dataset(s) (%s of data), %d group(s), %d link(s)",
+                      run->in_path.file, copied.datasets, bytes, copied.groups, copied.links);
+  return 0;
+}
+
 /* Collective.  The partial output: an earlier run's to continue (with
  * --resume), or a new one with its space reserved and a first record. */
 static int start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
@@ -339,7 +365,8 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in,
                         &run->opt->storage, &out_shape, &run->out, err) ||
       xio_copy_attributes(&run->in, &run->out, &skipped, err) ||
-      xio_copy_dimension_scales(&run->in, &run->out, &scales, err) || xio_flush(&run->out, err) ||
+      xio_copy_dimension_scales(&run->in, &run->out, &scales, err) ||
+      copy_rest_of_input(run, err) || xio_flush(&run->out, err) ||
       xio_data_end(&run->out, &file_bytes, err) ||
       tool_output_reserve(run->comm, &run->output, file_bytes, err))
     return -1;
@@ -377,13 +404,15 @@ static int record_progress(const xio_progress *done, void *user_data, xio_error 
   transpose_run *run = user_data;
   if (xio_flush(&run->out, err)) return -1;
   if (run->rank != 0) return 0;
-  if (done->passes_done == 0 && run->out.filtered &&
-      !xio_pass_grid_aligned(&done->grid, run->out.chunk_cols, run->out.chunk_rows))
+  if (done->passes_done == 0 && run->out.filtered && !run->noted_unaligned &&
+      !xio_pass_grid_aligned(&done->grid, run->out.chunk_cols, run->out.chunk_rows)) {
+    run->noted_unaligned = 1; /* records of no pass come before and after the first pass */
     tool_report_note(
         "the memory budget holds no pass of whole %lld x %lld chunks of %s, so a "
         "stopped run of it starts over when resumed (compressed chunks written in "
         "part cannot be continued)",
         (long long)run->out.chunk_rows, (long long)run->out.chunk_cols, run->out_path.file);
+  }
   if (check_input_unchanged(run, err)) return -1;
   run->record.progress = *done;
   return tool_resume_record_write(run->output.record_path, &run->record, err);
@@ -412,6 +441,24 @@ static int verify_output(transpose_run *run, const char *out_name, double *secon
   }
   if (rc == 0 && run->opt->verify == TOOL_VERIFY_INPUT)
     rc = xio_checksum_matrix(&run->in, 0, run->budget, tool_stop_requested, &in_sum, err);
+  /* the copies of the rest of the input, against the input */
+  char differs[1024] = "";
+  uint64_t compared = 0;
+  if (rc == 0 && !run->opt->only && run->out.file < 0) /* resumed complete: not yet open */
+    rc = tool_output_evict(run->comm, &run->output, err) ||
+                 xio_open_existing(run->comm, run->output.partial_path, run->output.final_path,
+                                   out_name, 0, &run->out, err)
+             ? -1
+             : 0;
+  if (rc == 0 && !run->opt->only)
+    rc = xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file,
+                          run->in.dataset, run->budget, differs, sizeof differs, &compared, err);
+  if (rc == 0 && compared) {
+    char bytes[32];
+    tool_format_bytes(compared, bytes, sizeof bytes);
+    tool_report_verbose("the copies of the rest of %s read back and compared: %s",
+                        run->in_path.file, bytes);
+  }
   xio_error close_err;
   if (xio_close(&run->out, &close_err) && rc == 0) {
     *err = close_err;
@@ -426,6 +473,13 @@ static int verify_output(transpose_run *run, const char *out_name, double *secon
                     "data; nothing was published",
                     run->out_path.file, (unsigned long long)out_sum,
                     (unsigned long long)expected->written),
+           TOOL_EXIT_VERIFY;
+  if (differs[0])
+    return xio_fail(err,
+                    "verification failed: %s:%s, read back from storage, differs from its "
+                    "source in %s: the file system lost or changed data, or the input changed; "
+                    "nothing was published",
+                    run->out_path.file, differs, run->in_path.file),
            TOOL_EXIT_VERIFY;
   if (in_sum != expected->read)
     return xio_fail(err,
@@ -554,6 +608,18 @@ static int fold_input(transpose_run *run, const xio_matrix *like, xio_error *err
   return TOOL_EXIT_OK;
 }
 
+/* Collective.  With --dims, checks its names against the input's axes
+ * and, where IN names no dataset, picks the one it reorders.  An exit
+ * status. */
+static int choose_dataset(transpose_run *run, xio_error *err) {
+  if (!run->opt->dims) return TOOL_EXIT_OK;
+  int usage = 0;
+  if (tool_choose_input_dataset(run->comm, run->in_path.file, run->opt->dims, run->in_path.dataset,
+                                sizeof run->in_path.dataset, &usage, err) == 0)
+    return TOOL_EXIT_OK;
+  return usage ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
+}
+
 /* The start of either run: nothing open yet, the paths split, the MPI-IO
  * hints set.  An exit status: a malformed path or hint is a usage error. */
 static int run_begin(transpose_run *run, const tool_options *opt, MPI_Comm comm, xio_error *err) {
@@ -568,17 +634,35 @@ static int run_begin(transpose_run *run, const tool_options *opt, MPI_Comm comm,
 }
 
 /* `xpose verify IN OUT`: whether OUT is the transpose of IN, reading both. */
+/* Collective.  For `xpose verify` without --only: whether OUT holds the
+ * rest of IN as it is; where not, *match = 0 and why in detail. */
+static int compare_rest(transpose_run *run, uint64_t budget, int *match, char *detail, size_t size,
+                        xio_error *err) {
+  char differs[1024];
+  uint64_t bytes;
+  if (xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, run->in.dataset,
+                       budget, differs, sizeof differs, &bytes, err))
+    return -1;
+  if (differs[0]) {
+    *match = 0;
+    snprintf(detail, size, "%.300s:%.300s differs from %.300s's (--only checks the dataset alone)",
+             run->out_path.file, differs, run->in_path.file);
+  }
+  return 0;
+}
+
 static int run_check(const tool_options *opt, MPI_Comm comm) {
   transpose_run run_state, *run = &run_state;
   xio_error err = {""};
   const int begun = run_begin(run, opt, comm, &err);
   if (begun != TOOL_EXIT_OK) return begun;
   int exit_code = TOOL_EXIT_ERROR, match = 0;
-  char detail[256] = "", type_text[256] = "";
+  char detail[1024] = "", type_text[256] = "";
   const double start = MPI_Wtime();
   uint64_t budget = opt->memory_bytes;
   if (tool_check_input(comm, run->in_path.file, &err) ||
       tool_check_input(comm, run->out_path.file, &err) ||
+      (exit_code = choose_dataset(run, &err)) != TOOL_EXIT_OK ||
       xio_open_input(comm, run->in_path.file, run->in_path.dataset[0] ? run->in_path.dataset : NULL,
                      &run->in, &err) ||
       xio_open_existing(comm, run->out_path.file, run->out_path.file,
@@ -587,7 +671,8 @@ static int run_check(const tool_options *opt, MPI_Comm comm) {
       (exit_code = fold_input(run, &run->out, &err)) != TOOL_EXIT_OK ||
       (!budget && tool_default_memory_budget(comm, &budget, NULL, 0, &err)) ||
       (xio_matrix_fold_as_transpose(&run->out, &run->in, &err) == 0 &&
-       xio_verify_transpose(&run->in, &run->out, budget, &match, detail, sizeof detail, &err))) {
+       xio_verify_transpose(&run->in, &run->out, budget, &match, detail, sizeof detail, &err)) ||
+      (match && !opt->only && compare_rest(run, budget, &match, detail, sizeof detail, &err))) {
     if (exit_code == TOOL_EXIT_OK) exit_code = TOOL_EXIT_ERROR;
     tool_report_error("%s", err.message);
   } else {
@@ -666,7 +751,7 @@ static void print_summary(const transpose_run *run, const xio_transpose_stats *s
 
 static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   transpose_run run_state, *run = &run_state;
-  int exit_code = TOOL_EXIT_ERROR, keep_partial = 0;
+  int exit_code = TOOL_EXIT_ERROR, keep_partial = 0, chosen = TOOL_EXIT_OK;
   xio_error err = {""};
   const int begun = run_begin(run, opt, comm, &err);
   if (begun != TOOL_EXIT_OK) return begun;
@@ -678,12 +763,13 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   if (XIO_MPI(MPI_Comm_rank(comm, &run->rank), &err) ||
       XIO_MPI(MPI_Comm_size(comm, &run->nranks), &err) ||
       tool_check_input(comm, run->in_path.file, &err) ||
+      (chosen = choose_dataset(run, &err)) != TOOL_EXIT_OK ||
       tool_output_prepare(comm, run->out_path.file, run->in_path.file, opt->force,
                           opt->resume  ? TOOL_PARTIAL_KEEP
                           : opt->force ? TOOL_PARTIAL_REPLACE
                                        : TOOL_PARTIAL_REFUSE,
                           &run->output, &err)) {
-    if (run->output.usage_error) exit_code = TOOL_EXIT_USAGE;
+    if (run->output.usage_error || chosen == TOOL_EXIT_USAGE) exit_code = TOOL_EXIT_USAGE;
     goto fail;
   }
   keep_partial = run->output.partial_found; /* another run's work: not this one's to remove */

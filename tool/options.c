@@ -25,7 +25,8 @@ enum {
   OPT_LAYOUT,
   OPT_FILTER,
   OPT_AXES,
-  OPT_DIMS
+  OPT_DIMS,
+  OPT_ONLY
 };
 
 /* Index of `value` in `names` (NULL-terminated, in enum order), or -1. */
@@ -43,8 +44,11 @@ const char *tool_usage(void) {
          "of IN, writing nothing.\n"
          "Run it under MPI (mpirun -n P xpose ...) or on its own as one rank.\n"
          "\n"
-         "IN's dataset defaults to the file's only 2-D dataset; OUT's to IN's dataset path.\n"
-         "OUT.h5 is a new file with the transposed dataset (same datatype, same attributes).\n"
+         "IN's dataset defaults to the one that --dims reorders, else to the file's only\n"
+         "2-D dataset; OUT's to IN's dataset path.  OUT.h5 is a new file: IN.h5 with that\n"
+         "dataset transposed (same datatype, same attributes) and everything else copied\n"
+         "as it is (groups, datasets, attributes, dimension scales, links), as NCO's ncpdq\n"
+         "writes whole files; --only writes the transposed dataset alone.\n"
          "It is written as OUT.h5.xpose-partial and appears under its own name only once\n"
          "complete and read back from storage against checksums of what was written.\n"
          "TERM, INT, HUP, USR1 or USR2 stop a run after the pass in progress, keeping the\n"
@@ -54,13 +58,16 @@ const char *tool_usage(void) {
          "\n"
          "Options:\n"
          "      --dims A,B,...     the output's axes in order, by the input's dimension names\n"
-         "                         (netCDF dimensions, dimension scales or labels): e.g.\n"
-         "                         --dims lat,lon,time turns time slices (time,lat,lon) into\n"
-         "                         time series\n"
+         "                         (netCDF dimensions, dimension scales or labels), with\n"
+         "                         ncpdq's rule: the named axes take the places they held,\n"
+         "                         in this order, the others staying; e.g. --dims lat,lon,time\n"
+         "                         turns time slices (time,lat,lon) into time series\n"
          "      --axes I,J,...     the same by the input's axis numbers, from 0: --axes 1,2,0\n"
          "                         (default for 2-D: 1,0).  Today's xpose moves one run of\n"
          "                         adjacent axes past the run before it, the axes after\n"
          "                         them kept in place: (A,B,C,D) -> (C,A,B,D) and the like\n"
+         "      --only             write the transposed dataset (and its dimension scales)\n"
+         "                         alone, not the rest of IN.h5\n"
          "  -m, --memory SIZE      memory per rank for xpose's buffers (default: half of the\n"
          "                         node's memory, shared among the node's ranks); larger\n"
          "                         datasets are transposed in passes.  SIZE is bytes with an\n"
@@ -131,6 +138,7 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
       {"filter", required_argument, NULL, OPT_FILTER},
       {"axes", required_argument, NULL, OPT_AXES},
       {"dims", required_argument, NULL, OPT_DIMS},
+      {"only", no_argument, NULL, OPT_ONLY},
       {"force", no_argument, NULL, 'f'},
       {"quiet", no_argument, NULL, 'q'},
       {"verbose", no_argument, NULL, 'v'},
@@ -239,6 +247,7 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
         break;
       case OPT_AXES: options->axes = optarg; break;
       case OPT_DIMS: options->dims = optarg; break;
+      case OPT_ONLY: options->only = 1; break;
       case 'f': options->force = 1; break;
       case 'q': options->quiet = 1; break;
       case 'v': options->verbose = 1; break;

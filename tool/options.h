@@ -25,6 +25,7 @@ typedef struct {
   double checkpoint_seconds; /* between checkpoints of the partial output */
   xio_storage storage;       /* --layout, --filter: as the input's by default */
   int io_mpi_only;           /* --io mpi-io: every transfer through HDF5's MPI-IO */
+  int only;                  /* --only: the transposed dataset alone, not the rest of IN */
   int help, version;
 } tool_options;
 

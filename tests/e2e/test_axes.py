@@ -126,7 +126,8 @@ class Axes(ToolTestCase):
             self.assertEqual([d.label for d in f["v"].dims], ["lat", "lon", "time"])
         result = self.xpose(2, "--force", "--dims", "lat,depth,time", "in.h5", "out.h5")
         self.assertEqual(result.returncode, USAGE, result)
-        self.assertIn("has no axis named 'depth' (its axes: time,lat,lon)", result.stderr)
+        self.assertIn("no dataset of in.h5 has an axis named 'depth' (its axes: time,lat,lon)",
+                      result.stderr)
         try:
             import netCDF4
         except ImportError:

@@ -8,7 +8,9 @@
  * after that many microseconds (a slow file system, for runs that must
  * last).  With WRITE_FAULT_LOSE=1, writes past WRITE_FAULT_AFTER bytes
  * report success and write nothing: a file system that loses data without
- * saying so.  Everything else passes through. */
+ * saying so; with WRITE_FAULT_LOSE_BYTES too, only that many bytes are
+ * lost, the writes after them going through.  Everything else passes
+ * through. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,7 +25,7 @@ static struct {
   int configured, active, error, lose;
   long delay_us;
   const char *path;
-  long long after, written;
+  long long after, written, lose_bytes, lost;
 } fault;
 
 static void configure(void) {
@@ -40,6 +42,8 @@ static void configure(void) {
   fault.delay_us = delay ? atol(delay) : 0;
   fault.error = error && strcmp(error, "EIO") == 0 ? EIO : ENOSPC;
   fault.lose = getenv("WRITE_FAULT_LOSE") && strcmp(getenv("WRITE_FAULT_LOSE"), "1") == 0;
+  const char *lose_bytes = getenv("WRITE_FAULT_LOSE_BYTES");
+  fault.lose_bytes = lose_bytes ? atoll(lose_bytes) : -1;
   fault.active = 1;
 }
 
@@ -54,7 +58,9 @@ static int inject(int fd, size_t bytes) {
   target[n] = '\0';
   if (!strstr(target, fault.path)) return 0;
   if (fault.delay_us) usleep((useconds_t)fault.delay_us);
-  if (fault.after >= 0 && fault.written + (long long)bytes > fault.after) {
+  const int lost_enough = fault.lose_bytes >= 0 && fault.lost >= fault.lose_bytes;
+  if (fault.after >= 0 && fault.written + (long long)bytes > fault.after && !lost_enough) {
+    fault.lost += (long long)bytes;
     if (fault.lose) return 1;
     errno = fault.error;
     return -1;

@@ -1,0 +1,196 @@
+#include "h5_attributes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5_compat.h"
+#include "h5_types.h"
+
+typedef struct {
+  hid_t to;
+  const char *history;         /* the file's: its own history is written anew */
+  const xio_shape *transposed; /* the dataset itself, this its input's shape: per-axis
+                                  attributes are permuted; NULL for a scale */
+  xio_skipped_attributes *skipped;
+  int failed;
+  xio_error *err;
+} attribute_copy;
+
+/* Attributes naming the axes in order, swapped on the transposed dataset:
+ * the labels (h5py's dims[i].label, H5DSset_label) and netCDF-4's ids of
+ * the variable's dimensions (kept true by copying the dimension scales,
+ * which carry the ids, along: h5_scales.c). */
+static int names_axes_in_order(const char *name) {
+  return strcmp(name, "DIMENSION_LABELS") == 0 || strcmp(name, "_Netcdf4Coordinates") == 0;
+}
+
+/* The links between a dataset and its dimension scales, which
+ * attaching the copied scales makes anew. */
+static int is_dimension_scale_link(const char *name) {
+  return strcmp(name, "DIMENSION_LIST") == 0 || strcmp(name, "REFERENCE_LIST") == 0;
+}
+
+static void skip(xio_skipped_attributes *skipped, const char *name) {
+  const size_t used = strlen(skipped->names);
+  if (skipped->count < 6)
+    snprintf(skipped->names + used, sizeof skipped->names - used, "%s%s", used ? ", " : "", name);
+  else if (skipped->count == 6)
+    snprintf(skipped->names + used, sizeof skipped->names - used, ", ...");
+  skipped->count++;
+}
+
+static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *info, void *data) {
+  (void)info;
+  attribute_copy *copy = data;
+  hid_t attr = H5Aopen(from, name, H5P_DEFAULT);
+  hid_t type = attr >= 0 ? H5Aget_type(attr) : H5I_INVALID_HID; /* a memory type, vlen too */
+  hid_t space = attr >= 0 ? H5Aget_space(attr) : H5I_INVALID_HID;
+  hid_t out = H5I_INVALID_HID;
+  void *buf = NULL;
+  int rc = 0;
+  const hssize_t points = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+  const H5S_class_t kind = space >= 0 ? H5Sget_simple_extent_type(space) : H5S_NO_CLASS;
+  const size_t size = type >= 0 ? H5Tget_size(type) : 0;
+  if (type < 0 || space < 0 || points < 0 || kind == H5S_NO_CLASS || size == 0) {
+    rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
+  } else if (is_dimension_scale_link(name) || (copy->history && strcmp(name, "history") == 0) ||
+             (copy->history && H5Aexists(copy->to, name) > 0)) {
+    /* made anew */
+  } else if (xio_type_has_reference(type) ||
+             (copy->transposed && strcmp(name, "_Netcdf4Dimid") == 0)) {
+    skip(copy->skipped, name); /* references cannot point into another file */
+  } else {
+    const int has_data = points > 0 && kind != H5S_NULL;
+    buf = calloc(has_data ? (size_t)points : 1, size);
+    if (!buf || (has_data && H5Aread(attr, type, buf) < 0)) {
+      rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
+    } else {
+      const xio_shape *shape = copy->transposed;
+      unsigned char *in_order = NULL;
+      if (shape && names_axes_in_order(name) && points == shape->ndims && kind == H5S_SIMPLE &&
+          (in_order = malloc((size_t)points * size)) != NULL) {
+        memcpy(in_order, buf, (size_t)points * size);
+        for (int i = 0; i < shape->ndims; i++)
+          memcpy((unsigned char *)buf + (size_t)i * size,
+                 in_order + (size_t)xio_shape_source_axis(shape, i) * size, size);
+      }
+      free(in_order);
+      out = H5Acreate2(copy->to, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+      if (out < 0 || (has_data && H5Awrite(out, type, buf) < 0))
+        rc = xio_fail_h5(copy->err, "cannot copy attribute %s", name);
+      /* frees variable-length parts */
+      if (has_data && XIO_RECLAIM(type, space, buf) < 0 && rc == 0)
+        rc = xio_fail_h5(copy->err, "cannot release attribute %s", name);
+    }
+  }
+  free(buf);
+  xio_release(H5Aclose, &out, &rc, copy->err);
+  xio_release(H5Sclose, &space, &rc, copy->err);
+  xio_release(H5Tclose, &type, &rc, copy->err);
+  xio_release(H5Aclose, &attr, &rc, copy->err);
+  if (rc) copy->failed = 1;
+  return rc ? -1 : 0;
+}
+
+/* Every attribute of `from` through copy_attribute, in the order they
+ * were made where the object kept it (netCDF-C does), else by name.
+ * Local: 0, or -1 with the message. */
+static int iterate_attributes(hid_t from, attribute_copy *copy, const char *shown) {
+  unsigned order = 0;
+  const H5I_type_t kind = H5Iget_type(from);
+  hid_t plist = kind == H5I_DATASET    ? H5Dget_create_plist(from)
+                : kind == H5I_GROUP    ? H5Gget_create_plist(from)
+                : kind == H5I_DATATYPE ? H5Tget_create_plist(from)
+                                       : H5I_INVALID_HID;
+  if (plist < 0 || H5Pget_attr_creation_order(plist, &order) < 0) order = 0;
+  if (plist >= 0) (void)H5Pclose(plist); /* only read */
+  const H5_index_t by = order & H5P_CRT_ORDER_INDEXED ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+  hsize_t index = 0;
+  if (H5Aiterate2(from, by, H5_ITER_INC, &index, copy_attribute, copy) >= 0) return 0;
+  if (!copy->failed) xio_fail_h5(copy->err, "cannot list the attributes of %s", shown);
+  return -1;
+}
+
+static int copy_attributes(const xio_matrix *from, const xio_matrix *to,
+                           const xio_shape *transposed, xio_skipped_attributes *skipped,
+                           xio_error *err) {
+  memset(skipped, 0, sizeof *skipped);
+  attribute_copy copy = {to->dset, NULL, transposed, skipped, 0, err};
+  const int rc = iterate_attributes(from->dset, &copy, from->dataset);
+  return xio_agree(from->comm, rc, err);
+}
+
+int xio_copy_object_attributes(hid_t from, hid_t to, const char *shown,
+                               xio_skipped_attributes *skipped, xio_error *err) {
+  attribute_copy copy = {to, NULL, NULL, skipped, 0, err};
+  return iterate_attributes(from, &copy, shown);
+}
+
+/* The input's history attribute as text (netCDF's is a fixed-size string), or "". */
+static void read_history(hid_t file, char *text, size_t size) {
+  text[0] = '\0';
+  if (H5Aexists(file, "history") <= 0) return;
+  hid_t attr = H5Aopen(file, "history", H5P_DEFAULT);
+  hid_t type = attr >= 0 ? H5Aget_type(attr) : H5I_INVALID_HID;
+  hid_t space = attr >= 0 ? H5Aget_space(attr) : H5I_INVALID_HID;
+  if (type >= 0 && space >= 0 && H5Tget_class(type) == H5T_STRING &&
+      H5Sget_simple_extent_npoints(space) == 1) {
+    if (H5Tis_variable_str(type) > 0) {
+      char *value = NULL;
+      if (H5Aread(attr, type, &value) >= 0 && value) snprintf(text, size, "%s", value);
+      if (value) (void)XIO_RECLAIM(type, space, &value);
+    } else {
+      const size_t length = H5Tget_size(type);
+      char *value = calloc(length + 1, 1);
+      if (value && H5Aread(attr, type, value) >= 0) snprintf(text, size, "%s", value);
+      free(value);
+    }
+  }
+  if (space >= 0) (void)H5Sclose(space); /* only read: nothing to report */
+  if (type >= 0) (void)H5Tclose(type);
+  if (attr >= 0) (void)H5Aclose(attr);
+}
+
+int xio_copy_file_attributes(const xio_matrix *from, const xio_matrix *to, const char *history,
+                             xio_skipped_attributes *skipped, xio_error *err) {
+  memset(skipped, 0, sizeof *skipped);
+  attribute_copy copy = {to->file, history, NULL, skipped, 0, err};
+  hid_t root = H5Gopen2(from->file, "/", H5P_DEFAULT);
+  int rc = root < 0 ? xio_fail_h5(err, "cannot open the root group of %s's file", from->dataset)
+                    : iterate_attributes(root, &copy, "the input file");
+  /* history: this run's line first, then the input's, as NCO writes it */
+  char *text = NULL, old[65536];
+  if (rc == 0 && history && H5Aexists(to->file, "history") <= 0) {
+    read_history(from->file, old, sizeof old);
+    const size_t length = strlen(history) + 1 + strlen(old);
+    text = malloc(length + 1);
+    if (!text)
+      rc = xio_fail(err, "cannot allocate the history attribute");
+    else
+      snprintf(text, length + 1, "%s%s%s", history, old[0] ? "\n" : "", old);
+  }
+  if (rc == 0 && text) {
+    hid_t type = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), attr = H5I_INVALID_HID;
+    if (type < 0 || space < 0 || H5Tset_size(type, strlen(text) ? strlen(text) : 1) < 0 ||
+        (attr = H5Acreate2(to->file, "history", type, space, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+        H5Awrite(attr, type, text) < 0)
+      rc = xio_fail_h5(err, "cannot write the history attribute");
+    xio_release(H5Aclose, &attr, &rc, err);
+    xio_release(H5Sclose, &space, &rc, err);
+    xio_release(H5Tclose, &type, &rc, err);
+  }
+  free(text);
+  xio_release(H5Gclose, &root, &rc, err);
+  return xio_agree(from->comm, rc, err);
+}
+
+int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
+                        xio_skipped_attributes *skipped, xio_error *err) {
+  return copy_attributes(from, to, &from->shape, skipped, err);
+}
+
+int xio_copy_scale_attributes(const xio_matrix *from, const xio_matrix *to,
+                              xio_skipped_attributes *skipped, xio_error *err) {
+  return copy_attributes(from, to, NULL, skipped, err);
+}

@@ -1,0 +1,520 @@
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include "h5_copy.h"
+
+#include <hdf5_hl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5_compat.h"
+#include "h5_types.h"
+#include "passes.h"
+
+enum { TARGET_BYTES = 16, PATH_BYTES = 1024 };
+
+typedef struct {
+  unsigned char target[TARGET_BYTES]; /* the object a hard link points at */
+  char path[PATH_BYTES];              /* its first path, where it was copied */
+} seen_object;
+
+typedef struct {
+  MPI_Comm comm;
+  int rank, nranks;
+  hid_t from, to;
+  const char *shown, *transposed;
+  uint64_t budget;
+  xio_copy_stats *stats;
+  xio_error *err;
+  seen_object *seen; /* hard-linked objects copied so far */
+  int seen_count, seen_capacity;
+  char **scaled; /* copied datasets with dimension scales to attach */
+  int scaled_count, scaled_capacity;
+  int failed;               /* the message is in err */
+  int comparing;            /* xio_compare_rest: reading back, not copying */
+  char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
+} copy_walk;
+
+static int grow(void **array, int *capacity, int count, size_t item) {
+  if (count < *capacity) return 0;
+  const int larger = *capacity ? 2 * *capacity : 64;
+  void *bigger = realloc(*array, (size_t)larger * item);
+  if (!bigger) return -1;
+  *array = bigger;
+  *capacity = larger;
+  return 0;
+}
+
+static void as_target(const void *where, size_t size, unsigned char target[TARGET_BYTES]) {
+  memset(target, 0, TARGET_BYTES);
+  memcpy(target, where, size < TARGET_BYTES ? size : TARGET_BYTES);
+}
+
+/* The object copied first of those with this target, or NULL. */
+static const seen_object *seen_before(const copy_walk *walk,
+                                      const unsigned char target[TARGET_BYTES]) {
+  for (int i = 0; i < walk->seen_count; i++)
+    if (memcmp(walk->seen[i].target, target, TARGET_BYTES) == 0) return &walk->seen[i];
+  return NULL;
+}
+
+/* netCDF-C's way: links and attributes in creation order, tracked and
+ * indexed, so that netCDF-C can edit the copy. */
+static hid_t group_creation(void) {
+  hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  if (gcpl >= 0 &&
+      (H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0 ||
+       H5Pset_attr_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0)) {
+    (void)H5Pclose(gcpl);
+    return H5I_INVALID_HID;
+  }
+  return gcpl;
+}
+
+/* ---- data ---- */
+
+/* The block shape: whole chunks (single elements where contiguous), grown
+ * from the last axis to the first while the block fits the budget (at
+ * least one chunk, which HDF5 holds whole anyway). */
+static void block_shape(int ndims, const hsize_t *dims, const hsize_t *unit, size_t type_size,
+                        uint64_t budget, hsize_t *block) {
+  uint64_t bytes = type_size;
+  for (int i = 0; i < ndims; i++) {
+    block[i] = unit[i] < dims[i] ? unit[i] : dims[i];
+    bytes *= block[i];
+  }
+  if (budget < bytes) budget = bytes;
+  for (int i = ndims - 1; i >= 0; i--) {
+    const uint64_t others = bytes / block[i];
+    uint64_t units = budget / others / unit[i];
+    if (units < 1) units = 1;
+    block[i] = units * unit[i] < dims[i] ? units * unit[i] : dims[i];
+    bytes = others * block[i];
+    if (block[i] < dims[i]) break; /* the axes before it stay one unit deep */
+  }
+}
+
+/* Block `index` of the grid of blocks in C order: its start and count. */
+static void block_at(int ndims, const hsize_t *dims, const hsize_t *block, int64_t index,
+                     hsize_t *start, hsize_t *count) {
+  for (int i = ndims - 1; i >= 0; i--) {
+    const int64_t across = (int64_t)((dims[i] + block[i] - 1) / block[i]);
+    start[i] = (hsize_t)(index % across) * block[i];
+    count[i] = dims[i] - start[i] < block[i] ? dims[i] - start[i] : block[i];
+    index /= across;
+  }
+}
+
+/* Collective.  The data of source into target (or, comparing, checked
+ * against target's), blocks dealt to the ranks in turn; every rank makes
+ * each collective write, empty past its blocks. */
+static int move_data(copy_walk *walk, hid_t source, hid_t target, hid_t type, const char *path) {
+  xio_error *err = walk->err;
+  hid_t fspace = H5Dget_space(source), dcpl = H5Dget_create_plist(source);
+  hid_t dxpl = H5Pcreate(H5P_DATASET_XFER), mspace = H5I_INVALID_HID;
+  hsize_t dims[H5S_MAX_RANK], unit[H5S_MAX_RANK], block[H5S_MAX_RANK];
+  const int ndims = fspace >= 0 ? H5Sget_simple_extent_ndims(fspace) : -1;
+  int rc = fspace < 0 || dcpl < 0 || dxpl < 0 || ndims < 0 ||
+                   H5Sget_simple_extent_dims(fspace, dims, NULL) < 0 ||
+                   H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0
+               ? xio_fail_h5(err, "%s:%s: cannot read its shape", walk->shown, path)
+               : 0;
+  for (int i = 0; i < ndims; i++) unit[i] = 1;
+  if (rc == 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, ndims, unit) != ndims)
+    rc = xio_fail_h5(err, "%s:%s: cannot read its chunk shape", walk->shown, path);
+  const size_t type_size = H5Tget_size(type);
+  /* comparing holds a block of each file */
+  uint64_t budget = walk->budget / (walk->comparing ? 2 : 1);
+  if (budget > XIO_MAX_TRANSFER_BYTES) budget = XIO_MAX_TRANSFER_BYTES;
+  hssize_t points = fspace >= 0 ? H5Sget_simple_extent_npoints(fspace) : 0;
+  if (rc == 0) block_shape(ndims, dims, unit, type_size, budget, block);
+  int64_t blocks = points > 0 ? 1 : 0;
+  uint64_t block_bytes = type_size;
+  for (int i = 0; i < ndims && points > 0; i++) {
+    blocks *= (int64_t)((dims[i] + block[i] - 1) / block[i]);
+    block_bytes *= block[i];
+  }
+  unsigned char *buf = rc == 0 && blocks ? malloc(block_bytes * (walk->comparing ? 2 : 1)) : NULL;
+  if (rc == 0 && blocks && !buf)
+    rc = xio_fail(err, "%s:%s: cannot allocate %llu bytes to copy it", walk->shown, path,
+                  (unsigned long long)block_bytes);
+  hid_t tspace = rc == 0 ? H5Dget_space(target) : H5I_INVALID_HID;
+  if (rc == 0 && tspace < 0)
+    rc = xio_fail_h5(err, "%s: cannot open the copy of %s", walk->shown, path);
+  rc = xio_agree(walk->comm, rc, err);
+  for (int64_t first = 0; rc == 0 && first < blocks; first += walk->nranks) {
+    const int64_t mine = first + walk->rank;
+    hsize_t start[H5S_MAX_RANK], count[H5S_MAX_RANK];
+    if (mine < blocks) block_at(ndims, dims, block, mine, start, count);
+    const hsize_t one = 1;
+    mspace = mine >= blocks ? H5Screate_simple(1, &one, NULL)
+             : ndims        ? H5Screate_simple(ndims, count, NULL)
+                            : H5Screate(H5S_SCALAR);
+    herr_t picked = mspace < 0 ? -1 : 0;
+    if (mine < blocks && ndims && picked >= 0)
+      picked = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+                       H5Sselect_hyperslab(tspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0
+                   ? -1
+                   : 0;
+    if (mine >= blocks && picked >= 0)
+      picked =
+          H5Sselect_none(mspace) < 0 || H5Sselect_none(fspace) < 0 || H5Sselect_none(tspace) < 0
+              ? -1
+              : 0;
+    if (picked < 0) rc = xio_fail_h5(err, "%s: cannot select a block of %s", walk->shown, path);
+    const uint64_t bytes = mine < blocks ? (uint64_t)H5Sget_select_npoints(fspace) * type_size : 0;
+    if (rc == 0 && bytes && H5Dread(source, type, mspace, fspace, H5P_DEFAULT, buf) < 0)
+      rc = xio_fail_h5(err, "%s: reading %s failed", walk->shown, path);
+    walk->stats->bytes += bytes;
+    if (walk->comparing) {
+      if (rc == 0 && bytes &&
+          H5Dread(target, type, mspace, tspace, H5P_DEFAULT, buf + block_bytes) < 0)
+        rc = xio_fail_h5(err, "reading back the copy of %s failed", path);
+      if (rc == 0 && bytes && memcmp(buf, buf + block_bytes, bytes) != 0 && !walk->differs[0])
+        snprintf(walk->differs, sizeof walk->differs, "%s", path);
+    } else {
+      rc = xio_agree(walk->comm, rc, err); /* the write is collective */
+      if (rc == 0 && H5Dwrite(target, type, mspace, tspace, dxpl, buf) < 0)
+        rc = xio_fail_h5(err, "writing the copy of %s failed", path);
+    }
+    xio_release(H5Sclose, &mspace, &rc, err);
+    rc = xio_agree(walk->comm, rc, err);
+  }
+  free(buf);
+  xio_release(H5Sclose, &tspace, &rc, err);
+  xio_release(H5Pclose, &dxpl, &rc, err);
+  xio_release(H5Pclose, &dcpl, &rc, err);
+  xio_release(H5Sclose, &fspace, &rc, err);
+  return xio_agree(walk->comm, rc, err);
+}
+
+/* ---- objects ---- */
+
+/* The creation properties of source's copy: its own, but stored in the
+ * output itself (compact, virtual and external storage become contiguous,
+ * as parallel HDF5 writes none of them). */
+static hid_t copy_creation(hid_t source) {
+  hid_t dcpl = H5Dget_create_plist(source);
+  if (dcpl < 0) return H5I_INVALID_HID;
+  const H5D_layout_t layout = H5Pget_layout(dcpl);
+  const int external = H5Pget_external_count(dcpl);
+  if (layout != H5D_COMPACT && layout != H5D_VIRTUAL && external == 0) return dcpl;
+  hid_t plain = H5Pcreate(H5P_DATASET_CREATE);
+  H5D_fill_value_t fill = H5D_FILL_VALUE_ERROR;
+  hid_t type = H5Dget_type(source);
+  size_t size = type >= 0 ? H5Tget_size(type) : 0;
+  void *value = size ? calloc(1, size) : NULL;
+  int ok = plain >= 0 && value && H5Pfill_value_defined(dcpl, &fill) >= 0;
+  if (ok && fill == H5D_FILL_VALUE_USER_DEFINED)
+    ok = H5Pget_fill_value(dcpl, type, value) >= 0 && H5Pset_fill_value(plain, type, value) >= 0;
+  free(value);
+  if (type >= 0) (void)H5Tclose(type);
+  (void)H5Pclose(dcpl);
+  if (!ok && plain >= 0) (void)H5Pclose(plain);
+  return ok ? plain : H5I_INVALID_HID;
+}
+
+/* The type of the copy: a named datatype's copy (named types are made
+ * before the datasets that use them, as netCDF-C makes them), else the
+ * type itself. */
+static hid_t copy_type(copy_walk *walk, hid_t source_type) {
+  xio_object_info info;
+  unsigned char target[TARGET_BYTES];
+  const seen_object *named = NULL;
+  if (H5Tcommitted(source_type) > 0 && XIO_OBJECT_INFO(source_type, &info) >= 0) {
+    as_target(XIO_OBJECT_TARGET(&info), sizeof *XIO_OBJECT_TARGET(&info), target);
+    named = seen_before(walk, target);
+  }
+  return named ? H5Topen2(walk->to, named->path, H5P_DEFAULT) : H5Tcopy(source_type);
+}
+
+static int copy_dataset(copy_walk *walk, hid_t source, const char *path) {
+  xio_error *err = walk->err;
+  hid_t stored = H5Dget_type(source), space = H5Dget_space(source);
+  hid_t dcpl = copy_creation(source), type = H5I_INVALID_HID, copy = H5I_INVALID_HID;
+  char why[128];
+  int rc =
+      stored < 0 || space < 0 || dcpl < 0
+          ? xio_fail_h5(err, "%s:%s: cannot read its type, shape or storage", walk->shown, path)
+          : 0;
+  if (rc == 0 && xio_type_check_fixed(stored, why, sizeof why) != 0)
+    rc = xio_fail(err,
+                  "%s:%s holds %s, which parallel HDF5 cannot write: xpose cannot copy it into "
+                  "the output (--only writes the transposed dataset alone)",
+                  walk->shown, path, why);
+  if (rc == 0 && (type = copy_type(walk, stored)) < 0)
+    rc = xio_fail_h5(err, "%s:%s: cannot copy its datatype", walk->shown, path);
+  if (rc == 0 &&
+      (copy = H5Dcreate2(walk->to, path, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
+    rc = xio_fail_h5(err, "cannot create the copy of %s:%s", walk->shown, path);
+  if (rc == 0) rc = xio_copy_object_attributes(source, copy, path, &walk->stats->skipped, err);
+  H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
+  if (rc == 0 && H5Dget_space_status(source, &status) < 0)
+    rc = xio_fail_h5(err, "%s:%s: cannot read its storage", walk->shown, path);
+  if (rc == 0 && H5Aexists(source, "DIMENSION_LIST") > 0) {
+    char *kept = grow((void **)&walk->scaled, &walk->scaled_capacity, walk->scaled_count,
+                      sizeof *walk->scaled) == 0
+                     ? strdup(path)
+                     : NULL;
+    if (!kept)
+      rc = xio_fail(err, "cannot list the dimension scales to attach");
+    else
+      walk->scaled[walk->scaled_count++] = kept;
+  }
+  rc = xio_agree(walk->comm, rc, err);
+  /* Never written in the input (netCDF's dimensions without coordinates):
+   * nothing to copy, readers see the fill value in both. */
+  if (rc == 0 && status != H5D_SPACE_STATUS_NOT_ALLOCATED)
+    rc = move_data(walk, source, copy, stored, path);
+  if (rc == 0) walk->stats->datasets++;
+  xio_release(H5Dclose, &copy, &rc, err);
+  xio_release(H5Tclose, &type, &rc, err);
+  xio_release(H5Pclose, &dcpl, &rc, err);
+  xio_release(H5Sclose, &space, &rc, err);
+  xio_release(H5Tclose, &stored, &rc, err);
+  return xio_agree(walk->comm, rc, err);
+}
+
+static int copy_members(copy_walk *walk, hid_t group, const char *path);
+
+/* Comparing: source's copy read back against it. */
+static int compare_dataset(copy_walk *walk, hid_t source, const char *path) {
+  xio_error *err = walk->err;
+  if (H5Lexists(walk->to, path, H5P_DEFAULT) <= 0) { /* alike on every rank */
+    if (!walk->differs[0]) snprintf(walk->differs, sizeof walk->differs, "%.900s (missing)", path);
+    return 0;
+  }
+  hid_t copy = H5Dopen2(walk->to, path, H5P_DEFAULT), stored = H5Dget_type(source);
+  H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
+  int rc = copy < 0 || stored < 0 || H5Dget_space_status(source, &status) < 0
+               ? xio_fail_h5(err, "cannot open the copy of %s:%s", walk->shown, path)
+               : 0;
+  rc = xio_agree(walk->comm, rc, err);
+  if (rc == 0 && status != H5D_SPACE_STATUS_NOT_ALLOCATED)
+    rc = move_data(walk, source, copy, stored, path);
+  xio_release(H5Tclose, &stored, &rc, err);
+  xio_release(H5Dclose, &copy, &rc, err);
+  return xio_agree(walk->comm, rc, err);
+}
+
+static int copy_group(copy_walk *walk, hid_t source, const char *path, int exists) {
+  xio_error *err = walk->err;
+  if (walk->comparing) return copy_members(walk, source, path);
+  hid_t gcpl = exists ? H5I_INVALID_HID : group_creation();
+  hid_t copy = exists      ? H5Gopen2(walk->to, path, H5P_DEFAULT)
+               : gcpl >= 0 ? H5Gcreate2(walk->to, path, H5P_DEFAULT, gcpl, H5P_DEFAULT)
+                           : H5I_INVALID_HID;
+  int rc =
+      copy < 0 ? xio_fail_h5(err, "cannot create the copy of group %s:%s", walk->shown, path) : 0;
+  if (rc == 0 && !exists)
+    rc = xio_copy_object_attributes(source, copy, path, &walk->stats->skipped, err);
+  if (rc == 0 && !exists) walk->stats->groups++;
+  xio_release(H5Gclose, &copy, &rc, err);
+  xio_release(H5Pclose, &gcpl, &rc, err);
+  if (xio_agree(walk->comm, rc, err)) return -1;
+  return copy_members(walk, source, path);
+}
+
+/* A soft or external link, made again as it is. */
+static int copy_link(copy_walk *walk, hid_t group, const char *name, const xio_link_info *info,
+                     const char *path) {
+  xio_error *err = walk->err;
+  char *value = malloc(info->u.val_size + 1);
+  const char *file = NULL, *object = NULL;
+  unsigned flags = 0;
+  int rc = !value || H5Lget_val(group, name, value, info->u.val_size, H5P_DEFAULT) < 0
+               ? xio_fail_h5(err, "%s:%s: cannot read the link", walk->shown, path)
+               : 0;
+  if (rc == 0 && info->type == H5L_TYPE_SOFT &&
+      H5Lcreate_soft(value, walk->to, path, H5P_DEFAULT, H5P_DEFAULT) < 0)
+    rc = xio_fail_h5(err, "cannot copy the link %s:%s", walk->shown, path);
+  if (rc == 0 && info->type == H5L_TYPE_EXTERNAL &&
+      (H5Lunpack_elink_val(value, info->u.val_size, &flags, &file, &object) < 0 ||
+       H5Lcreate_external(file, object, walk->to, path, H5P_DEFAULT, H5P_DEFAULT) < 0))
+    rc = xio_fail_h5(err, "cannot copy the external link %s:%s", walk->shown, path);
+  if (rc == 0 && info->type != H5L_TYPE_SOFT && info->type != H5L_TYPE_EXTERNAL)
+    rc = xio_fail(err, "%s:%s is a user-defined link, which xpose cannot copy", walk->shown, path);
+  free(value);
+  if (rc == 0) walk->stats->links++;
+  return rc;
+}
+
+typedef struct {
+  copy_walk *walk;
+  const char *parent;
+} member_visit;
+
+static herr_t visit_member(hid_t group, const char *name, const xio_link_info *info, void *data) {
+  const member_visit *visit = data;
+  copy_walk *walk = visit->walk;
+  xio_error *err = walk->err;
+  char path[PATH_BYTES];
+  if (snprintf(path, sizeof path, "%s/%s", visit->parent, name) >= (int)sizeof path) {
+    xio_fail(err, "%s: the path %.64s/%.64s... is too long", walk->shown, visit->parent, name);
+    walk->failed = 1;
+    return -1;
+  }
+  if (strcmp(path, walk->transposed) == 0) return 0; /* its transpose is there already */
+  int rc = 0;
+  const htri_t exists = H5Lexists(walk->to, path, H5P_DEFAULT);
+  if (info->type != H5L_TYPE_HARD) {
+    if (exists <= 0 && !walk->comparing) rc = copy_link(walk, group, name, info, path);
+  } else {
+    unsigned char target[TARGET_BYTES];
+    as_target(XIO_LINK_TARGET(info), sizeof *XIO_LINK_TARGET(info), target);
+    const seen_object *first = seen_before(walk, target);
+    hid_t object = H5I_INVALID_HID;
+    if (first && exists <= 0 && !walk->comparing) { /* another name of an object copied */
+      if (H5Lcreate_hard(walk->to, first->path, walk->to, path, H5P_DEFAULT, H5P_DEFAULT) < 0)
+        rc = xio_fail_h5(err, "cannot link %s to %s in the output", path, first->path);
+      else
+        walk->stats->links++;
+    } else if (!first) {
+      if (grow((void **)&walk->seen, &walk->seen_capacity, walk->seen_count, sizeof *walk->seen)) {
+        rc = xio_fail(err, "cannot list the objects copied");
+      } else {
+        seen_object *entry = &walk->seen[walk->seen_count++];
+        memcpy(entry->target, target, TARGET_BYTES);
+        snprintf(entry->path, sizeof entry->path, "%s", path);
+      }
+      object = rc == 0 ? H5Oopen(group, name, H5P_DEFAULT) : H5I_INVALID_HID;
+      if (rc == 0 && object < 0) rc = xio_fail_h5(err, "%s:%s: cannot open it", walk->shown, path);
+    }
+    rc = xio_agree(walk->comm, rc, err);
+    const H5I_type_t kind = object >= 0 ? H5Iget_type(object) : H5I_BADID;
+    if (rc == 0 && kind == H5I_GROUP) rc = copy_group(walk, object, path, exists > 0);
+    if (rc == 0 && kind == H5I_DATASET && walk->comparing)
+      rc = compare_dataset(walk, object, path);
+    else if (rc == 0 && kind == H5I_DATASET && exists <= 0)
+      rc = copy_dataset(walk, object, path);
+    if (rc == 0 && kind == H5I_DATATYPE && exists <= 0 && !walk->comparing) {
+      /* a named datatype: metadata alone, which H5Ocopy makes on every rank alike */
+      if (H5Ocopy(group, name, walk->to, path, H5P_DEFAULT, H5P_DEFAULT) < 0)
+        rc = xio_fail_h5(err, "cannot copy the named datatype %s:%s", walk->shown, path);
+    }
+    if (object >= 0 && H5Oclose(object) < 0 && rc == 0)
+      rc = xio_fail_h5(err, "%s:%s: cannot close it", walk->shown, path);
+  }
+  if (xio_agree(walk->comm, rc, err)) {
+    walk->failed = 1;
+    return -1;
+  }
+  return 0;
+}
+
+/* Every member of `group` (at `path`, "" for the root), in creation order
+ * where the input kept it. */
+static int copy_members(copy_walk *walk, hid_t group, const char *path) {
+  unsigned order = 0;
+  hid_t gcpl = H5Gget_create_plist(group);
+  if (gcpl < 0 || H5Pget_link_creation_order(gcpl, &order) < 0) order = 0;
+  if (gcpl >= 0) (void)H5Pclose(gcpl); /* only read */
+  const H5_index_t by = order & H5P_CRT_ORDER_INDEXED ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+  member_visit visit = {walk, path};
+  hsize_t index = 0;
+  int rc = 0;
+  if (XIO_LINK_ITERATE(group, by, H5_ITER_INC, &index, visit_member, &visit) < 0 && !walk->failed)
+    rc = xio_fail_h5(walk->err, "%s:%s/: cannot list its members", walk->shown, path);
+  return walk->failed ? -1 : xio_agree(walk->comm, rc, walk->err);
+}
+
+/* ---- dimension scales ---- */
+
+typedef struct {
+  hid_t to, copy;
+  const char *path;
+  xio_error *err;
+} scale_attach;
+
+static herr_t attach_scale(hid_t dset, unsigned axis, hid_t scale, void *data) {
+  (void)dset;
+  scale_attach *attach = data;
+  char path[PATH_BYTES];
+  if (H5Iget_name(scale, path, sizeof path) <= 0) return -1;
+  hid_t copy = H5Dopen2(attach->to, path, H5P_DEFAULT);
+  if (copy < 0) return -1;
+  herr_t status = H5DSis_attached(attach->copy, copy, axis) > 0
+                      ? 0
+                      : H5DSattach_scale(attach->copy, copy, axis);
+  if (H5Dclose(copy) < 0) status = -1;
+  return status;
+}
+
+static int attach_scales(copy_walk *walk) {
+  int rc = 0;
+  for (int i = 0; i < walk->scaled_count && rc == 0; i++) {
+    const char *path = walk->scaled[i];
+    hid_t source = H5Dopen2(walk->from, path, H5P_DEFAULT);
+    hid_t copy = H5Dopen2(walk->to, path, H5P_DEFAULT);
+    hid_t space = source >= 0 ? H5Dget_space(source) : H5I_INVALID_HID;
+    const int ndims = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    scale_attach attach = {walk->to, copy, path, walk->err};
+    rc = copy < 0 || ndims < 0 ? -1 : 0;
+    for (int axis = 0; axis < ndims && rc == 0; axis++)
+      if (H5DSget_num_scales(source, (unsigned)axis) > 0 &&
+          H5DSiterate_scales(source, (unsigned)axis, NULL, attach_scale, &attach) < 0)
+        rc = -1;
+    if (rc) xio_fail_h5(walk->err, "cannot attach the dimension scales of %s's copy", path);
+    xio_release(H5Sclose, &space, &rc, walk->err);
+    xio_release(H5Dclose, &copy, &rc, walk->err);
+    xio_release(H5Dclose, &source, &rc, walk->err);
+    rc = xio_agree(walk->comm, rc, walk->err);
+  }
+  return rc;
+}
+
+static int walk_rest(copy_walk *walk) {
+  if (XIO_MPI(MPI_Comm_rank(walk->comm, &walk->rank), walk->err) ||
+      XIO_MPI(MPI_Comm_size(walk->comm, &walk->nranks), walk->err))
+    return -1;
+  hid_t root = H5Gopen2(walk->from, "/", H5P_DEFAULT);
+  int rc = root < 0 ? xio_fail_h5(walk->err, "%s: cannot open its root group", walk->shown) : 0;
+  rc = xio_agree(walk->comm, rc, walk->err);
+  if (rc == 0) rc = copy_members(walk, root, "");
+  if (rc == 0 && !walk->comparing) rc = attach_scales(walk);
+  xio_release(H5Gclose, &root, &rc, walk->err);
+  for (int i = 0; i < walk->scaled_count; i++) free(walk->scaled[i]);
+  free(walk->scaled);
+  free(walk->seen);
+  if (xio_agree(walk->comm, rc, walk->err)) return -1;
+  return XIO_MPI(
+      MPI_Allreduce(MPI_IN_PLACE, &walk->stats->bytes, 1, MPI_UINT64_T, MPI_SUM, walk->comm),
+      walk->err);
+}
+
+int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
+                  uint64_t budget, xio_copy_stats *stats, xio_error *err) {
+  memset(stats, 0, sizeof *stats);
+  copy_walk walk = {.comm = comm,
+                    .from = from,
+                    .to = to,
+                    .shown = shown,
+                    .transposed = transposed,
+                    .budget = budget,
+                    .stats = stats,
+                    .err = err};
+  return walk_rest(&walk);
+}
+
+int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
+                     uint64_t budget, char *differs, size_t size, uint64_t *bytes, xio_error *err) {
+  xio_copy_stats stats = {0};
+  copy_walk walk = {.comm = comm,
+                    .from = from,
+                    .to = to,
+                    .shown = shown,
+                    .transposed = transposed,
+                    .budget = budget,
+                    .stats = &stats,
+                    .err = err,
+                    .comparing = 1};
+  if (walk_rest(&walk)) return -1;
+  *bytes = stats.bytes;
+  /* the lowest rank that found a difference names it */
+  int mine = walk.differs[0] ? walk.rank : walk.nranks, first = walk.nranks;
+  if (XIO_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
+  if (first < walk.nranks &&
+      XIO_MPI(MPI_Bcast(walk.differs, (int)sizeof walk.differs, MPI_CHAR, first, comm), err))
+    return -1;
+  snprintf(differs, size, "%s", first < walk.nranks ? walk.differs : "");
+  return 0;
+}

@@ -1,0 +1,43 @@
+/* The rest of the input file, copied into the output beside the
+ * transposed dataset, as ncpdq and h5repack copy whole files.
+ *
+ * Every group, dataset, named datatype and link of the input that the
+ * output does not have yet is made at the same path, with the same
+ * attributes, in the input's creation order.  Datasets keep their type,
+ * shape (unlimited axes stay unlimited), chunks, filters and fill value;
+ * their data moves in blocks of whole chunks that fit the budget, the
+ * ranks taking blocks in turn, so each chunk is read and written once, by
+ * one rank.  Dimension scales are attached to the copies as they were in
+ * the input. */
+#ifndef XIO_COPY_H
+#define XIO_COPY_H
+
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdint.h>
+
+#include "h5_attributes.h"
+#include "h5_error.h"
+
+typedef struct {
+  int groups, datasets, links; /* made: links are soft, external and extra hard links */
+  uint64_t bytes;              /* of data copied */
+  xio_skipped_attributes skipped;
+} xio_copy_stats;
+
+/* Collective.  Copies what `from` (the input file) has and `to` (the
+ * output file) lacks, but for the dataset at path `transposed`.  budget:
+ * bytes of buffer per rank.  A dataset that cannot be written in parallel
+ * (variable-length data, references) fails the call, naming it; `shown`
+ * names the input file in messages. */
+int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
+                  uint64_t budget, xio_copy_stats *stats, xio_error *err);
+
+/* Collective.  Reads every dataset xio_copy_rest copied (those of `from`
+ * but `transposed`) back from `to` and compares it with its source:
+ * *differs is "" when all match, else the path of one that does not.
+ * *bytes: the data compared, of each file. */
+int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
+                     uint64_t budget, char *differs, size_t size, uint64_t *bytes, xio_error *err);
+
+#endif

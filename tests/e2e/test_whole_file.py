@@ -1,0 +1,284 @@
+"""End to end: whole files, as ncpdq and h5repack write them.  The output
+is the input with the chosen dataset rearranged and everything else
+copied: groups, datasets (in blocks that fit --memory), attributes,
+dimension scales, links and named datatypes; --only writes the chosen
+dataset alone.  Checked with h5py, netCDF4-python and NCO's ncpdq where
+installed."""
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+import unittest
+
+import h5py
+import numpy as np
+
+from harness import XPOSE, ToolTestCase, finish, pattern, resume_record, start
+
+try:
+    import netCDF4
+except ImportError:  # Debian's python3-netcdf4
+    netCDF4 = None
+
+USAGE = 2
+TIMES, LATS, LONS, STATIONS = 37, 11, 13, 7
+
+
+def write_cf(path, times=TIMES):
+    """A CF file as netCDF4-python writes them (issue 24's, small): tas
+    (time, lat, lon) compressed, one record per chunk; a station series; time
+    bounds; a char variable; a scalar grid mapping; global attributes."""
+    tas = pattern((times, LATS, LONS), "<f4")
+    with netCDF4.Dataset(path, "w") as nc:
+        nc.title = "whole-file test"
+        nc.Conventions = "CF-1.8"
+        nc.history = "made by the test"
+        nc.createDimension("time", None)
+        nc.createDimension("lat", LATS)
+        nc.createDimension("lon", LONS)
+        nc.createDimension("bnds", 2)
+        nc.createDimension("station", STATIONS)
+        nc.createDimension("name_strlen", 8)
+        t = nc.createVariable("time", "f8", ("time",))
+        t.units, t.bounds = "days since 2000-01-01", "time_bnds"
+        t[:] = np.arange(times)
+        nc.createVariable("time_bnds", "f8", ("time", "bnds"))[:] = np.stack(
+            [np.arange(times), np.arange(times) + 1], axis=1)
+        nc.createVariable("lat", "f4", ("lat",))[:] = np.linspace(-60, 60, LATS)
+        nc.createVariable("lon", "f4", ("lon",))[:] = np.linspace(0, 360, LONS, endpoint=False)
+        crs = nc.createVariable("crs", "i4", ())
+        crs.grid_mapping_name = "latitude_longitude"
+        v = nc.createVariable("tas", "f4", ("time", "lat", "lon"), zlib=True, shuffle=True,
+                              chunksizes=(1, LATS, LONS), fill_value=np.float32(1e20))
+        v.units, v.grid_mapping, v.coordinates = "K", "crs", "lat lon"
+        v[:] = tas
+        s = nc.createVariable("tas_stn", "f4", ("time", "station"))
+        s[:] = pattern((times, STATIONS), "<f4", seed=3)
+        names = nc.createVariable("station_name", "S1", ("station", "name_strlen"))
+        names[:] = netCDF4.stringtochar(np.array(["st%d" % i for i in range(STATIONS)], "S8"))
+    return tas
+
+
+def netcdf_contents(path):
+    """Every variable's dimensions, attributes and values, and the file's
+    attributes but history."""
+    with netCDF4.Dataset(path) as nc:
+        nc.set_auto_maskandscale(False)
+        variables = {name: (v.dimensions, {a: v.getncattr(a) for a in v.ncattrs()}, v[...])
+                     for name, v in nc.variables.items()}
+        globals_ = {a: nc.getncattr(a) for a in nc.ncattrs() if a != "history"}
+        unlimited = sorted(d for d, dim in nc.dimensions.items() if dim.isunlimited())
+    return variables, globals_, unlimited
+
+
+@unittest.skipIf(netCDF4 is None, "python3-netcdf4 is not installed")
+class NetcdfFiles(ToolTestCase):
+    def setUp(self):
+        super().setUp()
+        self.tas = write_cf(self.path("in.nc"))
+
+    def assertWholeFile(self, out="out.nc"):
+        before, before_globals, _ = netcdf_contents(self.path("in.nc"))
+        after, after_globals, unlimited = netcdf_contents(self.path(out))
+        self.assertEqual(sorted(after), sorted(before))
+        self.assertEqual(after_globals, before_globals)
+        self.assertEqual(unlimited, ["time"])
+        for name, (dims, attrs, values) in before.items():
+            with self.subTest(variable=name):
+                out_dims, out_attrs, out_values = after[name]
+                if name == "tas":
+                    dims, values = ("lat", "lon", "time"), values.transpose(1, 2, 0)
+                self.assertEqual(out_dims, dims)
+                self.assertEqual(out_attrs.keys(), attrs.keys())
+                for key in attrs:
+                    np.testing.assert_array_equal(out_attrs[key], attrs[key])
+                np.testing.assert_array_equal(out_values, values)
+        # CF's references name variables that are there
+        with netCDF4.Dataset(self.path(out)) as nc:
+            self.assertIn(nc["tas"].grid_mapping, nc.variables)
+            self.assertIn(nc["time"].bounds, nc.variables)
+            for name in nc["tas"].coordinates.split():
+                self.assertIn(name, nc.variables)
+
+    def test_dims_rearranges_the_one_variable_and_copies_the_rest(self):
+        # 8 KiB: the copies move in many blocks, the passes too
+        result = self.xpose(2, "--memory", "8K", "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("in.nc:/tas", result.stdout)
+        self.assertWholeFile()
+        self.assertEqual(self.leftovers(), [])
+        if shutil.which("ncdump"):
+            dumped = subprocess.run(["ncdump", self.path("out.nc")], capture_output=True,
+                                    text=True, timeout=60)
+            self.assertEqual(dumped.returncode, 0, dumped.stderr)
+
+    @unittest.skipIf(shutil.which("ncpdq") is None, "nco is not installed")
+    def test_the_same_file_as_ncpdq_but_for_the_record_dimension(self):
+        result = self.xpose(3, "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        made = subprocess.run(["ncpdq", "-O", "-a", "lat,lon,time", self.path("in.nc"),
+                               self.path("ncpdq.nc")], capture_output=True, text=True,
+                              timeout=120)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        theirs, _, their_unlimited = netcdf_contents(self.path("ncpdq.nc"))
+        ours, _, our_unlimited = netcdf_contents(self.path("out.nc"))
+        self.assertEqual(sorted(ours), sorted(theirs))
+        for name in theirs:
+            with self.subTest(variable=name):
+                self.assertEqual(ours[name][0], theirs[name][0])
+                np.testing.assert_array_equal(ours[name][2], theirs[name][2])
+        # ncpdq makes the first dimension the record one; xpose keeps time's
+        self.assertEqual((our_unlimited, their_unlimited), (["time"], ["lat"]))
+
+    def test_a_named_variable_is_rearranged_and_the_rest_copied(self):
+        result = self.xpose(2, "--memory", "8K", "--dims", "lat,lon,time", "in.nc:/tas",
+                            "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertWholeFile()
+
+    def test_only_writes_the_variable_and_its_dimensions(self):
+        result = self.xpose(2, "--only", "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        with netCDF4.Dataset(self.path("out.nc")) as nc:
+            self.assertEqual(sorted(nc.variables), ["lat", "lon", "tas", "time"])
+            np.testing.assert_array_equal(nc["tas"][:], self.tas.transpose(1, 2, 0))
+
+    def test_dims_that_reorder_several_variables_or_none_are_refused(self):
+        with netCDF4.Dataset(self.path("in.nc"), "a") as nc:
+            nc.createVariable("pr", "f4", ("time", "lat", "lon"))[:] = self.tas
+        result = self.xpose(2, "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, USAGE, result)
+        self.assertIn("reorders 2 datasets of in.nc (/pr, /tas)", result.stderr)
+        self.assertIn("name it as in.nc:/DATASET", result.stderr)
+        result = self.xpose(2, "--dims", "time,lat", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, USAGE, result)
+        self.assertIn("reorders no dataset of in.nc", result.stderr)
+        result = self.xpose(2, "--dims", "lat,lon,tim", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, USAGE, result)
+        self.assertIn("no dataset of in.nc has an axis named 'tim'", result.stderr)
+        self.assertFalse(os.path.exists(self.path("out.nc")))
+        self.assertEqual(self.leftovers(), [])
+        # named, the other one is copied as it is
+        result = self.xpose(2, "--dims", "lat,lon,time", "in.nc:/tas", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        with netCDF4.Dataset(self.path("out.nc")) as nc:
+            self.assertEqual(nc["pr"].dimensions, ("time", "lat", "lon"))
+            np.testing.assert_array_equal(nc["pr"][:], self.tas)
+
+    def test_a_stopped_whole_file_run_resumes(self):
+        # passes of whole output chunks (lat x lon x 1), so that they resume
+        self.tas = write_cf(self.path("in.nc"), times=500)
+        args = ["--memory", "16K", "--checkpoint", "0", "--dims", "lat,lon,time", "in.nc",
+                "out.nc"]
+        proc = start(2, [XPOSE, *args], cwd=self.dir)
+        partial = self.path("out.nc.xpose-partial")
+        deadline = time.time() + 60
+        while time.time() < deadline and proc.poll() is None:
+            record = resume_record(partial)
+            if record and int(record["passes_done"]) >= 3:
+                break
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGUSR1)
+        result = finish(proc)
+        if result.returncode == 0:
+            self.skipTest("the run ended before the stop reached it")
+        self.assertEqual(result.returncode, 4, result)
+        result = self.xpose(2, "--resume", *args)
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("(resumed)", result.stdout)
+        self.assertWholeFile()
+        self.assertEqual(self.leftovers(), [])
+
+
+class HdfFiles(ToolTestCase):
+    def setUp(self):
+        super().setUp()
+        self.matrix = pattern((29, 17), "<i4")
+        with h5py.File(self.path("in.h5"), "w", track_order=True) as f:
+            f.attrs["origin"] = "test"
+            f.create_dataset("matrix", data=self.matrix)
+            g = f.create_group("deep/er", track_order=True)
+            g.attrs["note"] = np.arange(3)
+            g.create_dataset("series", data=pattern((5000,), "<f8", seed=1), chunks=(700,),
+                             compression="gzip")
+            g.create_dataset("cube", data=pattern((6, 7, 8), "<u2", seed=2), chunks=(2, 7, 3))
+            g.create_dataset("scalar", data=np.float32(2.5))
+            g.create_dataset("empty", shape=(0, 4), dtype="<i8")
+            g.create_dataset("unwritten", shape=(9,), dtype="<f4", fillvalue=-1)
+            space = h5py.h5s.create_simple((4,))
+            plist = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            plist.set_layout(h5py.h5d.COMPACT)
+            h5py.h5d.create(g.id, b"compact", h5py.h5t.STD_I16LE, space, dcpl=plist).write(
+                h5py.h5s.ALL, h5py.h5s.ALL, np.arange(4, dtype="<i2"))
+            f["deep/er/typed"] = np.dtype([("a", "<i4"), ("b", "<f8")])
+            records = f.create_dataset("records", (2,), dtype=f["deep/er/typed"])
+            records[...] = np.array([(1, 2.0), (3, 4.0)], records.dtype)
+            x = f.create_dataset("x", data=np.arange(17.0))
+            x.make_scale("x")
+            series = g.create_dataset("on_x", data=pattern((3, 17), "<f4", seed=4))
+            series.dims[1].attach_scale(x)
+            f["alias"] = g["cube"]  # a second hard link
+            f["soft"] = h5py.SoftLink("/deep/er/series")
+            f["elsewhere"] = h5py.ExternalLink("other.h5", "/data")
+
+    def test_every_object_is_copied_as_it_was(self):
+        result = self.xpose(3, "--memory", "4K", "in.h5:/matrix", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertTransposed("in.h5", "/matrix", "out.h5", "/matrix")
+        with h5py.File(self.path("in.h5"), "r") as a, h5py.File(self.path("out.h5"), "r") as b:
+            self.assertEqual(b.attrs["origin"], "test")
+            np.testing.assert_array_equal(b["deep/er"].attrs["note"], np.arange(3))
+            for name in ("deep/er/series", "deep/er/cube", "deep/er/scalar", "deep/er/empty",
+                         "deep/er/unwritten", "deep/er/compact", "records", "x", "deep/er/on_x"):
+                with self.subTest(dataset=name):
+                    self.assertEqual(b[name].dtype, a[name].dtype)
+                    self.assertEqual(b[name].shape, a[name].shape)
+                    np.testing.assert_array_equal(b[name][()], a[name][()])
+                    self.assertEqual(b[name].chunks, a[name].chunks)
+                    self.assertEqual(b[name].compression, a[name].compression)
+            self.assertEqual(b["deep/er/unwritten"].fillvalue, -1)
+            self.assertIsInstance(b["deep/er/typed"], h5py.Datatype)
+            self.assertTrue(a["records"].id.get_type().committed())
+            self.assertTrue(b["records"].id.get_type().committed())
+            self.assertEqual(b["alias"].id, b["deep/er/cube"].id)  # one object, two names
+            self.assertEqual(b.get("soft", getlink=True).path, "/deep/er/series")
+            link = b.get("elsewhere", getlink=True)
+            self.assertEqual((link.filename, link.path), ("other.h5", "/data"))
+            self.assertTrue(h5py.h5ds.is_scale(b["x"].id))
+            self.assertEqual(b["deep/er/on_x"].dims[1][0].name, "/x")
+            self.assertEqual(list(b), list(a))  # in the input's order (matrix first there)
+        self.assertEqual(self.leftovers(), [])
+
+    def test_a_copy_the_file_system_loses_fails_verification(self):
+        with h5py.File(self.path("in.h5"), "a") as f:
+            f["big"] = pattern((256, 1024), "<f8", seed=5)
+        lose = {"LD_PRELOAD": os.environ["XPOSE_WRITE_FAULT"], "WRITE_FAULT_PATH": "out.h5",
+                "WRITE_FAULT_AFTER": "16384", "WRITE_FAULT_LOSE": "1",
+                "WRITE_FAULT_LOSE_BYTES": "65536"}  # in the copies, written first
+        result = self.xpose(1, "--memory", "64K", "in.h5:/matrix", "out.h5", env=lose)
+        self.assertEqual(result.returncode, 3, result)
+        self.assertIn("read back from storage, differs from its source in in.h5", result.stderr)
+        self.assertEqual(result.stderr.count("xpose: error:"), 1, result)
+        self.assertFalse(os.path.exists(self.path("out.h5")))
+        self.assertEqual(self.leftovers(), [])
+
+    def test_variable_length_data_is_refused_unless_only(self):
+        with h5py.File(self.path("in.h5"), "a") as f:
+            f.create_dataset("names", data=["a", "bb"], dtype=h5py.string_dtype())
+        result = self.xpose(2, "in.h5:/matrix", "out.h5")
+        self.assertEqual(result.returncode, 1, result)
+        self.assertIn("in.h5:/names holds variable-length", result.stderr)
+        self.assertIn("--only", result.stderr)
+        self.assertEqual(result.stderr.count("xpose: error:"), 1, result)
+        self.assertFalse(os.path.exists(self.path("out.h5")))
+        self.assertEqual(self.leftovers(), [])
+        result = self.xpose(2, "--only", "in.h5:/matrix", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        with h5py.File(self.path("out.h5"), "r") as f:
+            self.assertEqual(list(f), ["matrix"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
