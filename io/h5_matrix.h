@@ -78,9 +78,9 @@ int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_mat
  * its unlimited axes stay unlimited where it is chunked.
  * It is stored as `storage` says (h5_storage.h): by default like `like`'s
  * dataset (the input, whose transpose `shape` is; NULL: contiguous), a
- * chunked input's chunk shape transposed and its filters kept.  It takes like's fill value if its
- * creator set one.  Unfiltered storage is allocated at once.  Messages call
- * the file `shown`. */
+ * chunked input's filters kept, its chunks as xio_storage_apply shapes
+ * them.  It takes like's fill value if its creator set one.  Unfiltered storage is allocated at
+ * once.  Messages call the file `shown`. */
 int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
                       hid_t type, const xio_matrix *like, const xio_storage *storage,
                       const xio_shape *shape, xio_matrix *m, xio_error *err);

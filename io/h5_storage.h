@@ -18,7 +18,13 @@ typedef enum {
 
 typedef struct {
   xio_layout layout;
-  int64_t chunk_rows, chunk_cols; /* of the output; 0: the input's transposed, or chosen */
+  int64_t chunk_rows, chunk_cols; /* of the output; 0: chosen */
+  /* Chunks chosen for a chunked input: 0 x 0, the input's transposed;
+   * else the block of the output's matrix one pass covers
+   * (xio_transpose_block), which the chunks are shaped to fit, on
+   * pass_ranks ranks, whose shares of it they fit too where they can. */
+  int64_t pass_rows, pass_cols;
+  int pass_ranks;
   xio_filter filter;
   int gzip_level; /* 1-9 */
 } xio_storage;

@@ -275,6 +275,32 @@ static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *o
   return limit;
 }
 
+/* The least common multiple of a and b, or `whole` where it is larger:
+ * blocks that start and end on it (or the matrix's edge) cover whole
+ * chunks of both. */
+static int64_t common_unit(int64_t a, int64_t b, int64_t whole) {
+  int64_t x = a, y = b;
+  while (y) {
+    const int64_t r = x % y;
+    x = y, y = r;
+  }
+  const int64_t multiple = a / x;
+  return multiple > whole / b ? whole : multiple * b;
+}
+
+void xio_transpose_block(const xio_matrix *in, const xio_transpose_options *options, int ranks,
+                         int64_t *out_rows, int64_t *out_cols) {
+  int64_t whole_rows_from = 0;
+  const uint64_t budget =
+      pass_budget(in, options, xio_transpose_budget(options), 0, ranks, &whole_rows_from);
+  xio_pass_grid grid;
+  *out_rows = *out_cols = 0;
+  if (xio_pass_grid_plan(in->rows, in->cols, in->elem_size, ranks, budget,
+                         in->filtered ? in->chunk_rows : 1, in->filtered ? in->chunk_cols : 1,
+                         whole_rows_from, &grid) == 0)
+    *out_rows = grid.block_cols, *out_cols = grid.block_rows;
+}
+
 /* Collective over comm, or with `local` over this rank alone.  Transposes
  * pass p (its block read into slot) and, unless sums is NULL (raw access
  * on the host sums as it moves the bytes), sums what it read and what it
@@ -366,9 +392,12 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
       if (done->grid.rows != in->rows || done->grid.cols != in->cols ||
           !xio_pass_grid_fits(&done->grid, es, nranks, budget))
         rc = xio_fail(err, "internal: the resumed passes do not fit this run");
-    } else if (xio_pass_grid_plan(
-                   in->rows, in->cols, es, nranks, plan_budget, out->filtered ? out->chunk_cols : 1,
-                   out->filtered ? out->chunk_rows : 1, whole_rows_from, &done->grid)) {
+    } else if (xio_pass_grid_plan(in->rows, in->cols, es, nranks, plan_budget,
+                                  common_unit(out->filtered ? out->chunk_cols : 1,
+                                              in->filtered ? in->chunk_rows : 1, in->rows),
+                                  common_unit(out->filtered ? out->chunk_rows : 1,
+                                              in->filtered ? in->chunk_cols : 1, in->cols),
+                                  whole_rows_from, &done->grid)) {
       rc = xio_fail(err, "a memory budget of %llu bytes per rank cannot hold even one element",
                     (unsigned long long)budget);
     }

@@ -313,6 +313,14 @@ static int copy_file_attributes(transpose_run *run, xio_error *err) {
   return 0;
 }
 
+/* Bytes per rank for one piece of what is read or copied outside the
+ * passes (the read-back, the rest of the input): the budget, up to 64 MiB;
+ * larger pieces are no faster, and overlap nothing. */
+static uint64_t piece_budget(const transpose_run *run) {
+  const uint64_t most = (uint64_t)64 << 20;
+  return run->budget < most ? run->budget : most;
+}
+
 /* Collective.  Unless --only, the rest of the input file beside the
  * transposed dataset (h5_copy.h), before any pass: a partial output
  * whose first record is written holds it all. */
@@ -320,7 +328,7 @@ static int copy_rest_of_input(transpose_run *run, xio_error *err) {
   if (run->opt->only) return 0;
   xio_copy_stats copied;
   if (xio_copy_rest(run->comm, run->in.file, run->out.file, run->in_path.file, run->in.dataset,
-                    run->budget, &copied, err))
+                    piece_budget(run), &copied, err))
     return -1;
   if (copied.skipped.count)
     tool_report_warning(
@@ -362,8 +370,11 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   int scales = 0;
   uint64_t file_bytes = 0;
   const xio_shape out_shape = xio_shape_transposed(&run->in.shape);
-  if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in,
-                        &run->opt->storage, &out_shape, &run->out, err) ||
+  xio_storage storage = run->opt->storage; /* chunks chosen fit the passes */
+  xio_transpose_block(&run->in, topt, run->nranks, &storage.pass_rows, &storage.pass_cols);
+  storage.pass_ranks = run->nranks;
+  if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in, &storage,
+                        &out_shape, &run->out, err) ||
       xio_copy_attributes(&run->in, &run->out, &skipped, err) ||
       xio_copy_dimension_scales(&run->in, &run->out, &scales, err) ||
       copy_rest_of_input(run, err) || xio_flush(&run->out, err) ||
@@ -437,10 +448,10 @@ static int verify_output(transpose_run *run, const char *out_name, double *secon
                              0, &run->out, err);
     if (rc == 0) rc = xio_matrix_fold_as_transpose(&run->out, &run->in, err);
     if (rc == 0)
-      rc = xio_checksum_matrix(&run->out, 1, run->budget, tool_stop_requested, &out_sum, err);
+      rc = xio_checksum_matrix(&run->out, 1, piece_budget(run), tool_stop_requested, &out_sum, err);
   }
   if (rc == 0 && run->opt->verify == TOOL_VERIFY_INPUT)
-    rc = xio_checksum_matrix(&run->in, 0, run->budget, tool_stop_requested, &in_sum, err);
+    rc = xio_checksum_matrix(&run->in, 0, piece_budget(run), tool_stop_requested, &in_sum, err);
   /* the copies of the rest of the input, against the input */
   char differs[1024] = "";
   uint64_t compared = 0;
@@ -451,8 +462,9 @@ static int verify_output(transpose_run *run, const char *out_name, double *secon
              ? -1
              : 0;
   if (rc == 0 && !run->opt->only)
-    rc = xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file,
-                          run->in.dataset, run->budget, differs, sizeof differs, &compared, err);
+    rc =
+        xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, run->in.dataset,
+                         piece_budget(run), differs, sizeof differs, &compared, err);
   if (rc == 0 && compared) {
     char bytes[32];
     tool_format_bytes(compared, bytes, sizeof bytes);
@@ -523,7 +535,8 @@ static int check_already_done(transpose_run *run, const char *type_text, xio_err
   if (xio_open_existing(run->comm, run->out_path.file, run->out_path.file, out_dataset, 0,
                         &run->out, &why) ||
       xio_matrix_fold_as_transpose(&run->out, &run->in, &why) ||
-      xio_verify_transpose(&run->in, &run->out, run->budget, &match, detail, sizeof detail, &why))
+      xio_verify_transpose(&run->in, &run->out, piece_budget(run), &match, detail, sizeof detail,
+                           &why))
     snprintf(detail, sizeof detail, "%s", why.message);
   char found_dataset[sizeof run->out.dataset];
   snprintf(found_dataset, sizeof found_dataset, "%s", run->out.dataset);
@@ -749,6 +762,22 @@ static void print_summary(const transpose_run *run, const xio_transpose_stats *s
   }
 }
 
+/* The largest pass planned on the host with the default budget: passes.h's
+ * fastest size, and for a compressed output at most an eighth of the data,
+ * so that a rank's I/O thread compresses one pass while the next is read
+ * and transposed (the climate benchmark's 323 MB ran in 5.4 s in 2 passes,
+ * 4.6 s in 8: tests/bench/RESULTS.md). */
+static uint64_t default_pass_limit(const transpose_run *run) {
+  const xio_storage *storage = &run->opt->storage;
+  const int compressed = storage->filter == XIO_FILTER_GZIP ||
+                         storage->filter == XIO_FILTER_SHUFFLE_GZIP ||
+                         (storage->filter == XIO_FILTER_AS_INPUT && run->in.filtered &&
+                          storage->layout != XIO_LAYOUT_CONTIGUOUS);
+  const uint64_t eighth =
+      xio_pass_bytes((run->in.rows + 7) / 8, run->in.cols, run->in.elem_size, run->nranks);
+  return compressed && eighth < XIO_PASS_BYTES_FOR_SPEED ? eighth : XIO_PASS_BYTES_FOR_SPEED;
+}
+
 static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   transpose_run run_state, *run = &run_state;
   int exit_code = TOOL_EXIT_ERROR, keep_partial = 0, chosen = TOOL_EXIT_OK;
@@ -813,13 +842,12 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   /* A budget the user gave is filled; on the host the default one (half
    * the node) only up to passes of the size that ran fastest (passes.h). */
   const int default_budget = !opt->memory_bytes && !opt->gpu_memory_bytes;
-  xio_transpose_options topt = {.memory_budget = run->budget,
-                                .gpu_memory_budget = run->gpu_budget,
-                                .pass_bytes_limit =
-                                    default_budget && run->backend != XPOSE_BACKEND_CUDA
-                                        ? XIO_PASS_BYTES_FOR_SPEED
-                                        : 0,
-                                .progress = tool_report_progress};
+  xio_transpose_options topt = {
+      .memory_budget = run->budget,
+      .gpu_memory_budget = run->gpu_budget,
+      .pass_bytes_limit =
+          default_budget && run->backend != XPOSE_BACKEND_CUDA ? default_pass_limit(run) : 0,
+      .progress = tool_report_progress};
   xpose_config_init(&topt.config);
   topt.config.backend = run->backend;
   topt.config.exchange = (xpose_exchange_kind)opt->exchange;

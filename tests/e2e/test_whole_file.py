@@ -132,6 +132,19 @@ class NetcdfFiles(ToolTestCase):
         # ncpdq makes the first dimension the record one; xpose keeps time's
         self.assertEqual((our_unlimited, their_unlimited), (["time"], ["lat"]))
 
+    def test_verify_checks_the_whole_file(self):
+        result = self.xpose(2, "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        result = self.xpose(2, "verify", "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        with netCDF4.Dataset(self.path("out.nc"), "a") as nc:
+            nc["tas_stn"][3, 2] = -1.0  # a copy changed
+        result = self.xpose(2, "verify", "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 3, result)
+        self.assertIn("out.nc:/tas_stn differs from in.nc's", result.stderr)
+        result = self.xpose(2, "verify", "--only", "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+
     def test_a_named_variable_is_rearranged_and_the_rest_copied(self):
         result = self.xpose(2, "--memory", "8K", "--dims", "lat,lon,time", "in.nc:/tas",
                             "out.nc")
