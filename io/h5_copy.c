@@ -1,4 +1,3 @@
-#define _POSIX_C_SOURCE 200809L /* strdup */
 #include "h5_copy.h"
 
 #include <hdf5_hl.h>
@@ -27,10 +26,8 @@ typedef struct {
   xio_error *err;
   seen_object *seen; /* hard-linked objects copied so far */
   int seen_count, seen_capacity;
-  char **scaled; /* copied datasets with dimension scales to attach */
-  int scaled_count, scaled_capacity;
   int failed;               /* the message is in err */
-  int comparing;            /* xio_compare_rest: reading back, not copying */
+  enum { COPYING, COMPARING, MEASURING } mode; /* xio_copy_rest, _compare_rest, _rest_bytes */
   char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
 } copy_walk;
 
@@ -123,7 +120,7 @@ static int move_data(copy_walk *walk, hid_t source, hid_t target, hid_t type, co
     rc = xio_fail_h5(err, "%s:%s: cannot read its chunk shape", walk->shown, path);
   const size_t type_size = H5Tget_size(type);
   /* comparing holds a block of each file */
-  uint64_t budget = walk->budget / (walk->comparing ? 2 : 1);
+  uint64_t budget = walk->budget / (walk->mode == COMPARING ? 2 : 1);
   if (budget > XIO_MAX_TRANSFER_BYTES) budget = XIO_MAX_TRANSFER_BYTES;
   hssize_t points = fspace >= 0 ? H5Sget_simple_extent_npoints(fspace) : 0;
   if (rc == 0) block_shape(ndims, dims, unit, type_size, budget, block);
@@ -133,7 +130,8 @@ static int move_data(copy_walk *walk, hid_t source, hid_t target, hid_t type, co
     blocks *= (int64_t)((dims[i] + block[i] - 1) / block[i]);
     block_bytes *= block[i];
   }
-  unsigned char *buf = rc == 0 && blocks ? malloc(block_bytes * (walk->comparing ? 2 : 1)) : NULL;
+  unsigned char *buf =
+      rc == 0 && blocks ? malloc(block_bytes * (walk->mode == COMPARING ? 2 : 1)) : NULL;
   if (rc == 0 && blocks && !buf)
     rc = xio_fail(err, "%s:%s: cannot allocate %llu bytes to copy it", walk->shown, path,
                   (unsigned long long)block_bytes);
@@ -165,7 +163,7 @@ static int move_data(copy_walk *walk, hid_t source, hid_t target, hid_t type, co
     if (rc == 0 && bytes && H5Dread(source, type, mspace, fspace, H5P_DEFAULT, buf) < 0)
       rc = xio_fail_h5(err, "%s: reading %s failed", walk->shown, path);
     walk->stats->bytes += bytes;
-    if (walk->comparing) {
+    if (walk->mode == COMPARING) {
       if (rc == 0 && bytes &&
           H5Dread(target, type, mspace, tspace, H5P_DEFAULT, buf + block_bytes) < 0)
         rc = xio_fail_h5(err, "reading back the copy of %s failed", path);
@@ -250,16 +248,6 @@ static int copy_dataset(copy_walk *walk, hid_t source, const char *path) {
   H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
   if (rc == 0 && H5Dget_space_status(source, &status) < 0)
     rc = xio_fail_h5(err, "%s:%s: cannot read its storage", walk->shown, path);
-  if (rc == 0 && H5Aexists(source, "DIMENSION_LIST") > 0) {
-    char *kept = grow((void **)&walk->scaled, &walk->scaled_capacity, walk->scaled_count,
-                      sizeof *walk->scaled) == 0
-                     ? strdup(path)
-                     : NULL;
-    if (!kept)
-      rc = xio_fail(err, "cannot list the dimension scales to attach");
-    else
-      walk->scaled[walk->scaled_count++] = kept;
-  }
   rc = xio_agree(walk->comm, rc, err);
   /* Never written in the input (netCDF's dimensions without coordinates):
    * nothing to copy, readers see the fill value in both. */
@@ -298,7 +286,7 @@ static int compare_dataset(copy_walk *walk, hid_t source, const char *path) {
 
 static int copy_group(copy_walk *walk, hid_t source, const char *path, int exists) {
   xio_error *err = walk->err;
-  if (walk->comparing) return copy_members(walk, source, path);
+  if (walk->mode != COPYING) return copy_members(walk, source, path);
   hid_t gcpl = exists ? H5I_INVALID_HID : group_creation();
   hid_t copy = exists      ? H5Gopen2(walk->to, path, H5P_DEFAULT)
                : gcpl >= 0 ? H5Gcreate2(walk->to, path, H5P_DEFAULT, gcpl, H5P_DEFAULT)
@@ -357,13 +345,13 @@ static herr_t visit_member(hid_t group, const char *name, const xio_link_info *i
   int rc = 0;
   const htri_t exists = H5Lexists(walk->to, path, H5P_DEFAULT);
   if (info->type != H5L_TYPE_HARD) {
-    if (exists <= 0 && !walk->comparing) rc = copy_link(walk, group, name, info, path);
+    if (exists <= 0 && walk->mode == COPYING) rc = copy_link(walk, group, name, info, path);
   } else {
     unsigned char target[TARGET_BYTES];
     as_target(XIO_LINK_TARGET(info), sizeof *XIO_LINK_TARGET(info), target);
     const seen_object *first = seen_before(walk, target);
     hid_t object = H5I_INVALID_HID;
-    if (first && exists <= 0 && !walk->comparing) { /* another name of an object copied */
+    if (first && exists <= 0 && walk->mode == COPYING) { /* another name of a copy */
       if (H5Lcreate_hard(walk->to, first->path, walk->to, path, H5P_DEFAULT, H5P_DEFAULT) < 0)
         rc = xio_fail_h5(err, "cannot link %s to %s in the output", path, first->path);
       else
@@ -382,11 +370,13 @@ static herr_t visit_member(hid_t group, const char *name, const xio_link_info *i
     rc = xio_agree(walk->comm, rc, err);
     const H5I_type_t kind = object >= 0 ? H5Iget_type(object) : H5I_BADID;
     if (rc == 0 && kind == H5I_GROUP) rc = copy_group(walk, object, path, exists > 0);
-    if (rc == 0 && kind == H5I_DATASET && walk->comparing)
+    if (rc == 0 && kind == H5I_DATASET && walk->mode == COMPARING)
       rc = compare_dataset(walk, object, path);
-    else if (rc == 0 && kind == H5I_DATASET && exists <= 0)
+    else if (rc == 0 && kind == H5I_DATASET && walk->mode == MEASURING && exists <= 0)
+      walk->stats->bytes += H5Dget_storage_size(object); /* 0 where never written */
+    else if (rc == 0 && kind == H5I_DATASET && walk->mode == COPYING && exists <= 0)
       rc = copy_dataset(walk, object, path);
-    if (rc == 0 && kind == H5I_DATATYPE && exists <= 0 && !walk->comparing) {
+    if (rc == 0 && kind == H5I_DATATYPE && exists <= 0 && walk->mode == COPYING) {
       /* a named datatype: metadata alone, which H5Ocopy makes on every rank alike */
       if (H5Ocopy(group, name, walk->to, path, H5P_DEFAULT, H5P_DEFAULT) < 0)
         rc = xio_fail_h5(err, "cannot copy the named datatype %s:%s", walk->shown, path);
@@ -421,8 +411,6 @@ static int copy_members(copy_walk *walk, hid_t group, const char *path) {
 
 typedef struct {
   hid_t to, copy;
-  const char *path;
-  xio_error *err;
 } scale_attach;
 
 static herr_t attach_scale(hid_t dset, unsigned axis, hid_t scale, void *data) {
@@ -439,29 +427,6 @@ static herr_t attach_scale(hid_t dset, unsigned axis, hid_t scale, void *data) {
   return status;
 }
 
-static int attach_scales(copy_walk *walk) {
-  int rc = 0;
-  for (int i = 0; i < walk->scaled_count && rc == 0; i++) {
-    const char *path = walk->scaled[i];
-    hid_t source = H5Dopen2(walk->from, path, H5P_DEFAULT);
-    hid_t copy = H5Dopen2(walk->to, path, H5P_DEFAULT);
-    hid_t space = source >= 0 ? H5Dget_space(source) : H5I_INVALID_HID;
-    const int ndims = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
-    scale_attach attach = {walk->to, copy, path, walk->err};
-    rc = copy < 0 || ndims < 0 ? -1 : 0;
-    for (int axis = 0; axis < ndims && rc == 0; axis++)
-      if (H5DSget_num_scales(source, (unsigned)axis) > 0 &&
-          H5DSiterate_scales(source, (unsigned)axis, NULL, attach_scale, &attach) < 0)
-        rc = -1;
-    if (rc) xio_fail_h5(walk->err, "cannot attach the dimension scales of %s's copy", path);
-    xio_release(H5Sclose, &space, &rc, walk->err);
-    xio_release(H5Dclose, &copy, &rc, walk->err);
-    xio_release(H5Dclose, &source, &rc, walk->err);
-    rc = xio_agree(walk->comm, rc, walk->err);
-  }
-  return rc;
-}
-
 static int walk_rest(copy_walk *walk) {
   if (XIO_MPI(MPI_Comm_rank(walk->comm, &walk->rank), walk->err) ||
       XIO_MPI(MPI_Comm_size(walk->comm, &walk->nranks), walk->err))
@@ -470,10 +435,7 @@ static int walk_rest(copy_walk *walk) {
   int rc = root < 0 ? xio_fail_h5(walk->err, "%s: cannot open its root group", walk->shown) : 0;
   rc = xio_agree(walk->comm, rc, walk->err);
   if (rc == 0) rc = copy_members(walk, root, "");
-  if (rc == 0 && !walk->comparing) rc = attach_scales(walk);
   xio_release(H5Gclose, &root, &rc, walk->err);
-  for (int i = 0; i < walk->scaled_count; i++) free(walk->scaled[i]);
-  free(walk->scaled);
   free(walk->seen);
   if (xio_agree(walk->comm, rc, walk->err)) return -1;
   return XIO_MPI(
@@ -506,7 +468,7 @@ int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, con
                     .budget = budget,
                     .stats = &stats,
                     .err = err,
-                    .comparing = 1};
+                    .mode = COMPARING};
   if (walk_rest(&walk)) return -1;
   *bytes = stats.bytes;
   /* the lowest rank that found a difference names it */
@@ -517,4 +479,67 @@ int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, con
     return -1;
   snprintf(differs, size, "%s", first < walk.nranks ? walk.differs : "");
   return 0;
+}
+
+int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
+                   uint64_t *bytes, xio_error *err) {
+  xio_copy_stats stats = {0};
+  copy_walk walk = {.comm = comm,
+                    .from = from,
+                    .to = to,
+                    .shown = shown,
+                    .transposed = transposed,
+                    .stats = &stats,
+                    .err = err,
+                    .mode = MEASURING};
+  if (walk_rest(&walk)) return -1;
+  *bytes = stats.bytes / (uint64_t)walk.nranks; /* every rank counted them all */
+  return 0;
+}
+
+typedef struct {
+  hid_t to;
+  const char *transposed;
+  xio_error *err;
+} attach_visit;
+
+static herr_t attach_to_copy(hid_t group, const char *name, const xio_link_info *info, void *data) {
+  const attach_visit *visit = data;
+  if (info->type != H5L_TYPE_HARD || strcmp(name, visit->transposed + 1) == 0) return 0;
+  hid_t source = H5Oopen(group, name, H5P_DEFAULT);
+  if (source < 0) return xio_fail_h5(visit->err, "cannot open %s", name);
+  herr_t status = 0;
+  if (H5Iget_type(source) == H5I_DATASET && H5Aexists(source, "DIMENSION_LIST") > 0 &&
+      H5Lexists(visit->to, name, H5P_DEFAULT) > 0) {
+    hid_t space = H5Dget_space(source);
+    const int ndims = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    scale_attach attach = {visit->to, H5Dopen2(visit->to, name, H5P_DEFAULT)};
+    status = attach.copy < 0 || ndims < 0 ? -1 : 0;
+    for (int axis = 0; axis < ndims && status >= 0; axis++)
+      if (H5DSget_num_scales(source, (unsigned)axis) > 0 &&
+          H5DSiterate_scales(source, (unsigned)axis, NULL, attach_scale, &attach) < 0)
+        status = -1;
+    if (attach.copy >= 0 && H5Dclose(attach.copy) < 0) status = -1;
+    if (space >= 0 && H5Sclose(space) < 0) status = -1;
+    if (status < 0)
+      xio_fail_h5(visit->err, "cannot attach the dimension scales of /%s's copy", name);
+  }
+  if (H5Oclose(source) < 0 && status >= 0)
+    status = xio_fail_h5(visit->err, "cannot close %s", name);
+  return status;
+}
+
+int xio_attach_rest_scales(hid_t from, const char *to_path, const char *transposed,
+                           xio_error *err) {
+  hid_t to = H5Fopen(to_path, H5F_ACC_RDWR, H5P_DEFAULT);
+  if (to < 0) return xio_fail_h5(err, "cannot open %s", to_path);
+  attach_visit visit = {to, transposed, err};
+  err->message[0] = '\0';
+  int rc = 0;
+  if (XIO_LINK_VISIT(from, H5_INDEX_NAME, H5_ITER_INC, attach_to_copy, &visit) < 0) {
+    if (!err->message[0]) xio_fail_h5(err, "cannot list the datasets to attach scales to");
+    rc = -1;
+  }
+  if (H5Fclose(to) < 0 && rc == 0) rc = xio_fail_h5(err, "closing %s failed", to_path);
+  return rc;
 }

@@ -7,8 +7,8 @@
  * shape (unlimited axes stay unlimited), chunks, filters and fill value;
  * their data moves in blocks of whole chunks that fit the budget, the
  * ranks taking blocks in turn, so each chunk is read and written once, by
- * one rank.  Dimension scales are attached to the copies as they were in
- * the input. */
+ * one rank.  Dimension scales are attached to the copies afterwards, as
+ * they were in the input (xio_attach_rest_scales). */
 #ifndef XIO_COPY_H
 #define XIO_COPY_H
 
@@ -32,6 +32,19 @@ typedef struct {
  * names the input file in messages. */
 int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
                   uint64_t budget, xio_copy_stats *stats, xio_error *err);
+
+/* Rank 0 alone, with the output (at to_path) closed on every rank:
+ * attaches to each copy xio_copy_rest made the dimension scales its
+ * source has in `from`, at the same paths, as serial HDF5 does.  Attached
+ * in parallel, the first attachment to a copy of a 19400-record netCDF
+ * file failed on one rank of two and not on the other (HDF5 1.10.8), and
+ * the ranks' metadata parted ways. */
+int xio_attach_rest_scales(hid_t from, const char *to_path, const char *transposed, xio_error *err);
+
+/* Collective.  The bytes xio_copy_rest will write into `to`: the storage
+ * the datasets to copy take in `from` (compressed ones as compressed). */
+int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
+                   uint64_t *bytes, xio_error *err);
 
 /* Collective.  Reads every dataset xio_copy_rest copied (those of `from`
  * but `transposed`) back from `to` and compares it with its source:

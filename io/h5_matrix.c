@@ -515,18 +515,23 @@ int xio_flush(const xio_matrix *m, xio_error *err) {
   return xio_agree(m->comm, rc, err);
 }
 
+int xio_file_size(const xio_matrix *m, uint64_t *bytes, xio_error *err) {
+  MPI_File *handle = NULL;
+  MPI_Offset size = 0;
+  const int rc = H5Fget_vfd_handle(m->file, H5P_DEFAULT, (void **)&handle) < 0 || !handle
+                     ? xio_fail_h5(err, "cannot size %s's file", m->dataset)
+                     : XIO_MPI(MPI_File_get_size(*handle, &size), err);
+  *bytes = (uint64_t)size;
+  return xio_agree(m->comm, rc, err);
+}
+
 int xio_data_end(const xio_matrix *m, uint64_t *bytes, xio_error *err) {
   int rc = 0;
   *bytes = 0;
   if (m->filtered) return 0; /* compressed: the size is known once written */
   if (m->rows == 0 || m->cols == 0 || m->elem_size == 0) return 0; /* no elements, no storage */
   if (m->chunked) { /* allocated early; a flushed file ends where its data does */
-    MPI_File *handle = NULL;
-    MPI_Offset size = 0;
-    rc = H5Fget_vfd_handle(m->file, H5P_DEFAULT, (void **)&handle) < 0 || !handle
-             ? xio_fail_h5(err, "cannot size %s's file", m->dataset)
-             : XIO_MPI(MPI_File_get_size(*handle, &size), err);
-    *bytes = (uint64_t)size;
+    return xio_file_size(m, bytes, err);
   } else {
     const haddr_t offset = H5Dget_offset(m->dset);
     const hsize_t size = H5Dget_storage_size(m->dset);

@@ -114,6 +114,9 @@ void xio_describe_dcpl(hid_t dcpl, char *text, size_t size);
 /* Flushes what was written through to storage (MPI_File_sync). */
 int xio_flush(const xio_matrix *m, xio_error *err);
 
+/* The size of m's file now, in bytes. */
+int xio_file_size(const xio_matrix *m, uint64_t *bytes, xio_error *err);
+
 /* Where the dataset's elements end in its file (allocated; a chunked
  * dataset's file flushed), in bytes from the file's start; 0 for filtered
  * data, whose size is not known before it is written. */

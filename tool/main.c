@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "axes.h"
+#include "cleanup_watchdog.h"
 #include "gpus.h"
 #include "h5_attributes.h"
 #include "h5_copy.h"
@@ -321,6 +322,22 @@ static uint64_t piece_budget(const transpose_run *run) {
   return run->budget < most ? run->budget : most;
 }
 
+/* Collective.  The output's space, before anything but its structure is
+ * written, so that a full disk fails the run with one message at its
+ * start: the transposed dataset's data where its size is known
+ * (uncompressed), and unless --only the rest of the input's, as it takes
+ * there, and 1% more for their structures. */
+static int reserve_output(transpose_run *run, xio_error *err) {
+  uint64_t end = 0, rest = 0, size = 0;
+  if (xio_flush(&run->out, err) || xio_data_end(&run->out, &end, err) ||
+      (!run->opt->only && xio_rest_bytes(run->comm, run->in.file, run->out.file, run->in_path.file,
+                                         run->in.dataset, &rest, err)) ||
+      (rest && xio_file_size(&run->out, &size, err)))
+    return -1;
+  if (rest) end = (end > size ? end : size) + rest + rest / 100;
+  return tool_output_reserve(run->comm, &run->output, end, err);
+}
+
 /* Collective.  Unless --only, the rest of the input file beside the
  * transposed dataset (h5_copy.h), before any pass: a partial output
  * whose first record is written holds it all. */
@@ -341,6 +358,18 @@ static int copy_rest_of_input(transpose_run *run, xio_error *err) {
   tool_report_verbose("copied the rest of %s: %d dataset(s) (%s of data), %d group(s), %d link(s)",
                       run->in_path.file, copied.datasets, bytes, copied.groups, copied.links);
   return 0;
+}
+
+static int attach_on_root(void *arg, xio_error *err) {
+  const transpose_run *run = arg;
+  return xio_attach_rest_scales(run->in.file, run->output.partial_path, run->in.dataset, err);
+}
+
+/* Collective, with the output closed.  Unless --only, the copies' own
+ * dimension scales (those of the transposed dataset are attached when it is
+ * made), by rank 0 alone: h5_copy.h says why. */
+static int attach_rest_scales(transpose_run *run, xio_error *err) {
+  return run->opt->only ? 0 : xio_on_root(run->comm, attach_on_root, run, err);
 }
 
 /* Collective.  The partial output: an earlier run's to continue (with
@@ -368,7 +397,6 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   }
   xio_skipped_attributes skipped;
   int scales = 0;
-  uint64_t file_bytes = 0;
   const xio_shape out_shape = xio_shape_transposed(&run->in.shape);
   xio_storage storage = run->opt->storage; /* chunks chosen fit the passes */
   xio_transpose_block(&run->in, topt, run->nranks, &storage.pass_rows, &storage.pass_cols);
@@ -376,10 +404,8 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in, &storage,
                         &out_shape, &run->out, err) ||
       xio_copy_attributes(&run->in, &run->out, &skipped, err) ||
-      xio_copy_dimension_scales(&run->in, &run->out, &scales, err) ||
-      copy_rest_of_input(run, err) || xio_flush(&run->out, err) ||
-      xio_data_end(&run->out, &file_bytes, err) ||
-      tool_output_reserve(run->comm, &run->output, file_bytes, err))
+      xio_copy_dimension_scales(&run->in, &run->out, &scales, err) || reserve_output(run, err) ||
+      copy_rest_of_input(run, err) || xio_flush(&run->out, err))
     return -1;
   if (skipped.count)
     tool_report_warning(
@@ -898,7 +924,8 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   /* The file's attributes last: written at the start, they left HDF5
    * 1.10.8 metadata to flush at a failed run's close, which failed and
    * crashed the rank in MPI_Finalize (a full disk during the passes). */
-  if (transposed != 0 || copy_file_attributes(run, &err) || xio_close(&run->out, &err)) {
+  if (transposed != 0 || copy_file_attributes(run, &err) || xio_close(&run->out, &err) ||
+      attach_rest_scales(run, &err)) {
     if (transposed == XIO_STOPPED) {
       exit_code = TOOL_EXIT_STOPPED;
       goto stopped;
@@ -991,11 +1018,17 @@ fail:
   }
   tool_report_error("%s", err.message);
 release : {
+  const tool_output_file *out = &run->output;
+  const int drop = out->owned && !keep_partial;
+  const char *const leftovers[] = {drop ? out->partial_path : NULL, drop ? out->record_path : NULL,
+                                   out->owned && run->rank == 0 ? out->lock_path : NULL};
+  tool_watchdog_arm(leftovers, 3);
   xio_error ignored;
   xio_close(&run->out, &ignored);
   xio_close(&run->in, &ignored);
 }
   tool_output_release(comm, &run->output, keep_partial);
+  tool_watchdog_disarm();
   return exit_code;
 }
 

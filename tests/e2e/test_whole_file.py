@@ -145,6 +145,14 @@ class NetcdfFiles(ToolTestCase):
         result = self.xpose(2, "verify", "--only", "--dims", "lat,lon,time", "in.nc", "out.nc")
         self.assertEqual(result.returncode, 0, result)
 
+    def test_a_long_record_dimension(self):
+        # 19400 records: attaching the copies' scales in parallel failed on
+        # one rank of two here (HDF5 1.10.8), and the run hung
+        self.tas = write_cf(self.path("in.nc"), times=19400)
+        result = self.xpose(2, "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertWholeFile()
+
     def test_a_named_variable_is_rearranged_and_the_rest_copied(self):
         result = self.xpose(2, "--memory", "8K", "--dims", "lat,lon,time", "in.nc:/tas",
                             "out.nc")
@@ -263,6 +271,20 @@ class HdfFiles(ToolTestCase):
             self.assertEqual(b["deep/er/on_x"].dims[1][0].name, "/x")
             self.assertEqual(list(b), list(a))  # in the input's order (matrix first there)
         self.assertEqual(self.leftovers(), [])
+
+    def test_a_disk_too_small_for_the_copies_fails_before_writing_them(self):
+        with h5py.File(self.path("in.h5"), "a") as f:
+            f["big"] = pattern((1000, 800), "<f8", seed=6)  # 6.1 MiB, the matrix 2 KiB
+        with self.small_file_system("4m") as mnt:
+            out = os.path.join(mnt, "out.h5")
+            for ranks in (1, 3):
+                with self.subTest(ranks=ranks):
+                    result = self.xpose(ranks, "in.h5:/matrix", out)
+                    self.assertEqual(result.returncode, 1, result)
+                    self.assertRegex(result.stderr, rf"xpose: error: not enough space for {out}: "
+                                     rf"it needs 6.\d+ MiB and {mnt} has")
+                    self.assertEqual(result.stderr.count("xpose: error:"), 1, result)
+                    self.assertEqual(os.listdir(mnt), [])
 
     def test_a_copy_the_file_system_loses_fails_verification(self):
         with h5py.File(self.path("in.h5"), "a") as f:
