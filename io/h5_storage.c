@@ -1,10 +1,9 @@
 #include "h5_storage.h"
 
-#include <math.h>
-
 #include "h5_matrix.h"
 
 #include <hdf5.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -90,9 +90,10 @@ uint64_t xio_transpose_budget(const xio_transpose_options *options);
  * aligned with in's compressed chunks, so that each of them is read once:
  * where the output's chunks are chosen to fit in it, each of them is
  * written whole, by one pass, and xio_transpose's plan keeps that block.
- * 0 x 0 when no pass fits. */
+ * `compressed`: the output will be (its passes are smaller).  0 x 0 when
+ * no pass fits. */
 void xio_transpose_block(const xio_matrix *in, const xio_transpose_options *options, int ranks,
-                         int64_t *out_rows, int64_t *out_cols);
+                         int compressed, int64_t *out_rows, int64_t *out_cols);
 
 /* Collective.  out must be an in->cols x in->rows dataset of in's type.
  * With the CUDA backend every pass goes host -> GPU -> host: the GPU holds

@@ -372,6 +372,14 @@ static int attach_rest_scales(transpose_run *run, xio_error *err) {
   return run->opt->only ? 0 : xio_on_root(run->comm, attach_on_root, run, err);
 }
 
+/* Whether the output will be compressed (h5_storage.c's rule). */
+static int output_compressed(const transpose_run *run) {
+  const xio_storage *storage = &run->opt->storage;
+  return storage->filter == XIO_FILTER_GZIP || storage->filter == XIO_FILTER_SHUFFLE_GZIP ||
+         (storage->filter == XIO_FILTER_AS_INPUT && run->in.filtered &&
+          storage->layout != XIO_LAYOUT_CONTIGUOUS);
+}
+
 /* Collective.  The partial output: an earlier run's to continue (with
  * --resume), or a new one with its space reserved and a first record. */
 static int start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
@@ -399,7 +407,8 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   int scales = 0;
   const xio_shape out_shape = xio_shape_transposed(&run->in.shape);
   xio_storage storage = run->opt->storage; /* chunks chosen fit the passes */
-  xio_transpose_block(&run->in, topt, run->nranks, &storage.pass_rows, &storage.pass_cols);
+  xio_transpose_block(&run->in, topt, run->nranks, output_compressed(run), &storage.pass_rows,
+                      &storage.pass_cols);
   storage.pass_ranks = run->nranks;
   if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in, &storage,
                         &out_shape, &run->out, err) ||
@@ -672,7 +681,6 @@ static int run_begin(transpose_run *run, const tool_options *opt, MPI_Comm comm,
   return TOOL_EXIT_USAGE;
 }
 
-/* `xpose verify IN OUT`: whether OUT is the transpose of IN, reading both. */
 /* Collective.  For `xpose verify` without --only: whether OUT holds the
  * rest of IN as it is; where not, *match = 0 and why in detail. */
 static int compare_rest(transpose_run *run, uint64_t budget, int *match, char *detail, size_t size,
@@ -690,6 +698,7 @@ static int compare_rest(transpose_run *run, uint64_t budget, int *match, char *d
   return 0;
 }
 
+/* `xpose verify IN OUT`: whether OUT is the transpose of IN, reading both. */
 static int run_check(const tool_options *opt, MPI_Comm comm) {
   transpose_run run_state, *run = &run_state;
   xio_error err = {""};
@@ -794,11 +803,7 @@ static void print_summary(const transpose_run *run, const xio_transpose_stats *s
  * and transposed (the climate benchmark's 323 MB ran in 5.4 s in 2 passes,
  * 4.6 s in 8: tests/bench/RESULTS.md). */
 static uint64_t default_pass_limit(const transpose_run *run) {
-  const xio_storage *storage = &run->opt->storage;
-  const int compressed = storage->filter == XIO_FILTER_GZIP ||
-                         storage->filter == XIO_FILTER_SHUFFLE_GZIP ||
-                         (storage->filter == XIO_FILTER_AS_INPUT && run->in.filtered &&
-                          storage->layout != XIO_LAYOUT_CONTIGUOUS);
+  const int compressed = output_compressed(run);
   const uint64_t eighth =
       xio_pass_bytes((run->in.rows + 7) / 8, run->in.cols, run->in.elem_size, run->nranks);
   return compressed && eighth < XIO_PASS_BYTES_FOR_SPEED ? eighth : XIO_PASS_BYTES_FOR_SPEED;
