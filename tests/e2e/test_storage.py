@@ -64,20 +64,26 @@ class Storage(ToolTestCase):
                 got, result = self.transpose(ranks)
                 want = expected[name]
                 if want[0] == "pass":
-                    want = (self.chunks_for_passes(result),) + want[1:]
+                    self.assertChunksFitPasses(got[0], result)
+                    want = (got[0],) + want[1:]
                     if kwargs.get("compression"):  # passes read input chunks whole
-                        for side, chunk, whole in zip(want[0][::-1], kwargs["chunks"], SHAPE):
-                            self.assertTrue(side % chunk == 0 or side == whole, want)
+                        block = re.search(r"grid of blocks up to (\d+) x (\d+)", result.stderr)
+                        for side, chunk, whole in zip(map(int, block.groups()), kwargs["chunks"],
+                                                      SHAPE):
+                            self.assertTrue(side % chunk == 0 or side == whole, result.stderr)
                 self.assertEqual(got, want)
 
-    def chunks_for_passes(self, result):
+    def assertChunksFitPasses(self, chunks, result):
         """The chunks chosen for this output: of at least 1 MiB where the data
         has it (here it has not), shaped for the output's order, and within
-        the block of output rows and columns one pass moves, so that each
-        chunk is written whole, by one pass."""
+        the block of output rows and columns one pass moves, each pass
+        starting on a chunk's edge, so that each chunk is written whole by
+        one pass."""
         height, width = map(int, re.search(r"grid of blocks up to (\d+) x (\d+)",
                                            result.stderr).groups())
-        return (width, height)
+        for side, block, whole in zip(chunks, (width, height), SHAPE[::-1]):
+            self.assertLessEqual(side, block, (chunks, result.stderr))
+            self.assertTrue(block % side == 0 or block == whole, (chunks, result.stderr))
 
     def test_layout_and_filter_options(self):
         cases = [
@@ -97,7 +103,8 @@ class Storage(ToolTestCase):
                 self.write_input(**kwargs)
                 got, result = self.transpose(ranks, *options)
                 if expected[0] == "pass":
-                    expected = (self.chunks_for_passes(result),) + expected[1:]
+                    self.assertChunksFitPasses(got[0], result)
+                    expected = (got[0],) + expected[1:]
                 self.assertEqual(got, expected)
                 self.assertIn("storage: input", result.stderr)
 
