@@ -1,6 +1,7 @@
 /* The command line of xpose: options, sizes, counts, usage errors. */
 #include <string.h>
 
+#include "axes.h"
 #include "options.h"
 #include "size.h"
 #include "test_util.h"
@@ -158,6 +159,24 @@ int main(void) {
   EXPECT(!strcmp(text, "512 B"), "%s", text);
   tool_format_bytes(3ull << 29, text, sizeof text);
   EXPECT(!strcmp(text, "1.50 GiB"), "%s", text);
+
+  /* --dims by ncpdq's rule: the named axes take the places they held */
+  const char *const axes4[] = {"time", "lev", "lat", "lon"};
+  int order[4];
+  EXPECT(tool_axes_by_names(4, axes4, "lat,lon,time", order) == 3 && order[0] == 2 &&
+             order[1] == 1 && order[2] == 3 && order[3] == 0,
+         "(time,lev,lat,lon) by lat,lon,time: %d %d %d %d", order[0], order[1], order[2], order[3]);
+  EXPECT(tool_axes_by_names(4, axes4, "lon,station,lat", order) == 2 && order[0] == 0 &&
+             order[1] == 1 && order[2] == 3 && order[3] == 2,
+         "a name of no axis passed over: %d %d %d %d", order[0], order[1], order[2], order[3]);
+  EXPECT(tool_axes_by_names(4, axes4, "x,y", order) == 0 && order[0] == 0 && order[3] == 3,
+         "no axis named: identity");
+  char why[256];
+  EXPECT(tool_axes_check_names("lat,lon,lat", why, sizeof why) == -1 && strstr(why, "twice"),
+         "a name twice: %s", why);
+  EXPECT(tool_axes_check_names("lat,,lon", why, sizeof why) == -1 && strstr(why, "empty"),
+         "an empty name: %s", why);
+  EXPECT(tool_axes_check_names("lat,lon,time", why, sizeof why) == 0, "good names refused");
 
   if (test_failures) return 1;
   printf("options: all checks passed\n");

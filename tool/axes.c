@@ -58,8 +58,7 @@ static int parse_axes(const char *list, int ndims, int *order, const char *shown
   return 0;
 }
 
-/* The next name of a comma-separated list into item; 0 past the end. */
-static int next_name(const char **p, char *item, size_t size) {
+int tool_axes_next_name(const char **p, char *item, size_t size) {
   if (!*p) return 0;
   const size_t length = strcspn(*p, ",");
   snprintf(item, size, "%.*s", (int)(length < size - 1 ? length : size - 1), *p);
@@ -73,7 +72,7 @@ int tool_axes_by_names(int ndims, const char *const *names, const char *dims, in
   for (int i = 0; i < ndims; i++) order[i] = i;
   const char *p = dims;
   char item[256];
-  while (next_name(&p, item, sizeof item))
+  while (tool_axes_next_name(&p, item, sizeof item))
     for (int i = 0; i < ndims && count < MAX_AXES; i++)
       if (names[i] && names[i][0] && strcmp(names[i], item) == 0) {
         moved[count++] = i;
@@ -92,13 +91,13 @@ int tool_axes_by_names(int ndims, const char *const *names, const char *dims, in
 int tool_axes_check_names(const char *dims, char *error, size_t error_size) {
   const char *p = dims, *q;
   char item[256], other[256];
-  for (int index = 0; next_name(&p, item, sizeof item); index++) {
+  for (int index = 0; tool_axes_next_name(&p, item, sizeof item); index++) {
     if (!item[0]) {
       snprintf(error, error_size, "--dims %s: an empty name", dims);
       return -1;
     }
     q = dims;
-    for (int k = 0; k < index && next_name(&q, other, sizeof other); k++)
+    for (int k = 0; k < index && tool_axes_next_name(&q, other, sizeof other); k++)
       if (strcmp(item, other) == 0) {
         snprintf(error, error_size, "--dims %s names '%s' twice", dims, item);
         return -1;

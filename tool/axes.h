@@ -27,6 +27,10 @@ int tool_axes_fold(int ndims, const char *const *names, const char *axes, const 
  * becomes axis i.  Returns how many axes dims names. */
 int tool_axes_by_names(int ndims, const char *const *names, const char *dims, int *order);
 
+/* Local.  The next name of a comma-separated list (*p, moved past it;
+ * NULL after the last) into item; 0 past the end. */
+int tool_axes_next_name(const char **p, char *item, size_t size);
+
 /* Local.  0, or -1 with one line in error, for a --dims list with an
  * empty name or a name twice. */
 int tool_axes_check_names(const char *dims, char *error, size_t error_size);

@@ -32,11 +32,13 @@ static int listed(const char *list, const char *name) {
 }
 
 static int choose(dataset_choice *choice, const xio_dataset_axes *list, int count, xio_error *err) {
+  if (tool_axes_check_names(choice->dims, err->message, sizeof err->message)) {
+    choice->usage = 1;
+    return -1;
+  }
   const char *p = choice->dims;
-  while (p) {
-    const size_t length = strcspn(p, ",");
-    char name[256];
-    snprintf(name, sizeof name, "%.*s", (int)(length < 255 ? length : 255), p);
+  char name[256];
+  while (tool_axes_next_name(&p, name, sizeof name)) {
     if (!names_an_axis(list, count, name)) {
       char known[512] = "";
       for (int d = 0; d < count; d++)
@@ -50,7 +52,6 @@ static int choose(dataset_choice *choice, const xio_dataset_axes *list, int coun
       return xio_fail(err, "--dims %s: no dataset of %s has an axis named '%s' (its axes: %s)",
                       choice->dims, choice->path, name, known[0] ? known : "none named");
     }
-    p = p[length] ? p + length + 1 : NULL;
   }
   if (choice->dataset[0]) return 0; /* named on the command line */
   int moved = 0, first = -1;
