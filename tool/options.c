@@ -67,7 +67,7 @@ const char *tool_usage(void) {
          "                         adjacent axes past the run before it, the axes after\n"
          "                         them kept in place: (A,B,C,D) -> (C,A,B,D) and the like\n"
          "      --only             write the transposed dataset (and its dimension scales)\n"
-         "                         alone, not the rest of IN.h5\n"
+         "                         alone, not the rest of IN.h5 (verify: check it alone)\n"
          "  -m, --memory SIZE      memory per rank for xpose's buffers (default: half of the\n"
          "                         node's memory, shared among the node's ranks); larger\n"
          "                         datasets are transposed in passes.  SIZE is bytes with an\n"
