@@ -26,7 +26,7 @@ typedef struct {
   xio_error *err;
   seen_object *seen; /* hard-linked objects copied so far */
   int seen_count, seen_capacity;
-  int failed;               /* the message is in err */
+  int failed;                                  /* the message is in err */
   enum { COPYING, COMPARING, MEASURING } mode; /* xio_copy_rest, _compare_rest, _rest_bytes */
   char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
 } copy_walk;
@@ -443,8 +443,10 @@ static int walk_rest(copy_walk *walk) {
       walk->err);
 }
 
-int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
-                  uint64_t budget, xio_copy_stats *stats, xio_error *err) {
+/* A walk of `from` against `to`, its stats zeroed. */
+static copy_walk new_walk(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
+                          const char *transposed, uint64_t budget, int mode, xio_copy_stats *stats,
+                          xio_error *err) {
   memset(stats, 0, sizeof *stats);
   copy_walk walk = {.comm = comm,
                     .from = from,
@@ -453,22 +455,21 @@ int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const 
                     .transposed = transposed,
                     .budget = budget,
                     .stats = stats,
-                    .err = err};
+                    .err = err,
+                    .mode = mode};
+  return walk;
+}
+
+int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
+                  uint64_t budget, xio_copy_stats *stats, xio_error *err) {
+  copy_walk walk = new_walk(comm, from, to, shown, transposed, budget, COPYING, stats, err);
   return walk_rest(&walk);
 }
 
 int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
                      uint64_t budget, char *differs, size_t size, uint64_t *bytes, xio_error *err) {
-  xio_copy_stats stats = {0};
-  copy_walk walk = {.comm = comm,
-                    .from = from,
-                    .to = to,
-                    .shown = shown,
-                    .transposed = transposed,
-                    .budget = budget,
-                    .stats = &stats,
-                    .err = err,
-                    .mode = COMPARING};
+  xio_copy_stats stats;
+  copy_walk walk = new_walk(comm, from, to, shown, transposed, budget, COMPARING, &stats, err);
   if (walk_rest(&walk)) return -1;
   *bytes = stats.bytes;
   /* the lowest rank that found a difference names it */
@@ -483,15 +484,8 @@ int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, con
 
 int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
                    uint64_t *bytes, xio_error *err) {
-  xio_copy_stats stats = {0};
-  copy_walk walk = {.comm = comm,
-                    .from = from,
-                    .to = to,
-                    .shown = shown,
-                    .transposed = transposed,
-                    .stats = &stats,
-                    .err = err,
-                    .mode = MEASURING};
+  xio_copy_stats stats;
+  copy_walk walk = new_walk(comm, from, to, shown, transposed, 0, MEASURING, &stats, err);
   if (walk_rest(&walk)) return -1;
   *bytes = stats.bytes / (uint64_t)walk.nranks; /* every rank counted them all */
   return 0;

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 import unittest
 
 import h5py
@@ -84,6 +85,19 @@ def resume_record(partial):
         if best is None or int(fields["sequence"]) > int(best["sequence"]):
             best = fields
     return best
+
+
+def wait_for_record(proc, partial, predicate, timeout=60, poll=0.01):
+    """The first resume record of `partial` that satisfies predicate, read
+    every `poll` seconds while the run goes on; None if the run ends or
+    `timeout` passes first."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        record = resume_record(partial)
+        if record and predicate(record):
+            return record
+        time.sleep(poll)
+    return None
 
 
 def digest(path):

@@ -10,13 +10,12 @@ and `xpose verify` on N-D outputs."""
 import itertools
 import os
 import signal
-import time
 import unittest
 
 import h5py
 import numpy as np
 
-from harness import ToolTestCase, XPOSE, finish, pattern, resume_record, start
+from harness import ToolTestCase, XPOSE, finish, pattern, resume_record, start, wait_for_record
 
 USAGE = 2
 DTYPES = ["<f4", "u1", "<i2", "<f8", "<c16"]
@@ -175,12 +174,7 @@ class Axes(ToolTestCase):
         args = ["--memory", "4K", "--checkpoint", "0", "--axes", "1,2,0", "in.h5", "out.h5"]
         proc = start(2, [XPOSE, *args], cwd=self.dir)
         partial = self.path("out.h5.xpose-partial")
-        deadline = time.time() + 60
-        while time.time() < deadline and proc.poll() is None:
-            record = resume_record(partial)
-            if record and int(record["passes_done"]) >= 20:
-                break
-            time.sleep(0.02)
+        wait_for_record(proc, partial, lambda r: int(r["passes_done"]) >= 20, poll=0.02)
         os.kill(proc.pid, signal.SIGUSR1)
         result = finish(proc)
         self.assertEqual(result.returncode, 4, result)

@@ -22,7 +22,7 @@ import h5py
 import numpy as np
 
 from harness import (XPOSE, ToolTestCase, digest, finish, pattern, resume_record, start,
-                     with_environment)
+                     wait_for_record, with_environment)
 
 OK, ERROR, USAGE, VERIFY, STOPPED = 0, 1, 2, 3, 4
 SEED = int(os.environ.get("XPOSE_TEST_SEED", "22"))
@@ -56,13 +56,7 @@ class Hostile(ToolTestCase):
         self.partial = self.path("out.h5.xpose-partial")
 
     def wait_for(self, proc, predicate, timeout=60):
-        deadline = time.time() + timeout
-        while time.time() < deadline and proc.poll() is None:
-            record = resume_record(self.partial)
-            if record and predicate(record):
-                return record
-            time.sleep(0.005)
-        return None
+        return wait_for_record(proc, self.partial, predicate, timeout, poll=0.005)
 
     def wait_for_passes(self, proc, passes):
         record = self.wait_for(proc, lambda r: int(r["passes_done"]) >= passes)

@@ -12,7 +12,8 @@ import unittest
 
 import numpy as np
 
-from harness import XPOSE, ToolTestCase, finish, pattern, resume_record, start
+from harness import (XPOSE, ToolTestCase, finish, pattern, resume_record, start,
+                     wait_for_record)
 
 STOPPED, ERROR = 4, 1
 # Thousands of tiny passes (seconds of work) with a checkpoint after each.
@@ -30,13 +31,11 @@ class Resume(ToolTestCase):
         return start(ranks, [XPOSE, *SLOW, *extra, "in.h5", "out.h5"], cwd=self.dir, env=env)
 
     def wait_for_passes(self, proc, passes=50, timeout=60):
-        deadline = time.time() + timeout
-        while time.time() < deadline and proc.poll() is None:
-            record = resume_record(self.partial)
-            if record and int(record["passes_done"]) >= passes:
-                return int(record["passes_done"])
-            time.sleep(0.02)
-        self.fail(f"the run never got {passes} passes done\n{finish(proc)}")
+        record = wait_for_record(proc, self.partial, lambda r: int(r["passes_done"]) >= passes,
+                                 timeout, poll=0.02)
+        if record is None:
+            self.fail(f"the run never got {passes} passes done\n{finish(proc)}")
+        return int(record["passes_done"])
 
     def assertResumable(self, result):
         self.assertNotEqual(result.returncode, 0, result)

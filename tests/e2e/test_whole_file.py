@@ -9,13 +9,12 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 import unittest
 
 import h5py
 import numpy as np
 
-from harness import XPOSE, ToolTestCase, finish, pattern, resume_record, start
+from harness import XPOSE, ToolTestCase, finish, pattern, start, wait_for_record
 
 try:
     import netCDF4
@@ -195,12 +194,7 @@ class NetcdfFiles(ToolTestCase):
                 "out.nc"]
         proc = start(2, [XPOSE, *args], cwd=self.dir)
         partial = self.path("out.nc.xpose-partial")
-        deadline = time.time() + 60
-        while time.time() < deadline and proc.poll() is None:
-            record = resume_record(partial)
-            if record and int(record["passes_done"]) >= 3:
-                break
-            time.sleep(0.01)
+        wait_for_record(proc, partial, lambda r: int(r["passes_done"]) >= 3)
         os.kill(proc.pid, signal.SIGUSR1)
         result = finish(proc)
         if result.returncode == 0:
