@@ -20,7 +20,8 @@ typedef struct {
   MPI_Comm comm;
   int rank, nranks;
   hid_t from, to;
-  const char *shown, *transposed;
+  const char *shown;
+  const xio_path_list *rearranged;
   uint64_t budget;
   xio_copy_stats *stats;
   xio_error *err;
@@ -30,6 +31,17 @@ typedef struct {
   enum { COPYING, COMPARING, MEASURING } mode; /* xio_copy_rest, _compare_rest, _rest_bytes */
   char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
 } copy_walk;
+
+/* Whether `path`, with its leading '/' or without (as links are visited),
+ * is one of `list`'s. */
+static int path_listed(const xio_path_list *list, const char *path) {
+  const char *relative = path[0] == '/' ? path + 1 : path;
+  for (int i = 0; i < list->count; i++) {
+    const char *listed = list->paths[i][0] == '/' ? list->paths[i] + 1 : list->paths[i];
+    if (strcmp(relative, listed) == 0) return 1;
+  }
+  return 0;
+}
 
 static int grow(void **array, int *capacity, int count, size_t item) {
   if (count < *capacity) return 0;
@@ -341,7 +353,7 @@ static herr_t visit_member(hid_t group, const char *name, const xio_link_info *i
     walk->failed = 1;
     return -1;
   }
-  if (strcmp(path, walk->transposed) == 0) return 0; /* its transpose is there already */
+  if (path_listed(walk->rearranged, path)) return 0; /* rearranged by the run */
   int rc = 0;
   const htri_t exists = H5Lexists(walk->to, path, H5P_DEFAULT);
   if (info->type != H5L_TYPE_HARD) {
@@ -445,14 +457,14 @@ static int walk_rest(copy_walk *walk) {
 
 /* A walk of `from` against `to`, its stats zeroed. */
 static copy_walk new_walk(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
-                          const char *transposed, uint64_t budget, int mode, xio_copy_stats *stats,
-                          xio_error *err) {
+                          const xio_path_list *rearranged, uint64_t budget, int mode,
+                          xio_copy_stats *stats, xio_error *err) {
   memset(stats, 0, sizeof *stats);
   copy_walk walk = {.comm = comm,
                     .from = from,
                     .to = to,
                     .shown = shown,
-                    .transposed = transposed,
+                    .rearranged = rearranged,
                     .budget = budget,
                     .stats = stats,
                     .err = err,
@@ -460,16 +472,18 @@ static copy_walk new_walk(MPI_Comm comm, hid_t from, hid_t to, const char *shown
   return walk;
 }
 
-int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
-                  uint64_t budget, xio_copy_stats *stats, xio_error *err) {
-  copy_walk walk = new_walk(comm, from, to, shown, transposed, budget, COPYING, stats, err);
+int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
+                  const xio_path_list *rearranged, uint64_t budget, xio_copy_stats *stats,
+                  xio_error *err) {
+  copy_walk walk = new_walk(comm, from, to, shown, rearranged, budget, COPYING, stats, err);
   return walk_rest(&walk);
 }
 
-int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
-                     uint64_t budget, char *differs, size_t size, uint64_t *bytes, xio_error *err) {
+int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
+                     const xio_path_list *rearranged, uint64_t budget, char *differs, size_t size,
+                     uint64_t *bytes, xio_error *err) {
   xio_copy_stats stats;
-  copy_walk walk = new_walk(comm, from, to, shown, transposed, budget, COMPARING, &stats, err);
+  copy_walk walk = new_walk(comm, from, to, shown, rearranged, budget, COMPARING, &stats, err);
   if (walk_rest(&walk)) return -1;
   *bytes = stats.bytes;
   /* the lowest rank that found a difference names it */
@@ -482,10 +496,10 @@ int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, con
   return 0;
 }
 
-int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
-                   uint64_t *bytes, xio_error *err) {
+int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
+                   const xio_path_list *rearranged, uint64_t *bytes, xio_error *err) {
   xio_copy_stats stats;
-  copy_walk walk = new_walk(comm, from, to, shown, transposed, 0, MEASURING, &stats, err);
+  copy_walk walk = new_walk(comm, from, to, shown, rearranged, 0, MEASURING, &stats, err);
   if (walk_rest(&walk)) return -1;
   *bytes = stats.bytes / (uint64_t)walk.nranks; /* every rank counted them all */
   return 0;
@@ -493,13 +507,13 @@ int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const
 
 typedef struct {
   hid_t to;
-  const char *transposed;
+  const xio_path_list *rearranged;
   xio_error *err;
 } attach_visit;
 
 static herr_t attach_to_copy(hid_t group, const char *name, const xio_link_info *info, void *data) {
   const attach_visit *visit = data;
-  if (info->type != H5L_TYPE_HARD || strcmp(name, visit->transposed + 1) == 0) return 0;
+  if (info->type != H5L_TYPE_HARD || path_listed(visit->rearranged, name)) return 0;
   hid_t source = H5Oopen(group, name, H5P_DEFAULT);
   if (source < 0) return xio_fail_h5(visit->err, "cannot open %s", name);
   herr_t status = 0;
@@ -523,11 +537,11 @@ static herr_t attach_to_copy(hid_t group, const char *name, const xio_link_info 
   return status;
 }
 
-int xio_attach_rest_scales(hid_t from, const char *to_path, const char *transposed,
+int xio_attach_rest_scales(hid_t from, const char *to_path, const xio_path_list *rearranged,
                            xio_error *err) {
   hid_t to = H5Fopen(to_path, H5F_ACC_RDWR, H5P_DEFAULT);
   if (to < 0) return xio_fail_h5(err, "cannot open %s", to_path);
-  attach_visit visit = {to, transposed, err};
+  attach_visit visit = {to, rearranged, err};
   err->message[0] = '\0';
   int rc = 0;
   if (XIO_LINK_VISIT(from, H5_INDEX_NAME, H5_ITER_INC, attach_to_copy, &visit) < 0) {

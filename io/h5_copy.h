@@ -19,6 +19,12 @@
 #include "h5_attributes.h"
 #include "h5_error.h"
 
+/* The datasets a run rearranges, by path ("/tas"): not part of the rest. */
+typedef struct {
+  const char (*paths)[512];
+  int count;
+} xio_path_list;
+
 typedef struct {
   int groups, datasets, links; /* made: links are soft, external and extra hard links */
   uint64_t bytes;              /* of data copied */
@@ -26,12 +32,13 @@ typedef struct {
 } xio_copy_stats;
 
 /* Collective.  Copies what `from` (the input file) has and `to` (the
- * output file) lacks, but for the dataset at path `transposed`.  budget:
+ * output file) lacks, but for the datasets `rearranged`.  budget:
  * bytes of buffer per rank.  A dataset that cannot be written in parallel
  * (variable-length data, references) fails the call, naming it; `shown`
  * names the input file in messages. */
-int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
-                  uint64_t budget, xio_copy_stats *stats, xio_error *err);
+int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
+                  const xio_path_list *rearranged, uint64_t budget, xio_copy_stats *stats,
+                  xio_error *err);
 
 /* Rank 0 alone, with the output (at to_path) closed on every rank:
  * attaches to each copy xio_copy_rest made the dimension scales its
@@ -39,18 +46,20 @@ int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const 
  * in parallel, the first attachment to a copy of a 19400-record netCDF
  * file failed on one rank of two and not on the other (HDF5 1.10.8), and
  * the ranks' metadata parted ways. */
-int xio_attach_rest_scales(hid_t from, const char *to_path, const char *transposed, xio_error *err);
+int xio_attach_rest_scales(hid_t from, const char *to_path, const xio_path_list *rearranged,
+                           xio_error *err);
 
 /* Collective.  The bytes xio_copy_rest will write into `to`: the storage
  * the datasets to copy take in `from` (compressed ones as compressed). */
-int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
-                   uint64_t *bytes, xio_error *err);
+int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
+                   const xio_path_list *rearranged, uint64_t *bytes, xio_error *err);
 
 /* Collective.  Reads every dataset xio_copy_rest copied (those of `from`
- * but `transposed`) back from `to` and compares it with its source:
+ * but `rearranged`) back from `to` and compares it with its source:
  * *differs is "" when all match, else the path of one that does not.
  * *bytes: the data compared, of each file. */
-int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown, const char *transposed,
-                     uint64_t budget, char *differs, size_t size, uint64_t *bytes, xio_error *err);
+int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
+                     const xio_path_list *rearranged, uint64_t budget, char *differs, size_t size,
+                     uint64_t *bytes, xio_error *err);
 
 #endif

@@ -85,6 +85,14 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
                       hid_t type, const xio_matrix *like, const xio_storage *storage,
                       const xio_shape *shape, xio_matrix *m, xio_error *err);
 
+/* Closes m's dataset (m made by xio_create_output or opened writable) and
+ * makes another in its file, as xio_create_output makes its one: a dataset
+ * already at that path, one a stopped run made and recorded nothing of,
+ * is unlinked first. */
+int xio_create_dataset(xio_matrix *m, const char *shown, const char *dataset, hid_t type,
+                       const xio_matrix *like, const xio_storage *storage, const xio_shape *shape,
+                       xio_error *err);
+
 /* Opens path's dataset, read-only or for writing; messages call it `shown`.
  * Folded as xio_open_input folds. */
 int xio_open_existing(MPI_Comm comm, const char *path, const char *shown, const char *dataset,

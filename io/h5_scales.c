@@ -131,8 +131,14 @@ int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, int 
   for (int i = 0; i < list.count; i++) copies[i] = H5I_INVALID_HID;
   for (int i = 0; i < list.count && rc == 0; i++) {
     const int first = first_with_path(&list, i);
-    if (first == i) rc = copy_scale(from, to, list.paths[i], rank, &copies[i], err);
-    else copies[i] = copies[first];
+    if (first != i) {
+      copies[i] = copies[first];
+    } else if (H5Lexists(to->file, list.paths[i], H5P_DEFAULT) > 0) { /* another's scale too */
+      copies[i] = H5Dopen2(to->file, list.paths[i], H5P_DEFAULT);
+      if (copies[i] < 0) rc = xio_fail_h5(err, "cannot open the dimension scale %s", list.paths[i]);
+    } else {
+      rc = copy_scale(from, to, list.paths[i], rank, &copies[i], err);
+    }
     if (rc == 0 && H5DSattach_scale(to->dset, copies[i], (unsigned)moved_to[list.axis[i]]) < 0)
       rc = xio_fail_h5(err, "cannot attach the dimension scale %s to %s", list.paths[i],
                        to->dataset);

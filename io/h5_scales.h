@@ -8,7 +8,8 @@
 
 /* Collective.  Copies every dimension scale attached to from's dataset
  * (data and attributes; the back references are made anew by attaching)
- * into to's file, and attaches the scale of each of from's axes to the
+ * into to's file where it has none at the scale's path (another dataset's
+ * copy made one), and attaches the scale of each of from's axes to the
  * axis of `to` it became (xio_shape_source_axis).  *copied counts the scales.  A scale that
  * cannot be copied fails the call with its name. */
 int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, int *copied,

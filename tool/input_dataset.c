@@ -9,9 +9,8 @@
 #include "h5_scales.h"
 
 typedef struct {
-  const char *path, *dims;
-  char *dataset;
-  size_t size;
+  const char *path, *dims, *dataset;
+  tool_dataset_list *list;
   int usage;
 } dataset_choice;
 
@@ -54,8 +53,9 @@ static int choose(dataset_choice *choice, const xio_dataset_axes *list, int coun
     }
   }
   if (choice->dataset[0]) return 0; /* named on the command line */
-  int moved = 0, first = -1;
-  char listing[512] = "";
+  tool_dataset_list *chosen = choice->list;
+  if (!(chosen->paths = calloc((size_t)(count ? count : 1), sizeof *chosen->paths)))
+    return xio_fail(err, "out of memory listing the datasets of %s", choice->path);
   for (int d = 0; d < count; d++) {
     const char *names[XIO_MAX_DIMS];
     int order[XIO_MAX_DIMS], identity = 1;
@@ -63,21 +63,21 @@ static int choose(dataset_choice *choice, const xio_dataset_axes *list, int coun
     tool_axes_by_names(list[d].ndims, names, choice->dims, order);
     for (int i = 0; i < list[d].ndims; i++) identity = identity && order[i] == i;
     if (identity) continue;
-    const size_t used = strlen(listing);
-    snprintf(listing + used, sizeof listing - used, "%s%s", moved ? ", " : "", list[d].path);
-    if (first < 0) first = d;
-    moved++;
+    /* every one checked before any is moved: a run refused at its start */
+    char shown[1100], why[sizeof err->message];
+    int split, trail;
+    snprintf(shown, sizeof shown, "%.500s:%.500s", choice->path, list[d].path);
+    if (tool_axes_fold(list[d].ndims, names, NULL, choice->dims, shown, &split, &trail, why,
+                       sizeof why)) {
+      choice->usage = 1;
+      return xio_fail(err, "%s (%s)", why, shown);
+    }
+    snprintf(chosen->paths[chosen->count++], sizeof *chosen->paths, "%s", list[d].path);
   }
-  choice->usage = moved != 1;
-  if (moved == 0)
+  choice->usage = chosen->count == 0;
+  if (chosen->count == 0)
     return xio_fail(err, "--dims %s reorders no dataset of %s: each keeps its axes in place",
                     choice->dims, choice->path);
-  if (moved > 1)
-    return xio_fail(err,
-                    "--dims %s reorders %d datasets of %s (%s); xpose rearranges one per run: "
-                    "name it as %s:/DATASET (the others are copied as they are)",
-                    choice->dims, moved, choice->path, listing, choice->path);
-  snprintf(choice->dataset, choice->size, "%s", list[first].path);
   return 0;
 }
 
@@ -94,13 +94,39 @@ static int choose_on_root(void *arg, xio_error *err) {
   return rc;
 }
 
-int tool_choose_input_dataset(MPI_Comm comm, const char *path, const char *dims, char *dataset,
-                              size_t size, int *usage, xio_error *err) {
-  dataset_choice choice = {path, dims, dataset, size, 0};
-  const int rc = xio_on_root(comm, choose_on_root, &choice, err);
-  if (XIO_MPI(MPI_Bcast(dataset, (int)size, MPI_CHAR, 0, comm), err) ||
+int tool_dataset_list_of_one(const char *dataset, tool_dataset_list *list) {
+  tool_dataset_list_free(list);
+  if (!(list->paths = calloc(1, sizeof *list->paths))) return -1;
+  snprintf(list->paths[0], sizeof *list->paths, "%s%s", dataset[0] == '/' ? "" : "/", dataset);
+  list->count = 1;
+  return 0;
+}
+
+void tool_dataset_list_free(tool_dataset_list *list) {
+  free(list->paths);
+  *list = (tool_dataset_list){0, NULL};
+}
+
+int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *dims,
+                               const char *dataset, tool_dataset_list *list, int *usage,
+                               xio_error *err) {
+  tool_dataset_list_free(list);
+  dataset_choice choice = {path, dims, dataset, list, 0};
+  int rc = xio_on_root(comm, choose_on_root, &choice, err), rank = 0;
+  if (XIO_MPI(MPI_Comm_rank(comm, &rank), err) ||
+      XIO_MPI(MPI_Bcast(&list->count, 1, MPI_INT, 0, comm), err) ||
       XIO_MPI(MPI_Bcast(&choice.usage, 1, MPI_INT, 0, comm), err))
     return -1;
   *usage = choice.usage;
-  return rc;
+  if (rc == 0 && dataset[0]) return tool_dataset_list_of_one(dataset, list) ? -1 : 0;
+  if (rc != 0) return rc;
+  int missing = rank != 0 && !(list->paths = calloc((size_t)list->count, sizeof *list->paths));
+  if (xio_agree(comm, missing ? xio_fail(err, "out of memory listing datasets") : 0, err))
+    return -1;
+  MPI_Datatype name; /* a path each: the count stays an int whatever the file holds */
+  if (XIO_MPI(MPI_Type_contiguous((int)sizeof *list->paths, MPI_CHAR, &name), err)) return -1;
+  rc = XIO_MPI(MPI_Type_commit(&name), err) ||
+       XIO_MPI(MPI_Bcast(list->paths, list->count, name, 0, comm), err);
+  MPI_Type_free(&name);
+  return rc ? -1 : 0;
 }

@@ -1,4 +1,4 @@
-/* Which dataset of the input --dims rearranges, and whether the names it
+/* Which datasets of the input --dims rearranges, and whether the names it
  * gives are the file's. */
 #ifndef TOOL_INPUT_DATASET_H
 #define TOOL_INPUT_DATASET_H
@@ -8,13 +8,28 @@
 
 #include "h5_error.h"
 
+typedef char tool_dataset_name[512];
+
+/* The datasets a run rearranges, by path ("/tas"). */
+typedef struct {
+  int count;
+  tool_dataset_name *paths; /* malloc'd: tool_dataset_list_free */
+} tool_dataset_list;
+
 /* Collective; rank 0 reads the file.  Checks that every name of `dims`
  * names an axis of some dataset of `path` (a misspelt name is an error,
- * as ncpdq's), and where `dataset` is "" sets it to the one dataset whose
- * axes `dims` reorders (tool_axes_by_names).  0; or -1 with one message,
- * *usage set where the command line is at fault (none, or several, to
- * rearrange; an unknown name). */
-int tool_choose_input_dataset(MPI_Comm comm, const char *path, const char *dims, char *dataset,
-                              size_t size, int *usage, xio_error *err);
+ * as ncpdq's), and fills *list: with `dataset` alone where it is not "",
+ * else with every dataset whose axes `dims` reorders (tool_axes_by_names),
+ * as ncpdq rearranges every variable with the named dimensions.  0; or -1
+ * with one message, *usage set where the command line is at fault (none
+ * to rearrange; an unknown name). */
+int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *dims,
+                               const char *dataset, tool_dataset_list *list, int *usage,
+                               xio_error *err);
+
+/* Local.  A list of `dataset` alone; -1 when out of memory. */
+int tool_dataset_list_of_one(const char *dataset, tool_dataset_list *list);
+
+void tool_dataset_list_free(tool_dataset_list *list);
 
 #endif

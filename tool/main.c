@@ -44,6 +44,10 @@ static int parse_paths(const tool_options *opt, dataset_path *in, dataset_path *
   return 0;
 }
 
+static uint64_t matrix_bytes(const xio_matrix *m) {
+  return (uint64_t)m->rows * (uint64_t)m->cols * m->elem_size;
+}
+
 static void print_plan(const xio_matrix *in, uint64_t budget, int nranks,
                        const xio_transpose_stats *stats) {
   char budget_text[32], buffers[32];
@@ -140,6 +144,10 @@ typedef struct {
   MPI_Comm comm;
   int rank, nranks;
   dataset_path in_path, out_path;
+  tool_dataset_list rearranged; /* the input's datasets the run moves, one after the other */
+  int variable;                 /* which of them is in `in` (and in `out`, while moving) */
+  uint64_t moved_bytes;         /* of the datasets moved before it */
+  int64_t moved_passes;
   xio_matrix in, out;
   char in_shape[512], out_shape[512]; /* "time x lat x lon (12 x 180 x 360)" */
   tool_output_file output;
@@ -161,8 +169,16 @@ typedef struct {
 
 static int identity_on_root(void *arg, xio_error *err) {
   identity_request *r = arg;
-  return tool_resume_identity(r->run->in_path.file, &r->run->in, r->out_dataset, &r->run->record,
-                              err);
+  transpose_run *run = r->run;
+  const tool_options *opt = run->opt;
+  if (tool_resume_identity(run->in_path.file, &run->in, r->out_dataset, &run->record, err))
+    return -1;
+  tool_resume_record_set_list(&run->record, (const char(*)[512])run->rearranged.paths,
+                              run->rearranged.count,
+                              opt->dims   ? opt->dims
+                              : opt->axes ? opt->axes
+                                          : "");
+  return 0;
 }
 
 static int remove_partial_on_root(void *arg, xio_error *err) {
@@ -186,6 +202,8 @@ static int resumable_on_root(void *arg, xio_error *err) {
   if (!why[0]) {
     run->record.progress = found.progress;
     run->record.sequence = found.sequence;
+    run->record.variable = found.variable;
+    run->record.finished = found.finished;
     return 0;
   }
   if (!run->opt->force)
@@ -273,6 +291,7 @@ static int resume_partial(transpose_run *run, const xio_transpose_options *topt,
     note_storage_kept(run);
     run->resumed = 1;
     run->output_read_back =
+        run->rearranged.count == 1 &&
         run->record.progress.passes_done == xio_pass_count(&run->record.progress.grid);
     return 1;
   }
@@ -322,6 +341,11 @@ static uint64_t piece_budget(const transpose_run *run) {
   return run->budget < most ? run->budget : most;
 }
 
+/* The first `count` datasets of the run, as h5_copy.h lists them. */
+static xio_path_list rearranged_list(const transpose_run *run, int count) {
+  return (xio_path_list){(const char(*)[512])run->rearranged.paths, count};
+}
+
 /* Collective.  The output's space, before anything but its structure is
  * written, so that a full disk fails the run with one message at its
  * start: the transposed dataset's data where its size is known
@@ -329,9 +353,10 @@ static uint64_t piece_budget(const transpose_run *run) {
  * there, and 1% more for their structures. */
 static int reserve_output(transpose_run *run, xio_error *err) {
   uint64_t end = 0, rest = 0, size = 0;
+  const xio_path_list first_only = rearranged_list(run, 1); /* the others are made as they are */
   if (xio_flush(&run->out, err) || xio_data_end(&run->out, &end, err) ||
       (!run->opt->only && xio_rest_bytes(run->comm, run->in.file, run->out.file, run->in_path.file,
-                                         run->in.dataset, &rest, err)) ||
+                                         &first_only, &rest, err)) ||
       (rest && xio_file_size(&run->out, &size, err)))
     return -1;
   if (rest) end = (end > size ? end : size) + rest + rest / 100;
@@ -344,7 +369,8 @@ static int reserve_output(transpose_run *run, xio_error *err) {
 static int copy_rest_of_input(transpose_run *run, xio_error *err) {
   if (run->opt->only) return 0;
   xio_copy_stats copied;
-  if (xio_copy_rest(run->comm, run->in.file, run->out.file, run->in_path.file, run->in.dataset,
+  const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
+  if (xio_copy_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
                     piece_budget(run), &copied, err))
     return -1;
   if (copied.skipped.count)
@@ -362,7 +388,8 @@ static int copy_rest_of_input(transpose_run *run, xio_error *err) {
 
 static int attach_on_root(void *arg, xio_error *err) {
   const transpose_run *run = arg;
-  return xio_attach_rest_scales(run->in.file, run->output.partial_path, run->in.dataset, err);
+  const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
+  return xio_attach_rest_scales(run->in.file, run->output.partial_path, &rearranged, err);
 }
 
 /* Collective, with the output closed.  Unless --only, the copies' own
@@ -380,29 +407,33 @@ static int output_compressed(const transpose_run *run) {
           storage->layout != XIO_LAYOUT_CONTIGUOUS);
 }
 
-/* Collective.  The partial output: an earlier run's to continue (with
- * --resume), or a new one with its space reserved and a first record. */
-static int start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
-  const char *out_dataset = run->out_path.dataset[0] ? run->out_path.dataset : run->in.dataset;
-  char normalized[sizeof run->out.dataset];
-  if (snprintf(normalized, sizeof normalized, "%s%s", out_dataset[0] == '/' ? "" : "/",
-               out_dataset) >= (int)sizeof normalized)
-    return xio_fail(err, "output dataset name %.64s... is too long", out_dataset);
-  identity_request identity = {run, normalized};
-  if (xio_on_root(run->comm, identity_on_root, &identity, err) ||
-      XIO_MPI(MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm), err))
-    return -1;
+/* The output dataset of the run's dataset k: OUT's where the command line
+ * names one (a run of one dataset), else the input's path. */
+static const char *output_name(const transpose_run *run, int k) {
+  return run->out_path.dataset[0] ? run->out_path.dataset : run->rearranged.paths[k];
+}
+
+static int open_variable(transpose_run *run, int k, const xio_matrix *like, xio_error *err);
+
+/* Collective.  Dataset k of the run, opened to be moved next: the
+ * record's fields that describe it (rank 0 writes the records). */
+static int begin_variable(transpose_run *run, int k, xio_error *err) {
+  if (open_variable(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
+  run->record.variable = k;
+  const int rc = run->rank == 0 ? tool_resume_identity_dataset(&run->in, output_name(run, k),
+                                                               &run->record, err)
+                                : 0;
+  return xio_agree(run->comm, rc, err);
+}
+
+/* Collective.  The transpose of run->in made in the partial output, with
+ * its attributes and dimension scales: the file too for the first
+ * dataset, else beside the others in run->out's file.  Its chunks fit the
+ * passes planned for it. */
+static int make_output_dataset(transpose_run *run, const xio_transpose_options *topt, int first,
+                               xio_error *err) {
   const char *partial = run->output.partial_path, *shown = run->output.final_path;
-  if (run->output.partial_found) {
-    if (xio_on_root(run->comm, resumable_on_root, run, err) ||
-        XIO_MPI(MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm), err) ||
-        XIO_MPI(MPI_Bcast(&run->output.partial_found, 1, MPI_INT, 0, run->comm), err))
-      return -1;
-  }
-  if (run->output.partial_found) {
-    const int held = resume_partial(run, topt, normalized, err);
-    if (held != 0) return held > 0 ? 0 : -1;
-  }
+  const char *name = output_name(run, run->variable);
   xio_skipped_attributes skipped;
   int scales = 0;
   const xio_shape out_shape = xio_shape_transposed(&run->in.shape);
@@ -410,12 +441,14 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   xio_transpose_block(&run->in, topt, run->nranks, output_compressed(run), &storage.pass_rows,
                       &storage.pass_cols);
   storage.pass_ranks = run->nranks;
-  if (xio_create_output(run->comm, partial, shown, normalized, run->in.type, &run->in, &storage,
-                        &out_shape, &run->out, err) ||
+  if ((first ? xio_create_output(run->comm, partial, shown, name, run->in.type, &run->in, &storage,
+                                 &out_shape, &run->out, err)
+             : xio_create_dataset(&run->out, shown, name, run->in.type, &run->in, &storage,
+                                  &out_shape, err)) ||
       xio_copy_attributes(&run->in, &run->out, &skipped, err) ||
-      xio_copy_dimension_scales(&run->in, &run->out, &scales, err) || reserve_output(run, err) ||
-      copy_rest_of_input(run, err) || xio_flush(&run->out, err))
+      xio_copy_dimension_scales(&run->in, &run->out, &scales, err))
     return -1;
+  run->compressed |= run->out.filtered;
   if (skipped.count)
     tool_report_warning(
         "%d attribute(s) of %s:%s were not copied (%s): references cannot point from %s into "
@@ -423,8 +456,37 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
         skipped.count, run->in_path.file, run->in.dataset, skipped.names, run->out_path.file,
         run->in_path.file);
   if (scales && run->opt->verbose)
-    tool_report_verbose("%d dimension scale(s) copied, attached with the axes swapped", scales);
+    tool_report_verbose("%s: %d dimension scale(s) attached with the axes moved", run->in.dataset,
+                        scales);
   return 0;
+}
+
+/* Collective.  The partial output: an earlier run's to continue (with
+ * --resume), at the dataset its record is at, or a new one with its
+ * space reserved, the rest of the input and a first record. */
+static int start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
+  identity_request identity = {run, output_name(run, 0)}; /* paths are absolute */
+  if (xio_on_root(run->comm, identity_on_root, &identity, err) ||
+      XIO_MPI(MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm), err))
+    return -1;
+  if (run->output.partial_found) {
+    if (xio_on_root(run->comm, resumable_on_root, run, err) ||
+        XIO_MPI(MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm), err) ||
+        XIO_MPI(MPI_Bcast(&run->output.partial_found, 1, MPI_INT, 0, run->comm), err))
+      return -1;
+  }
+  if (run->output.partial_found) {
+    if (run->record.variable != 0 && begin_variable(run, run->record.variable, err)) return -1;
+    const int held = resume_partial(run, topt, output_name(run, run->variable), err);
+    if (held != 0) return held > 0 ? 0 : -1;
+    /* started over: from the first dataset */
+    run->record.finished = (xio_checksums){0, 0};
+    if (run->variable != 0 && begin_variable(run, 0, err)) return -1;
+  }
+  return make_output_dataset(run, topt, 1, err) || reserve_output(run, err) ||
+                 copy_rest_of_input(run, err) || xio_flush(&run->out, err)
+             ? -1
+             : 0;
 }
 
 /* Rank 0.  Fails when the input is no longer the file that was read: what
@@ -468,38 +530,50 @@ static int record_progress(const xio_progress *done, void *user_data, xio_error 
  * with what was written (and with --verify, with the input re-read).
  * 0 when it matches, XIO_STOPPED when stopped by a signal, -1 on error,
  * or TOOL_EXIT_VERIFY when it does not match. */
-static int verify_output(transpose_run *run, const char *out_name, double *seconds,
-                         xio_error *err) {
+static int verify_output(transpose_run *run, double *seconds, xio_error *err) {
   const double t0 = MPI_Wtime();
-  const xio_checksums *expected = &run->record.progress.sums;
-  uint64_t out_sum = 0, in_sum = expected->read;
+  const xio_checksums expected =
+      tool_checksums_chain(run->record.finished, run->record.progress.sums);
+  const int against_input = run->opt->verify == TOOL_VERIFY_INPUT;
+  xio_checksums found = {0, 0};
   int rc = 0;
-  if (run->output_read_back) { /* resumed complete: read back as a whole at the start */
-    out_sum = expected->written;
+  if (run->output_read_back) { /* one dataset, resumed complete: read back at the start */
+    found.written = expected.written;
+    if (against_input)
+      rc = xio_checksum_matrix(&run->in, 0, piece_budget(run), tool_stop_requested, &found.read,
+                               err);
   } else {
     rc = tool_output_evict(run->comm, &run->output, err);
-    if (rc == 0)
-      rc = xio_open_existing(run->comm, run->output.partial_path, run->output.final_path, out_name,
-                             0, &run->out, err);
-    if (rc == 0) rc = xio_matrix_fold_as_transpose(&run->out, &run->in, err);
-    if (rc == 0)
-      rc = xio_checksum_matrix(&run->out, 1, piece_budget(run), tool_stop_requested, &out_sum, err);
+    for (int k = 0; k < run->rearranged.count && rc == 0; k++) {
+      xio_checksums sums = {0, 0};
+      if (run->variable != k && open_variable(run, k, NULL, err) != TOOL_EXIT_OK) rc = -1;
+      if (rc == 0)
+        rc = xio_open_existing(run->comm, run->output.partial_path, run->output.final_path,
+                               output_name(run, k), 0, &run->out, err);
+      if (rc == 0) rc = xio_matrix_fold_as_transpose(&run->out, &run->in, err);
+      if (rc == 0)
+        rc = xio_checksum_matrix(&run->out, 1, piece_budget(run), tool_stop_requested,
+                                 &sums.written, err);
+      if (rc == 0 && against_input)
+        rc = xio_checksum_matrix(&run->in, 0, piece_budget(run), tool_stop_requested, &sums.read,
+                                 err);
+      found = tool_checksums_chain(found, sums);
+      if (rc == 0 && k + 1 < run->rearranged.count) rc = xio_close(&run->out, err);
+    }
   }
-  if (rc == 0 && run->opt->verify == TOOL_VERIFY_INPUT)
-    rc = xio_checksum_matrix(&run->in, 0, piece_budget(run), tool_stop_requested, &in_sum, err);
   /* the copies of the rest of the input, against the input */
   char differs[1024] = "";
   uint64_t compared = 0;
   if (rc == 0 && !run->opt->only && run->out.file < 0) /* resumed complete: not yet open */
     rc = tool_output_evict(run->comm, &run->output, err) ||
                  xio_open_existing(run->comm, run->output.partial_path, run->output.final_path,
-                                   out_name, 0, &run->out, err)
+                                   output_name(run, 0), 0, &run->out, err)
              ? -1
              : 0;
+  const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
   if (rc == 0 && !run->opt->only)
-    rc =
-        xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, run->in.dataset,
-                         piece_budget(run), differs, sizeof differs, &compared, err);
+    rc = xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
+                          piece_budget(run), differs, sizeof differs, &compared, err);
   if (rc == 0 && compared) {
     char bytes[32];
     tool_format_bytes(compared, bytes, sizeof bytes);
@@ -513,13 +587,13 @@ static int verify_output(transpose_run *run, const char *out_name, double *secon
   }
   *seconds = MPI_Wtime() - t0;
   if (rc) return rc;
-  if (out_sum != expected->written)
+  if (found.written != expected.written)
     return xio_fail(err,
                     "verification failed: %s, read back from storage, differs from what was "
                     "written (checksums %016llx and %016llx): the file system lost or changed "
                     "data; nothing was published",
-                    run->out_path.file, (unsigned long long)out_sum,
-                    (unsigned long long)expected->written),
+                    run->out_path.file, (unsigned long long)found.written,
+                    (unsigned long long)expected.written),
            TOOL_EXIT_VERIFY;
   if (differs[0])
     return xio_fail(err,
@@ -528,13 +602,14 @@ static int verify_output(transpose_run *run, const char *out_name, double *secon
                     "nothing was published",
                     run->out_path.file, differs, run->in_path.file),
            TOOL_EXIT_VERIFY;
-  if (in_sum != expected->read)
+  if (against_input && found.read != expected.read)
     return xio_fail(err,
-                    "verification failed: %s:%s, read again, differs from what was transposed "
+                    "verification failed: %s%s%s, read again, differs from what was transposed "
                     "(checksums %016llx and %016llx): the input changed during the run; nothing "
                     "was published",
-                    run->in_path.file, run->in.dataset, (unsigned long long)in_sum,
-                    (unsigned long long)expected->read),
+                    run->in_path.file, run->rearranged.count == 1 ? ":" : "",
+                    run->rearranged.count == 1 ? run->in.dataset : "",
+                    (unsigned long long)found.read, (unsigned long long)expected.read),
            TOOL_EXIT_VERIFY;
   return 0;
 }
@@ -546,6 +621,7 @@ static int input_unchanged_on_root(void *arg, xio_error *err) {
 /* The JSON summary's description of the input and the output. */
 static void describe_pair(tool_json *j, const transpose_run *run, const char *type_text,
                           const char *out_dataset) {
+  tool_json_int(j, "datasets", run->rearranged.count); /* the rest: of the last one */
   tool_json_string(j, "input", run->in_path.file);
   tool_json_string(j, "input_dataset", run->in.dataset);
   tool_json_string(j, "output", run->out_path.file);
@@ -555,53 +631,6 @@ static void describe_pair(tool_json *j, const transpose_run *run, const char *ty
   tool_json_string(j, "input_shape", run->in_shape);
   tool_json_string(j, "output_shape", run->out_shape);
   tool_json_string(j, "type", type_text);
-}
-
-/* Collective.  --resume where OUT exists and no partial does: a run that
- * published already, when OUT is the transpose of IN, read as `xpose
- * verify` reads them.  TOOL_EXIT_OK, having said so, or TOOL_EXIT_ERROR
- * with the refusal in err. */
-static int check_already_done(transpose_run *run, const char *type_text, xio_error *err) {
-  const double start = MPI_Wtime();
-  const char *out_dataset = run->out_path.dataset[0] ? run->out_path.dataset : run->in.dataset;
-  int match = 0;
-  char detail[sizeof err->message] = "";
-  xio_error why = {""};
-  if (xio_open_existing(run->comm, run->out_path.file, run->out_path.file, out_dataset, 0,
-                        &run->out, &why) ||
-      xio_matrix_fold_as_transpose(&run->out, &run->in, &why) ||
-      xio_verify_transpose(&run->in, &run->out, piece_budget(run), &match, detail, sizeof detail,
-                           &why))
-    snprintf(detail, sizeof detail, "%s", why.message);
-  char found_dataset[sizeof run->out.dataset];
-  snprintf(found_dataset, sizeof found_dataset, "%s", run->out.dataset);
-  if (xio_close(&run->out, &why) && match) {
-    match = 0;
-    snprintf(detail, sizeof detail, "%s", why.message);
-  }
-  if (!match)
-    return xio_fail(err,
-                    "output %s exists and is not the transpose of %s:%s (%.400s); use --force "
-                    "to replace it",
-                    run->out_path.file, run->in_path.file, run->in.dataset, detail),
-           TOOL_EXIT_ERROR;
-  if (run->opt->json) {
-    tool_json j;
-    tool_json_begin(&j);
-    tool_json_string(&j, "status", "ok");
-    tool_json_int(&j, "exit_code", TOOL_EXIT_OK);
-    tool_json_bool(&j, "already_done", 1);
-    describe_pair(&j, run, type_text, found_dataset);
-    tool_json_string(&j, "detail", detail);
-    tool_json_number(&j, "seconds", MPI_Wtime() - start);
-    tool_json_print(&j);
-  } else {
-    tool_report_result(
-        "%s:%s is already the transpose of %s:%s (%s -> %s, %s; %s): nothing to do, %.3f s",
-        run->out_path.file, found_dataset, run->in_path.file, run->in.dataset, run->in_shape,
-        run->out_shape, type_text, detail, MPI_Wtime() - start);
-  }
-  return TOOL_EXIT_OK;
 }
 
 /* The folds of in's shape whose transpose is shaped as `like`: how many,
@@ -656,16 +685,134 @@ static int fold_input(transpose_run *run, const xio_matrix *like, xio_error *err
   return TOOL_EXIT_OK;
 }
 
-/* Collective.  With --dims, checks its names against the input's axes
- * and, where IN names no dataset, picks the one it reorders.  An exit
+/* Collective.  Dataset k of the run opened as run->in (the one open
+ * before closed) and folded (fold_input; `like` as there).  An exit
  * status. */
-static int choose_dataset(transpose_run *run, xio_error *err) {
-  if (!run->opt->dims) return TOOL_EXIT_OK;
+static int open_variable(transpose_run *run, int k, const xio_matrix *like, xio_error *err) {
+  if (xio_close(&run->in, err)) return TOOL_EXIT_ERROR;
+  run->variable = k;
+  snprintf(run->in_path.dataset, sizeof run->in_path.dataset, "%s", run->rearranged.paths[k]);
+  if (xio_open_input(run->comm, run->in_path.file, run->in_path.dataset, &run->in, err))
+    return TOOL_EXIT_ERROR;
+  return fold_input(run, like, err);
+}
+
+/* Collective.  The datasets the run rearranges: with --dims every one
+ * whose axes it reorders (its names checked against the input's), as
+ * ncpdq does, or the one IN names; without, IN's (listed once opened
+ * where IN names none: xio_open_input finds it).  An exit status. */
+static int choose_datasets(transpose_run *run, xio_error *err) {
   int usage = 0;
-  if (tool_choose_input_dataset(run->comm, run->in_path.file, run->opt->dims, run->in_path.dataset,
-                                sizeof run->in_path.dataset, &usage, err) == 0)
-    return TOOL_EXIT_OK;
-  return usage ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
+  const char *named = run->in_path.dataset;
+  if (run->opt->dims && tool_choose_input_datasets(run->comm, run->in_path.file, run->opt->dims,
+                                                   named, &run->rearranged, &usage, err))
+    return usage ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
+  if (!run->opt->dims && named[0] && tool_dataset_list_of_one(named, &run->rearranged)) {
+    xio_fail(err, "out of memory");
+    return TOOL_EXIT_ERROR;
+  }
+  if (run->rearranged.count > 1 && run->out_path.dataset[0]) {
+    xio_fail(err,
+             "--dims %s rearranges %d datasets of %s (%s, %s, ...), and %s names one output "
+             "dataset: give the output file alone (each keeps its path), or name one input "
+             "dataset as %s:/DATASET",
+             run->opt->dims, run->rearranged.count, run->in_path.file, run->rearranged.paths[0],
+             run->rearranged.paths[1], run->opt->output, run->in_path.file);
+    return TOOL_EXIT_USAGE;
+  }
+  if (run->rearranged.count)
+    snprintf(run->in_path.dataset, sizeof run->in_path.dataset, "%s", run->rearranged.paths[0]);
+  return TOOL_EXIT_OK;
+}
+
+/* Collective, after choose_datasets: IN's first dataset as run->in, and
+ * where IN named none, the one found listed as the run's. */
+static int open_first_input(transpose_run *run, xio_error *err) {
+  if (xio_open_input(run->comm, run->in_path.file,
+                     run->in_path.dataset[0] ? run->in_path.dataset : NULL, &run->in, err))
+    return -1;
+  if (run->rearranged.count == 0 && tool_dataset_list_of_one(run->in.dataset, &run->rearranged))
+    return xio_fail(err, "out of memory");
+  return 0;
+}
+
+/* Collective.  Whether OUT's `file` holds the transpose of every dataset
+ * the run rearranges, reading both (xio_verify_transpose; OUT's axes are
+ * what folds the input's where no order was given); the first that does
+ * not sets *match = 0 and says why in detail.  An exit status; run->in
+ * and run->out are left open on the last read. */
+static int verify_each(transpose_run *run, const char *file, uint64_t budget, int *match,
+                       char *detail, size_t size, xio_error *err) {
+  *match = 1;
+  const int count = run->rearranged.count;
+  for (int k = 0; k < count && *match; k++) {
+    if (xio_close(&run->out, err) ||
+        xio_open_existing(run->comm, file, file, output_name(run, k), 0, &run->out, err))
+      return TOOL_EXIT_ERROR;
+    const int opened = open_variable(run, k, &run->out, err);
+    if (opened != TOOL_EXIT_OK) return opened;
+    xio_error why = {""};
+    if (xio_matrix_fold_as_transpose(&run->out, &run->in, &why)) {
+      *match = 0;
+      snprintf(detail, size, "%s", why.message);
+    } else if (xio_verify_transpose(&run->in, &run->out, budget, match, detail, size, err)) {
+      return TOOL_EXIT_ERROR;
+    }
+    if (!*match && count > 1) {
+      char said[1024];
+      snprintf(said, sizeof said, "%s", detail);
+      snprintf(detail, size, "%.200s: %.800s", run->in.dataset, said);
+    }
+  }
+  return TOOL_EXIT_OK;
+}
+
+/* Collective.  --resume where OUT exists and no partial does: a run that
+ * published already, when OUT is the transpose of IN, read as `xpose
+ * verify` reads them.  TOOL_EXIT_OK, having said so, or TOOL_EXIT_ERROR
+ * with the refusal in err. */
+static int check_already_done(transpose_run *run, const char *type_text, xio_error *err) {
+  const double start = MPI_Wtime();
+  int match = 0;
+  char detail[sizeof err->message] = "";
+  xio_error why = {""};
+  if (verify_each(run, run->out_path.file, piece_budget(run), &match, detail, sizeof detail,
+                  &why) != TOOL_EXIT_OK)
+    snprintf(detail, sizeof detail, "%s", why.message), match = 0;
+  char found_dataset[sizeof run->out.dataset];
+  snprintf(found_dataset, sizeof found_dataset, "%s", run->out.dataset);
+  if (xio_close(&run->out, &why) && match) {
+    match = 0;
+    snprintf(detail, sizeof detail, "%s", why.message);
+  }
+  if (!match)
+    return xio_fail(err,
+                    "output %s exists and is not the transpose of %s:%s (%.400s); use --force "
+                    "to replace it",
+                    run->out_path.file, run->in_path.file, run->in.dataset, detail),
+           TOOL_EXIT_ERROR;
+  if (run->opt->json) {
+    tool_json j;
+    tool_json_begin(&j);
+    tool_json_string(&j, "status", "ok");
+    tool_json_int(&j, "exit_code", TOOL_EXIT_OK);
+    tool_json_bool(&j, "already_done", 1);
+    describe_pair(&j, run, type_text, found_dataset);
+    tool_json_string(&j, "detail", detail);
+    tool_json_number(&j, "seconds", MPI_Wtime() - start);
+    tool_json_print(&j);
+  } else if (run->rearranged.count > 1) {
+    tool_report_result(
+        "%s already holds the %d datasets of %s rearranged (%s): nothing to do, "
+        "%.3f s",
+        run->out_path.file, run->rearranged.count, run->in_path.file, detail, MPI_Wtime() - start);
+  } else {
+    tool_report_result(
+        "%s:%s is already the transpose of %s:%s (%s -> %s, %s; %s): nothing to do, %.3f s",
+        run->out_path.file, found_dataset, run->in_path.file, run->in.dataset, run->in_shape,
+        run->out_shape, type_text, detail, MPI_Wtime() - start);
+  }
+  return TOOL_EXIT_OK;
 }
 
 /* The start of either run: nothing open yet, the paths split, the MPI-IO
@@ -687,7 +834,8 @@ static int compare_rest(transpose_run *run, uint64_t budget, int *match, char *d
                         xio_error *err) {
   char differs[1024];
   uint64_t bytes;
-  if (xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, run->in.dataset,
+  const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
+  if (xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
                        budget, differs, sizeof differs, &bytes, err))
     return -1;
   if (differs[0]) {
@@ -710,21 +858,14 @@ static int run_check(const tool_options *opt, MPI_Comm comm) {
   uint64_t budget = opt->memory_bytes;
   if (tool_check_input(comm, run->in_path.file, &err) ||
       tool_check_input(comm, run->out_path.file, &err) ||
-      (exit_code = choose_dataset(run, &err)) != TOOL_EXIT_OK ||
-      xio_open_input(comm, run->in_path.file, run->in_path.dataset[0] ? run->in_path.dataset : NULL,
-                     &run->in, &err) ||
-      xio_open_existing(comm, run->out_path.file, run->out_path.file,
-                        run->out_path.dataset[0] ? run->out_path.dataset : run->in.dataset, 0,
-                        &run->out, &err) ||
-      (exit_code = fold_input(run, &run->out, &err)) != TOOL_EXIT_OK ||
+      (exit_code = choose_datasets(run, &err)) != TOOL_EXIT_OK || open_first_input(run, &err) ||
       (!budget && tool_default_memory_budget(comm, &budget, NULL, 0, &err)) ||
-      (xio_matrix_fold_as_transpose(&run->out, &run->in, &err) == 0 &&
-       xio_verify_transpose(&run->in, &run->out, budget, &match, detail, sizeof detail, &err)) ||
+      (exit_code = verify_each(run, run->out_path.file, budget, &match, detail, sizeof detail,
+                               &err)) != TOOL_EXIT_OK ||
       (match && !opt->only && compare_rest(run, budget, &match, detail, sizeof detail, &err))) {
     if (exit_code == TOOL_EXIT_OK) exit_code = TOOL_EXIT_ERROR;
     tool_report_error("%s", err.message);
   } else {
-    if (!match && !detail[0]) snprintf(detail, sizeof detail, "%s", err.message); /* shapes */
     xio_type_describe(run->in.type, type_text, sizeof type_text);
     exit_code = match ? TOOL_EXIT_OK : TOOL_EXIT_VERIFY;
     if (opt->json) {
@@ -736,6 +877,12 @@ static int run_check(const tool_options *opt, MPI_Comm comm) {
       tool_json_string(&j, "detail", detail);
       tool_json_number(&j, "seconds", MPI_Wtime() - start);
       tool_json_print(&j);
+    } else if (match && run->rearranged.count > 1) {
+      tool_report_result(
+          "%s holds the %d datasets of %s rearranged (%s) and the rest as it is, "
+          "%.3f s",
+          run->out_path.file, run->rearranged.count, run->in_path.file, detail,
+          MPI_Wtime() - start);
     } else if (match) {
       tool_report_result("%s:%s is the transpose of %s:%s (%s -> %s, %s; %s), %.3f s",
                          run->out_path.file, run->out.dataset, run->in_path.file, run->in.dataset,
@@ -747,6 +894,7 @@ static int run_check(const tool_options *opt, MPI_Comm comm) {
   }
   xio_close(&run->out, &err);
   xio_close(&run->in, &err);
+  tool_dataset_list_free(&run->rearranged);
   return exit_code;
 }
 
@@ -758,10 +906,10 @@ static int agreed_stop_signal(MPI_Comm comm) {
 
 /* The result: one line, or with --json one object. */
 static void print_summary(const transpose_run *run, const xio_transpose_stats *stats,
-                          const char *type_text, const char *out_name, double total_seconds,
-                          double verify_seconds) {
+                          const char *type_text, double total_seconds, double verify_seconds) {
   const tool_options *opt = run->opt;
-  const uint64_t bytes = (uint64_t)run->in.rows * (uint64_t)run->in.cols * run->in.elem_size;
+  const uint64_t bytes = run->moved_bytes + matrix_bytes(&run->in); /* run->in: the last */
+  const long long passes = (long long)(run->moved_passes + xio_pass_count(&stats->done.grid));
   char size_text[32];
   tool_format_bytes(bytes, size_text, sizeof size_text);
   const double rate = total_seconds > 0 ? 2.0 * (double)bytes / total_seconds / 1e9 : 0.0;
@@ -769,6 +917,7 @@ static void print_summary(const transpose_run *run, const xio_transpose_stats *s
                              : opt->verify == TOOL_VERIFY_INPUT ? "verified against the input"
                                                                 : "verified";
   const char *backend_name = run->backend == XPOSE_BACKEND_CUDA ? "cuda" : "host";
+  const char *out_name = output_name(run, run->variable);
   if (opt->json) {
     tool_json j;
     tool_json_begin(&j);
@@ -779,22 +928,83 @@ static void print_summary(const transpose_run *run, const xio_transpose_stats *s
     tool_json_int(&j, "ranks", run->nranks);
     tool_json_string(&j, "backend", backend_name);
     tool_json_string(&j, "exchange", stats->exchange);
-    tool_json_int(&j, "passes", (long long)xio_pass_count(&stats->done.grid));
+    tool_json_int(&j, "passes", passes);
     tool_json_bool(&j, "resumed", run->resumed);
     tool_json_number(&j, "seconds", total_seconds);
     tool_json_number(&j, "verify_seconds", verify_seconds);
     tool_json_number(&j, "gb_per_s", rate);
     tool_json_string(&j, "verification", verification);
     tool_json_print(&j);
+  } else if (run->rearranged.count > 1) {
+    tool_report_result(
+        "%s -> %s: %d datasets rearranged (%s ... %s, each %s), the rest copied: %s, %d "
+        "rank(s) (%s, %s), %lld pass(es)%s, %.3f s, %.2f GB/s, %s",
+        run->in_path.file, run->out_path.file, run->rearranged.count, run->rearranged.paths[0],
+        run->rearranged.paths[run->rearranged.count - 1], opt->dims, size_text, run->nranks,
+        backend_name, stats->exchange, passes, run->resumed ? " (resumed)" : "", total_seconds,
+        rate, verification);
   } else {
     tool_report_result(
         "%s:%s (%s, %s) -> %s:%s (%s): %s, %d rank(s) (%s, %s), %lld "
         "pass(es)%s, %.3f s, %.2f GB/s, %s",
         run->in_path.file, run->in.dataset, run->in_shape, type_text, run->out_path.file, out_name,
-        run->out_shape, size_text, run->nranks, backend_name, stats->exchange,
-        (long long)xio_pass_count(&stats->done.grid), run->resumed ? " (resumed)" : "",
-        total_seconds, rate, verification);
+        run->out_shape, size_text, run->nranks, backend_name, stats->exchange, passes,
+        run->resumed ? " (resumed)" : "", total_seconds, rate, verification);
   }
+}
+
+/* Whether the partial holds recorded work: passes, or datasets done. */
+static int work_recorded(const transpose_run *run) {
+  return run->record.variable > 0 || run->record.progress.passes_done > 0;
+}
+
+static int all_passes_done(const transpose_run *run) {
+  return run->variable + 1 == run->rearranged.count &&
+         run->record.progress.passes_done == xio_pass_count(&run->record.progress.grid);
+}
+
+/* "3 of 8 passes", or of several datasets "2 of 5 datasets and 3 of 8
+ * passes of /pr". */
+static void describe_progress(const transpose_run *run, char *text, size_t size) {
+  const long long done = (long long)run->record.progress.passes_done,
+                  passes = (long long)xio_pass_count(&run->record.progress.grid);
+  if (run->rearranged.count == 1)
+    snprintf(text, size, "%lld of %lld passes", done, passes);
+  else
+    snprintf(text, size, "%d of %d datasets and %lld of %lld passes of %.100s",
+             run->record.variable, run->rearranged.count, done, passes, run->in.dataset);
+}
+
+/* Verbose: what is moved now. */
+static void say_variable(const transpose_run *run, const char *type_text) {
+  char which[64] = "";
+  if (run->rearranged.count > 1)
+    snprintf(which, sizeof which, " (dataset %d of %d)", run->variable + 1, run->rearranged.count);
+  tool_report_verbose(
+      "input %s:%s%s, %s -> %s, %s; moved as a %lld x %lld matrix of %zu-byte "
+      "elements",
+      run->in_path.file, run->in.dataset, which, run->in_shape, run->out_shape, type_text,
+      (long long)run->in.rows, (long long)run->in.cols, run->in.elem_size);
+}
+
+static uint64_t default_pass_limit(const transpose_run *run);
+
+/* Collective, once dataset run->variable is moved: the next one opened,
+ * its output made beside it, its passes planned afresh. */
+static int next_variable(transpose_run *run, xio_transpose_options *topt, xio_error *err) {
+  run->moved_bytes += matrix_bytes(&run->in);
+  run->moved_passes += xio_pass_count(&run->record.progress.grid);
+  run->record.finished = tool_checksums_chain(run->record.finished, run->record.progress.sums);
+  run->record.progress = (xio_progress){0};
+  topt->resume_from = NULL;
+  if (begin_variable(run, run->variable + 1, err)) return -1;
+  if (topt->pass_bytes_limit) topt->pass_bytes_limit = default_pass_limit(run);
+  if (run->opt->verbose) {
+    char type_text[256];
+    xio_type_describe(run->in.type, type_text, sizeof type_text);
+    say_variable(run, type_text);
+  }
+  return make_output_dataset(run, topt, 0, err);
 }
 
 /* The largest pass planned on the host with the default budget: passes.h's
@@ -823,7 +1033,7 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   if (XIO_MPI(MPI_Comm_rank(comm, &run->rank), &err) ||
       XIO_MPI(MPI_Comm_size(comm, &run->nranks), &err) ||
       tool_check_input(comm, run->in_path.file, &err) ||
-      (chosen = choose_dataset(run, &err)) != TOOL_EXIT_OK ||
+      (chosen = choose_datasets(run, &err)) != TOOL_EXIT_OK ||
       tool_output_prepare(comm, run->out_path.file, run->in_path.file, opt->force,
                           opt->resume  ? TOOL_PARTIAL_KEEP
                           : opt->force ? TOOL_PARTIAL_REPLACE
@@ -834,9 +1044,7 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   }
   keep_partial = run->output.partial_found; /* another run's work: not this one's to remove */
   if (run->output.lock_note[0]) tool_report_warning("%s", run->output.lock_note);
-  if (xio_open_input(comm, run->in_path.file, run->in_path.dataset[0] ? run->in_path.dataset : NULL,
-                     &run->in, &err))
-    goto fail;
+  if (open_first_input(run, &err)) goto fail;
   const int folded = fold_input(run, NULL, &err);
   if (folded != TOOL_EXIT_OK) {
     exit_code = folded;
@@ -844,11 +1052,7 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   }
   char type_text[256];
   xio_type_describe(run->in.type, type_text, sizeof type_text);
-  tool_report_verbose(
-      "input %s:%s, %s -> %s, %s; moved as a %lld x %lld matrix of %zu-byte "
-      "elements",
-      run->in_path.file, run->in.dataset, run->in_shape, run->out_shape, type_text,
-      (long long)run->in.rows, (long long)run->in.cols, run->in.elem_size);
+  say_variable(run, type_text);
 
   run->budget = opt->memory_bytes;
   if (!run->budget) {
@@ -910,18 +1114,20 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   }
   if (run->resumed) {
     topt.resume_from = &run->record.progress;
-    tool_report_note("resuming from %s: %lld of %lld passes done", run->output.partial_path,
-                     (long long)run->record.progress.passes_done,
-                     (long long)xio_pass_count(&run->record.progress.grid));
+    char done[256];
+    describe_progress(run, done, sizeof done);
+    tool_report_note("resuming from %s: %s done", run->output.partial_path, done);
   }
-  char out_name[sizeof run->out.dataset]; /* normalized, kept for the reopening and the summary */
-  memcpy(out_name, run->out.dataset, sizeof out_name);
-
   xio_transpose_stats stats;
-  tool_report_progress_begin(topt.resume_from ? topt.resume_from->passes_done : 0);
-  const int transposed = xio_transpose(&run->in, &run->out, &topt, &stats, &err);
-  run->record.progress = stats.done;
-  keep_partial = run->record.progress.passes_done > 0;
+  int transposed;
+  for (;;) { /* each dataset in turn */
+    tool_report_progress_begin(topt.resume_from ? topt.resume_from->passes_done : 0);
+    transposed = xio_transpose(&run->in, &run->out, &topt, &stats, &err);
+    run->record.progress = stats.done;
+    if (transposed != 0 || run->variable + 1 == run->rearranged.count) break;
+    if ((transposed = next_variable(run, &topt, &err)) != 0) break;
+  }
+  keep_partial = work_recorded(run);
   /* A failed read may be the input changing under the run (a truncated
    * file ends early): then that is the error, and nothing is kept. */
   xio_error changed;
@@ -943,7 +1149,7 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
 
   double verify_seconds = 0;
   if (opt->verify != TOOL_VERIFY_NONE) {
-    const int verified = verify_output(run, out_name, &verify_seconds, &err);
+    const int verified = verify_output(run, &verify_seconds, &err);
     if (verified == XIO_STOPPED) {
       exit_code = TOOL_EXIT_STOPPED;
       goto stopped;
@@ -968,27 +1174,29 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   if (tool_output_publish(comm, &run->output, &err)) {
     tool_report_error("%s", err.message);
     xio_close(&run->in, &err);
+    tool_dataset_list_free(&run->rearranged);
     return TOOL_EXIT_ERROR;
   }
 
-  print_summary(run, &stats, type_text, out_name, seconds + verify_seconds, verify_seconds);
+  print_summary(run, &stats, type_text, seconds + verify_seconds, verify_seconds);
   xio_close(&run->in, &err);
+  tool_dataset_list_free(&run->rearranged);
   return TOOL_EXIT_OK;
 
 stopped : {
   const int signal_number = agreed_stop_signal(comm);
-  const int64_t passes = xio_pass_count(&run->record.progress.grid);
-  if (keep_partial && run->record.progress.passes_done == passes)
+  char done[256];
+  describe_progress(run, done, sizeof done);
+  if (keep_partial && all_passes_done(run))
     tool_report_error(
-        "stopped by %s before publishing: all %lld passes are done and kept in %s: "
+        "stopped by %s before publishing: all %s are done and kept in %s: "
         "run the same command with --resume to check and publish them",
-        tool_signal_name(signal_number), (long long)passes, run->output.partial_path);
+        tool_signal_name(signal_number), done, run->output.partial_path);
   else if (keep_partial)
     tool_report_error(
-        "stopped by %s after %lld of %lld passes; %s keeps them: run the same "
+        "stopped by %s after %s; %s keeps them: run the same "
         "command with --resume to continue",
-        tool_signal_name(signal_number), (long long)run->record.progress.passes_done,
-        (long long)passes, run->output.partial_path);
+        tool_signal_name(signal_number), done, run->output.partial_path);
   else
     tool_report_error("stopped by %s before any pass was done; nothing was kept",
                       tool_signal_name(signal_number));
@@ -1005,20 +1213,19 @@ fail:
         &run->output, (uint64_t)grid->block_rows * (uint64_t)grid->block_cols * run->in.elem_size,
         run->record.progress.passes_done, xio_pass_count(grid), &err);
   }
-  if (keep_partial && run->output.owned && run->record.progress.passes_done > 0) {
+  if (keep_partial && run->output.owned && work_recorded(run)) {
     const size_t used = strlen(err.message);
-    const long long done = (long long)run->record.progress.passes_done,
-                    passes = (long long)xio_pass_count(&run->record.progress.grid);
+    char done[256];
+    describe_progress(run, done, sizeof done);
     const int n =
         access(run->output.partial_path, F_OK) == 0
             ? snprintf(err.message + used, sizeof err.message - used,
-                       "; the %lld of %lld passes done are kept in %s: once the cause is fixed, "
+                       "; the %s done are kept in %s: once the cause is fixed, "
                        "the same command with --resume continues",
-                       done, passes, run->output.partial_path)
+                       done, run->output.partial_path)
             : snprintf(err.message + used, sizeof err.message - used,
-                       "; %s was removed while xpose was writing it: the %lld of %lld passes "
-                       "done are lost",
-                       run->output.partial_path, done, passes);
+                       "; %s was removed while xpose was writing it: the %s done are lost",
+                       run->output.partial_path, done);
     if (n < 0) err.message[used] = '\0'; /* the error alone, then */
   }
   tool_report_error("%s", err.message);
@@ -1034,6 +1241,7 @@ release : {
 }
   tool_output_release(comm, &run->output, keep_partial);
   tool_watchdog_disarm();
+  tool_dataset_list_free(&run->rearranged);
   return exit_code;
 }
 

@@ -14,7 +14,7 @@
 #include "output_file.h"
 
 #define SLOT_BYTES 4096
-static const char header[] = "xpose partial output, resume record 4\n";
+static const char header[] = "xpose partial output, resume record 5\n";
 /* An older xpose's: recognised, to say so, never resumed. */
 static const char older_header[] = "xpose partial output, resume record ";
 
@@ -69,6 +69,11 @@ int tool_resume_identity(const char *input_file, const xio_matrix *in, const cha
   r->input_path_hash = hash_bytes(absolute, strlen(absolute));
   free(absolute);
   if (tool_input_identity_of(input_file, &r->input, err)) return -1;
+  return tool_resume_identity_dataset(in, output_dataset, r, err);
+}
+
+int tool_resume_identity_dataset(const xio_matrix *in, const char *output_dataset,
+                                 tool_resume_record *r, xio_error *err) {
   copy_line(r->input_dataset, sizeof r->input_dataset, in->dataset);
   copy_line(r->output_dataset, sizeof r->output_dataset, output_dataset);
   r->rows = in->rows;
@@ -78,9 +83,24 @@ int tool_resume_identity(const char *input_file, const xio_matrix *in, const cha
   unsigned char type[1024];
   if (H5Tencode(in->type, NULL, &encoded) < 0 || encoded > sizeof type ||
       H5Tencode(in->type, type, &encoded) < 0)
-    return xio_fail(err, "%s:%s: cannot describe its datatype", input_file, in->dataset);
+    return xio_fail(err, "%s: cannot describe its datatype", in->dataset);
   r->type_hash = hash_bytes(type, encoded);
   return 0;
+}
+
+void tool_resume_record_set_list(tool_resume_record *record, const char (*paths)[512], int count,
+                                 const char *order) {
+  uint64_t hash = 0;
+  for (int i = 0; i < count; i++)
+    hash = hash * 0x100000001b3ull ^ hash_bytes(paths[i], strlen(paths[i]));
+  record->variables = count;
+  record->list_hash = hash;
+  record->order_hash = hash_bytes(order, strlen(order));
+}
+
+xio_checksums tool_checksums_chain(xio_checksums so_far, xio_checksums next) {
+  const uint64_t odd = 0x9e3779b97f4a7c15ull; /* any odd factor: a bijection */
+  return (xio_checksums){so_far.read * odd + next.read, so_far.written * odd + next.written};
 }
 
 static int format_slot(const tool_resume_record *r, char slot[SLOT_BYTES]) {
@@ -104,8 +124,12 @@ static int format_slot(const tool_resume_record *r, char slot[SLOT_BYTES]) {
                 shape->trail);
   for (int i = 0; i < shape->ndims && n < SLOT_BYTES; i++)
     n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), " %" PRId64, shape->dims[i]);
-  if (n + 32 >= SLOT_BYTES) return -1;
-  n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "\n");
+  if (n + 160 >= SLOT_BYTES) return -1;
+  n += snprintf(slot + n, (size_t)(SLOT_BYTES - n),
+                "\nvariables %d %d %016" PRIx64 " %016" PRIx64 "\nfinished %016" PRIx64
+                " %016" PRIx64 "\n",
+                r->variables, r->variable, r->list_hash, r->order_hash, r->finished.read,
+                r->finished.written);
   n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "check %016" PRIx64 "\n",
                 hash_bytes(slot, (size_t)n));
   return 0;
@@ -172,6 +196,12 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
     if (sscanf(v + used, " %" SCNd64 "%n", &shape->dims[i], &more) != 1) return -1;
     used += more;
   }
+  if (!(v = field(text, "variables")) ||
+      sscanf(v, "%d %d %" SCNx64 " %" SCNx64, &r->variables, &r->variable, &r->list_hash,
+             &r->order_hash) != 4 ||
+      r->variable < 0 || r->variable >= r->variables || !(v = field(text, "finished")) ||
+      sscanf(v, "%" SCNx64 " %" SCNx64, &r->finished.read, &r->finished.written) != 2)
+    return -1;
   rest_of_line(r->input_dataset, sizeof r->input_dataset, field(text, "input_dataset"));
   rest_of_line(r->output_dataset, sizeof r->output_dataset, field(text, "output_dataset"));
   rest_of_line(r->input_path, sizeof r->input_path, field(text, "input"));
@@ -229,14 +259,23 @@ const char *tool_resume_record_mismatch(const tool_resume_record *found,
     return "it was written by an older xpose, whose record this one does not read";
   if (found->input_path_hash != wanted->input_path_hash)
     return "it was started from another input file";
-  if (strcmp(found->input_dataset, wanted->input_dataset) != 0)
-    return "it was started from another dataset";
+  if (found->variables != wanted->variables || found->list_hash != wanted->list_hash)
+    return found->variables > 1 || wanted->variables > 1
+               ? "it was started for another set of datasets"
+               : "it was started from another dataset";
   static char why[160];
   const char *change = tool_input_identity_change(&found->input, &wanted->input);
   if (change) {
     snprintf(why, sizeof why, "the input file changed since it was started: %s", change);
     return why;
   }
+  /* At another of the run's datasets: the same file, paths and order make
+   * it the same run; resuming checks that dataset's partial output. */
+  if (found->variable != wanted->variable) /* the same folds, where the order is the same */
+    return found->order_hash != wanted->order_hash ? "it was started for another order of the axes"
+                                                   : NULL;
+  if (strcmp(found->input_dataset, wanted->input_dataset) != 0)
+    return "it was started from another dataset";
   if (found->type_hash != wanted->type_hash || !xio_shape_same_dims(&found->shape, &wanted->shape))
     return "it holds another shape or datatype";
   if (found->shape.split != wanted->shape.split || found->shape.trail != wanted->shape.trail ||

@@ -36,6 +36,15 @@ typedef struct {
   char input_dataset[512], output_dataset[512];
   int64_t rows, cols;
   xio_shape shape; /* the input's axes and their fold: which permutation */
+  /* Several datasets rearranged in one run (--dims): how many, hashes of
+   * their paths and of the order asked for (the latter compared only at
+   * another dataset than the wanted one: a dataset's own fold is compared
+   * above), which one the fields above and `progress` are of; those before
+   * it are done, with the checksums `finished` (tool_checksums_chain).
+   * One dataset: 1, the hashes, 0, zeros. */
+  int variables, variable;
+  uint64_t list_hash, order_hash;
+  xio_checksums finished;
   /* how far it got */
   xio_progress progress;
   uint64_t sequence;
@@ -45,6 +54,21 @@ typedef struct {
  * output_dataset; progress zeroed.  -1 with a message in err. */
 int tool_resume_identity(const char *input_file, const xio_matrix *in, const char *output_dataset,
                          tool_resume_record *record, xio_error *err);
+
+/* Local.  The fields of tool_resume_identity that describe the dataset,
+ * for the next of several a run rearranges; the rest kept. */
+int tool_resume_identity_dataset(const xio_matrix *in, const char *output_dataset,
+                                 tool_resume_record *record, xio_error *err);
+
+/* Sets the record's list of datasets: `count` paths, `order` what the
+ * command line asked (--dims or --axes; "" for none). */
+void tool_resume_record_set_list(tool_resume_record *record, const char (*paths)[512], int count,
+                                 const char *order);
+
+/* The checksums of datasets one after the other: `so_far`'s chained with
+ * `next`'s.  Order matters, so two datasets' data swapped shows; one
+ * dataset's chained onto zeros are its own. */
+xio_checksums tool_checksums_chain(xio_checksums so_far, xio_checksums next);
 
 /* Local.  The identity of the file at `path` now; -1 with a message. */
 int tool_input_identity_of(const char *path, tool_input_identity *id, xio_error *err);

@@ -165,13 +165,74 @@ class NetcdfFiles(ToolTestCase):
             self.assertEqual(sorted(nc.variables), ["lat", "lon", "tas", "time"])
             np.testing.assert_array_equal(nc["tas"][:], self.tas.transpose(1, 2, 0))
 
-    def test_dims_that_reorder_several_variables_or_none_are_refused(self):
+    def add_variables(self, times=TIMES):
+        """pr (time, lat, lon), uncompressed, and a field (lat, lon) that
+        --dims lat,lon,time leaves in place: ncpdq moves every variable
+        with the named dimensions."""
+        pr = pattern((times, LATS, LONS), "<f8", seed=5)
         with netCDF4.Dataset(self.path("in.nc"), "a") as nc:
-            nc.createVariable("pr", "f4", ("time", "lat", "lon"))[:] = self.tas
+            v = nc.createVariable("pr", "f8", ("time", "lat", "lon"))
+            v.units = "kg m-2 s-1"
+            v[:] = pr
+            nc.createVariable("orog", "f4", ("lat", "lon"))[:] = pattern((LATS, LONS), "<f4")
+        return pr
+
+    def assertRearranged(self, pr, out="out.nc"):
+        with netCDF4.Dataset(self.path(out)) as nc:
+            self.assertEqual(nc["pr"].dimensions, ("lat", "lon", "time"))
+            self.assertEqual(nc["tas"].dimensions, ("lat", "lon", "time"))
+            self.assertEqual(nc["orog"].dimensions, ("lat", "lon"))
+            self.assertEqual(nc["pr"].units, "kg m-2 s-1")
+            np.testing.assert_array_equal(nc["pr"][:], pr.transpose(1, 2, 0))
+            np.testing.assert_array_equal(nc["tas"][:], self.tas.transpose(1, 2, 0))
+            np.testing.assert_array_equal(nc["tas_stn"][:],
+                                          pattern((len(nc["time"]), STATIONS), "<f4", seed=3))
+
+    def test_dims_rearranges_every_variable_with_the_named_dimensions(self):
+        pr = self.add_variables()
+        result = self.xpose(2, "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("2 datasets rearranged", result.stdout)
+        self.assertRearranged(pr)
+        result = self.xpose(2, "verify", "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        result = self.xpose(2, "--resume", "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("already holds the 2 datasets", result.stdout)
+        if shutil.which("ncks"):  # NCO edits it in place
+            subprocess.run(["ncatted", "-a", "note,pr,c,c,edited", self.path("out.nc")],
+                           check=True, timeout=60)
+            with netCDF4.Dataset(self.path("out.nc")) as nc:
+                self.assertEqual(nc["pr"].note, "edited")
+
+    def test_a_wrong_second_variable_fails_verify(self):
+        pr = self.add_variables()
+        self.assertEqual(self.xpose(2, "--dims", "lat,lon,time", "in.nc", "out.nc").returncode, 0)
+        with h5py.File(self.path("out.nc"), "r+") as f:
+            f["tas"][3, 4, 5] += 1
+        result = self.xpose(2, "verify", "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 3, result)
+        self.assertIn("/tas", result.stderr)
+        del pr
+
+    def test_orders_that_cannot_be_made_or_named_outputs_are_refused_first(self):
+        with netCDF4.Dataset(self.path("in.nc"), "a") as nc:
+            nc.createDimension("lev", 3)
+            nc.createVariable("ta", "f4", ("time", "lev", "lat", "lon"))[:] = 1.0
+        # ncpdq's rule makes ta (lat, lev, lon, time): more than one move
         result = self.xpose(2, "--dims", "lat,lon,time", "in.nc", "out.nc")
         self.assertEqual(result.returncode, USAGE, result)
-        self.assertIn("reorders 2 datasets of in.nc (/pr, /tas)", result.stderr)
-        self.assertIn("name it as in.nc:/DATASET", result.stderr)
+        self.assertIn("in.nc:/ta", result.stderr)
+        self.assertIn("more than one such move", result.stderr)
+        self.assertFalse(os.path.exists(self.path("out.nc")))
+        self.assertEqual(self.leftovers(), [])
+        write_cf(self.path("in.nc"))
+        self.add_variables()
+        result = self.xpose(2, "--dims", "lat,lon,time", "in.nc", "out.nc:/tas_t")
+        self.assertEqual(result.returncode, USAGE, result)
+        self.assertIn("give the output file alone", result.stderr)
+
+    def test_dims_that_reorder_nothing_or_name_no_axis_are_refused(self):
         result = self.xpose(2, "--dims", "time,lat", "in.nc", "out.nc")
         self.assertEqual(result.returncode, USAGE, result)
         self.assertIn("reorders no dataset of in.nc", result.stderr)
@@ -180,12 +241,35 @@ class NetcdfFiles(ToolTestCase):
         self.assertIn("no dataset of in.nc has an axis named 'tim'", result.stderr)
         self.assertFalse(os.path.exists(self.path("out.nc")))
         self.assertEqual(self.leftovers(), [])
-        # named, the other one is copied as it is
+
+    def test_a_named_variable_alone_is_rearranged(self):
+        pr = self.add_variables()
         result = self.xpose(2, "--dims", "lat,lon,time", "in.nc:/tas", "out.nc")
         self.assertEqual(result.returncode, 0, result)
         with netCDF4.Dataset(self.path("out.nc")) as nc:
             self.assertEqual(nc["pr"].dimensions, ("time", "lat", "lon"))
-            np.testing.assert_array_equal(nc["pr"][:], self.tas)
+            np.testing.assert_array_equal(nc["pr"][:], pr)
+
+    def test_a_run_of_several_variables_stopped_in_the_second_resumes(self):
+        self.tas = write_cf(self.path("in.nc"), times=400)
+        pr = self.add_variables(times=400)
+        args = ["--memory", "16K", "--checkpoint", "0", "--dims", "lat,lon,time", "in.nc",
+                "out.nc"]
+        proc = start(2, [XPOSE, *args], cwd=self.dir)
+        partial = self.path("out.nc.xpose-partial")
+        wait_for_record(proc, partial, lambda r: r["variables"].split()[1] == "1" and
+                        int(r["passes_done"]) >= 3)
+        os.kill(proc.pid, signal.SIGUSR1)
+        result = finish(proc)
+        if result.returncode == 0:
+            self.skipTest("the run ended before the stop reached it")
+        self.assertEqual(result.returncode, 4, result)
+        self.assertIn("1 of 2 datasets and", result.stderr)
+        result = self.xpose(2, "--resume", *args)
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("(resumed)", result.stdout)
+        self.assertRearranged(pr)
+        self.assertEqual(self.leftovers(), [])
 
     def test_a_stopped_whole_file_run_resumes(self):
         # passes of whole output chunks (lat x lon x 1), so that they resume
