@@ -14,6 +14,7 @@ enum { TARGET_BYTES = 16, PATH_BYTES = 1024 };
 typedef struct {
   unsigned char target[TARGET_BYTES]; /* the object a hard link points at */
   char path[PATH_BYTES];              /* its first path, where it was copied */
+  int deferred;                       /* to the walk of rank 0 alone, with its other names */
 } seen_object;
 
 typedef struct {
@@ -29,6 +30,10 @@ typedef struct {
   int seen_count, seen_capacity;
   int failed;                                  /* the message is in err */
   enum { COPYING, COMPARING, MEASURING } mode; /* xio_copy_rest, _compare_rest, _rest_bytes */
+  /* Rank 0 alone, on files it opened itself: the datasets of variable-length
+   * data, which the walk of every rank leaves to it (parallel HDF5 1.10
+   * writes no such data), and nothing else. */
+  int serial;
   char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
 } copy_walk;
 
@@ -130,7 +135,13 @@ static int move_data(copy_walk *walk, hid_t source, hid_t target, hid_t type, co
   for (int i = 0; i < ndims; i++) unit[i] = 1;
   if (rc == 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, ndims, unit) != ndims)
     rc = xio_fail_h5(err, "%s:%s: cannot read its chunk shape", walk->shown, path);
-  const size_t type_size = H5Tget_size(type);
+  /* Variable-length data (rank 0 alone) in the native layout, pointers
+   * and all, released after each block. */
+  const int variable = walk->serial;
+  hid_t memory = variable ? H5Tget_native_type(type, H5T_DIR_ASCEND) : H5Tcopy(type);
+  if (rc == 0 && memory < 0)
+    rc = xio_fail_h5(err, "%s:%s: cannot read its type", walk->shown, path);
+  const size_t type_size = memory >= 0 ? H5Tget_size(memory) : 1;
   /* comparing holds a block of each file */
   uint64_t budget = walk->budget / (walk->mode == COMPARING ? 2 : 1);
   if (budget > XIO_MAX_TRANSFER_BYTES) budget = XIO_MAX_TRANSFER_BYTES;
@@ -172,24 +183,35 @@ static int move_data(copy_walk *walk, hid_t source, hid_t target, hid_t type, co
               : 0;
     if (picked < 0) rc = xio_fail_h5(err, "%s: cannot select a block of %s", walk->shown, path);
     const uint64_t bytes = mine < blocks ? (uint64_t)H5Sget_select_npoints(fspace) * type_size : 0;
-    if (rc == 0 && bytes && H5Dread(source, type, mspace, fspace, H5P_DEFAULT, buf) < 0)
+    int read = 0, read_back = 0; /* blocks whose variable-length data is to be released */
+    if (rc == 0 && bytes &&
+        !(read = H5Dread(source, memory, mspace, fspace, H5P_DEFAULT, buf) >= 0))
       rc = xio_fail_h5(err, "%s: reading %s failed", walk->shown, path);
     walk->stats->bytes += bytes;
     if (walk->mode == COMPARING) {
+      unsigned char *copy = buf + block_bytes;
       if (rc == 0 && bytes &&
-          H5Dread(target, type, mspace, tspace, H5P_DEFAULT, buf + block_bytes) < 0)
+          !(read_back = H5Dread(target, memory, mspace, tspace, H5P_DEFAULT, copy) >= 0))
         rc = xio_fail_h5(err, "reading back the copy of %s failed", path);
-      if (rc == 0 && bytes && memcmp(buf, buf + block_bytes, bytes) != 0 && !walk->differs[0])
-        snprintf(walk->differs, sizeof walk->differs, "%s", path);
+      if (rc == 0 && bytes && !walk->differs[0]) {
+        int same = variable || memcmp(buf, copy, bytes) == 0;
+        for (uint64_t at = 0; variable && same && at < bytes; at += type_size)
+          same = xio_type_same_values(memory, buf + at, copy + at);
+        if (!same) snprintf(walk->differs, sizeof walk->differs, "%s", path);
+      }
+      if (read_back && variable) (void)XIO_RECLAIM(memory, mspace, copy);
     } else {
       rc = xio_agree(walk->comm, rc, err); /* the write is collective */
-      if (rc == 0 && H5Dwrite(target, type, mspace, tspace, dxpl, buf) < 0)
+      if (rc == 0 &&
+          H5Dwrite(target, memory, mspace, tspace, variable ? H5P_DEFAULT : dxpl, buf) < 0)
         rc = xio_fail_h5(err, "writing the copy of %s failed", path);
     }
+    if (read && variable) (void)XIO_RECLAIM(memory, mspace, buf);
     xio_release(H5Sclose, &mspace, &rc, err);
     rc = xio_agree(walk->comm, rc, err);
   }
   free(buf);
+  xio_release(H5Tclose, &memory, &rc, err);
   xio_release(H5Sclose, &tspace, &rc, err);
   xio_release(H5Pclose, &dxpl, &rc, err);
   xio_release(H5Pclose, &dcpl, &rc, err);
@@ -198,6 +220,13 @@ static int move_data(copy_walk *walk, hid_t source, hid_t target, hid_t type, co
 }
 
 /* ---- objects ---- */
+
+static int holds_variable_length(hid_t dataset) {
+  hid_t type = H5Dget_type(dataset);
+  const int variable = type >= 0 && xio_type_is_variable_length(type);
+  if (type >= 0) (void)H5Tclose(type); /* only read */
+  return variable;
+}
 
 /* The creation properties of source's copy: its own, but stored in the
  * output itself (compact, virtual and external storage become contiguous,
@@ -246,10 +275,11 @@ static int copy_dataset(copy_walk *walk, hid_t source, const char *path) {
       stored < 0 || space < 0 || dcpl < 0
           ? xio_fail_h5(err, "%s:%s: cannot read its type, shape or storage", walk->shown, path)
           : 0;
-  if (rc == 0 && xio_type_check_fixed(stored, why, sizeof why) != 0)
+  if (rc == 0 && xio_type_check_fixed(stored, why, sizeof why) != 0 &&
+      !(walk->serial && xio_type_is_variable_length(stored)))
     rc = xio_fail(err,
-                  "%s:%s holds %s, which parallel HDF5 cannot write: xpose cannot copy it into "
-                  "the output (--only writes the transposed dataset alone)",
+                  "%s:%s holds %s: xpose cannot copy it into the output (--only writes the "
+                  "transposed dataset alone)",
                   walk->shown, path, why);
   if (rc == 0 && (type = copy_type(walk, stored)) < 0)
     rc = xio_fail_h5(err, "%s:%s: cannot copy its datatype", walk->shown, path);
@@ -363,7 +393,8 @@ static herr_t visit_member(hid_t group, const char *name, const xio_link_info *i
     as_target(XIO_LINK_TARGET(info), sizeof *XIO_LINK_TARGET(info), target);
     const seen_object *first = seen_before(walk, target);
     hid_t object = H5I_INVALID_HID;
-    if (first && exists <= 0 && walk->mode == COPYING) { /* another name of a copy */
+    if (first && first->deferred) { /* another name of a dataset left to rank 0 */
+    } else if (first && exists <= 0 && walk->mode == COPYING) { /* another name of a copy */
       if (H5Lcreate_hard(walk->to, first->path, walk->to, path, H5P_DEFAULT, H5P_DEFAULT) < 0)
         rc = xio_fail_h5(err, "cannot link %s to %s in the output", path, first->path);
       else
@@ -381,12 +412,16 @@ static herr_t visit_member(hid_t group, const char *name, const xio_link_info *i
     }
     rc = xio_agree(walk->comm, rc, err);
     const H5I_type_t kind = object >= 0 ? H5Iget_type(object) : H5I_BADID;
+    const int variable = kind == H5I_DATASET && holds_variable_length(object);
+    if (object >= 0) walk->seen[walk->seen_count - 1].deferred = variable && !walk->serial;
+    /* variable-length data is the serial walk's, and only that */
+    const int ours = walk->mode == MEASURING || variable == walk->serial;
     if (rc == 0 && kind == H5I_GROUP) rc = copy_group(walk, object, path, exists > 0);
-    if (rc == 0 && kind == H5I_DATASET && walk->mode == COMPARING)
+    if (rc == 0 && kind == H5I_DATASET && walk->mode == COMPARING && ours)
       rc = compare_dataset(walk, object, path);
     else if (rc == 0 && kind == H5I_DATASET && walk->mode == MEASURING && exists <= 0)
       walk->stats->bytes += H5Dget_storage_size(object); /* 0 where never written */
-    else if (rc == 0 && kind == H5I_DATASET && walk->mode == COPYING && exists <= 0)
+    else if (rc == 0 && kind == H5I_DATASET && walk->mode == COPYING && exists <= 0 && ours)
       rc = copy_dataset(walk, object, path);
     if (rc == 0 && kind == H5I_DATATYPE && exists <= 0 && walk->mode == COPYING) {
       /* a named datatype: metadata alone, which H5Ocopy makes on every rank alike */
@@ -479,20 +514,71 @@ int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
   return walk_rest(&walk);
 }
 
+/* Rank 0: `file` (open on every rank) opened again by this rank alone,
+ * with HDF5's serial driver. */
+static hid_t open_alone(hid_t file, unsigned flags, xio_error *err) {
+  char path[4096];
+  const ssize_t length = H5Fget_name(file, path, sizeof path);
+  if (length <= 0 || length >= (ssize_t)sizeof path) {
+    xio_fail_h5(err, "cannot name a file to open it again");
+    return H5I_INVALID_HID;
+  }
+  const hid_t alone = H5Fopen(path, flags, H5P_DEFAULT);
+  if (alone < 0) xio_fail_h5(err, "%s: cannot open it on one rank", path);
+  return alone;
+}
+
+/* Rank 0: the walk of the datasets of variable-length data (copy_walk's
+ * `serial`), over files it opened alone. */
+static int walk_alone(hid_t from, hid_t to, const char *shown, const xio_path_list *rearranged,
+                      uint64_t budget, int mode, xio_copy_stats *stats, char *differs, size_t size,
+                      xio_error *err) {
+  copy_walk walk = new_walk(MPI_COMM_SELF, from, to, shown, rearranged, budget, mode, stats, err);
+  walk.serial = 1;
+  const int rc = walk_rest(&walk);
+  if (differs) snprintf(differs, size, "%s", walk.differs);
+  return rc;
+}
+
+/* Rank 0: the variable-length data of `from` compared with its copies in
+ * `to`, both open on every rank, reopened by it alone. */
+static int compare_alone(hid_t from, hid_t to, const char *shown, const xio_path_list *rearranged,
+                         uint64_t budget, xio_copy_stats *stats, char *differs, size_t size,
+                         xio_error *err) {
+  hid_t from_alone = open_alone(from, H5F_ACC_RDONLY, err);
+  hid_t to_alone = from_alone >= 0 ? open_alone(to, H5F_ACC_RDONLY, err) : H5I_INVALID_HID;
+  int rc = to_alone < 0 ? -1
+                        : walk_alone(from_alone, to_alone, shown, rearranged, budget, COMPARING,
+                                     stats, differs, size, err);
+  xio_release(H5Fclose, &to_alone, &rc, err);
+  xio_release(H5Fclose, &from_alone, &rc, err);
+  return rc;
+}
+
 int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
                      const xio_path_list *rearranged, uint64_t budget, char *differs, size_t size,
                      uint64_t *bytes, xio_error *err) {
-  xio_copy_stats stats;
+  xio_copy_stats stats, alone;
   copy_walk walk = new_walk(comm, from, to, shown, rearranged, budget, COMPARING, &stats, err);
   if (walk_rest(&walk)) return -1;
-  *bytes = stats.bytes;
+  /* the datasets of variable-length data, by rank 0 alone */
+  char differs_alone[PATH_BYTES] = "";
+  memset(&alone, 0, sizeof alone);
+  const int rc = walk.rank == 0 ? compare_alone(from, to, shown, rearranged, budget, &alone,
+                                                differs_alone, sizeof differs_alone, err)
+                                : 0;
+  if (xio_agree(comm, rc, err) ||
+      XIO_MPI(MPI_Bcast(differs_alone, (int)sizeof differs_alone, MPI_CHAR, 0, comm), err) ||
+      XIO_MPI(MPI_Bcast(&alone.bytes, 1, MPI_UINT64_T, 0, comm), err))
+    return -1;
+  *bytes = stats.bytes + alone.bytes;
   /* the lowest rank that found a difference names it */
   int mine = walk.differs[0] ? walk.rank : walk.nranks, first = walk.nranks;
   if (XIO_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
   if (first < walk.nranks &&
       XIO_MPI(MPI_Bcast(walk.differs, (int)sizeof walk.differs, MPI_CHAR, first, comm), err))
     return -1;
-  snprintf(differs, size, "%s", first < walk.nranks ? walk.differs : "");
+  snprintf(differs, size, "%s", first < walk.nranks ? walk.differs : differs_alone);
   return 0;
 }
 
@@ -537,17 +623,24 @@ static herr_t attach_to_copy(hid_t group, const char *name, const xio_link_info 
   return status;
 }
 
-int xio_attach_rest_scales(hid_t from, const char *to_path, const xio_path_list *rearranged,
-                           xio_error *err) {
+int xio_finish_rest(hid_t from, const char *to_path, const char *shown,
+                    const xio_path_list *rearranged, uint64_t budget, xio_copy_stats *stats,
+                    xio_error *err) {
+  memset(stats, 0, sizeof *stats);
+  hid_t from_alone = open_alone(from, H5F_ACC_RDONLY, err);
+  if (from_alone < 0) return -1;
   hid_t to = H5Fopen(to_path, H5F_ACC_RDWR, H5P_DEFAULT);
-  if (to < 0) return xio_fail_h5(err, "cannot open %s", to_path);
+  int rc =
+      to < 0 ? xio_fail_h5(err, "cannot open %s", to_path)
+             : walk_alone(from_alone, to, shown, rearranged, budget, COPYING, stats, NULL, 0, err);
   attach_visit visit = {to, rearranged, err};
   err->message[0] = '\0';
-  int rc = 0;
-  if (XIO_LINK_VISIT(from, H5_INDEX_NAME, H5_ITER_INC, attach_to_copy, &visit) < 0) {
+  if (rc == 0 &&
+      XIO_LINK_VISIT(from_alone, H5_INDEX_NAME, H5_ITER_INC, attach_to_copy, &visit) < 0) {
     if (!err->message[0]) xio_fail_h5(err, "cannot list the datasets to attach scales to");
     rc = -1;
   }
-  if (H5Fclose(to) < 0 && rc == 0) rc = xio_fail_h5(err, "closing %s failed", to_path);
+  xio_release(H5Fclose, &to, &rc, err);
+  xio_release(H5Fclose, &from_alone, &rc, err);
   return rc;
 }

@@ -1,5 +1,5 @@
 /* The rest of the input file, copied into the output beside the
- * transposed dataset, as ncpdq and h5repack copy whole files.
+ * rearranged datasets, as ncpdq and h5repack copy whole files.
  *
  * Every group, dataset, named datatype and link of the input that the
  * output does not have yet is made at the same path, with the same
@@ -7,8 +7,8 @@
  * shape (unlimited axes stay unlimited), chunks, filters and fill value;
  * their data moves in blocks of whole chunks that fit the budget, the
  * ranks taking blocks in turn, so each chunk is read and written once, by
- * one rank.  Dimension scales are attached to the copies afterwards, as
- * they were in the input (xio_attach_rest_scales). */
+ * one rank.  Datasets of variable-length data, and the dimension scales
+ * of the copies, are made afterwards by rank 0 alone (xio_finish_rest). */
 #ifndef XIO_COPY_H
 #define XIO_COPY_H
 
@@ -32,30 +32,34 @@ typedef struct {
 } xio_copy_stats;
 
 /* Collective.  Copies what `from` (the input file) has and `to` (the
- * output file) lacks, but for the datasets `rearranged`.  budget:
- * bytes of buffer per rank.  A dataset that cannot be written in parallel
- * (variable-length data, references) fails the call, naming it; `shown`
- * names the input file in messages. */
+ * output file) lacks, but for the datasets `rearranged` and those of
+ * variable-length data (xio_finish_rest's).  budget: bytes of buffer per
+ * rank.  A dataset of references (which point into `from`) fails the call,
+ * naming it; `shown` names the input file in messages. */
 int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
                   const xio_path_list *rearranged, uint64_t budget, xio_copy_stats *stats,
                   xio_error *err);
 
-/* Rank 0 alone, with the output (at to_path) closed on every rank:
- * attaches to each copy xio_copy_rest made the dimension scales its
- * source has in `from`, at the same paths, as serial HDF5 does.  Attached
- * in parallel, the first attachment to a copy of a 19400-record netCDF
- * file failed on one rank of two and not on the other (HDF5 1.10.8), and
- * the ranks' metadata parted ways. */
-int xio_attach_rest_scales(hid_t from, const char *to_path, const xio_path_list *rearranged,
-                           xio_error *err);
+/* Rank 0 alone, with the output (at to_path) closed on every rank, and
+ * `from` reopened by it with HDF5's serial driver: copies the datasets of
+ * variable-length data (strings, sequences), which parallel HDF5 cannot
+ * write and xio_copy_rest leaves out, then attaches to each copy the
+ * dimension scales its source has, at the same paths, as serial HDF5 does.
+ * Attached in parallel, the first attachment to a copy of a 19400-record
+ * netCDF file failed on one rank of two and not on the other (HDF5
+ * 1.10.8), and the ranks' metadata parted ways.  *stats: what it copied. */
+int xio_finish_rest(hid_t from, const char *to_path, const char *shown,
+                    const xio_path_list *rearranged, uint64_t budget, xio_copy_stats *stats,
+                    xio_error *err);
 
 /* Collective.  The bytes xio_copy_rest will write into `to`: the storage
  * the datasets to copy take in `from` (compressed ones as compressed). */
 int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
                    const xio_path_list *rearranged, uint64_t *bytes, xio_error *err);
 
-/* Collective.  Reads every dataset xio_copy_rest copied (those of `from`
- * but `rearranged`) back from `to` and compares it with its source:
+/* Collective.  Reads every dataset xio_copy_rest and xio_finish_rest
+ * copied (those of `from` but `rearranged`; variable-length data by rank 0
+ * alone) back from `to` and compares it with its source:
  * *differs is "" when all match, else the path of one that does not.
  * *bytes: the data compared, of each file. */
 int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,

@@ -45,6 +45,62 @@ int xio_type_check_fixed(hid_t type, char *why, size_t why_size) {
 
 int xio_type_has_reference(hid_t type) { return H5Tdetect_class(type, H5T_REFERENCE) > 0; }
 
+int xio_type_is_variable_length(hid_t type) {
+  char why[128];
+  return xio_type_check_fixed(type, why, sizeof why) != 0 && !xio_type_has_reference(type);
+}
+
+/* Part of a type, compared and released. */
+static int same_part(hid_t part, const void *a, const void *b) {
+  if (part < 0) return 0;
+  const int same = xio_type_same_values(part, a, b);
+  return H5Tclose(part) < 0 ? 0 : same;
+}
+
+int xio_type_same_values(hid_t type, const void *a, const void *b) {
+  const size_t size = H5Tget_size(type);
+  switch (H5Tget_class(type)) {
+    case H5T_STRING:
+      if (H5Tis_variable_str(type) > 0) {
+        const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+        return x == y || (x && y && strcmp(x, y) == 0);
+      }
+      return memcmp(a, b, size) == 0;
+    case H5T_VLEN: {
+      const hvl_t *x = a, *y = b;
+      if (x->len != y->len) return 0;
+      hid_t base = H5Tget_super(type);
+      const size_t step = base >= 0 ? H5Tget_size(base) : 0;
+      int same = base >= 0 && step > 0;
+      for (size_t i = 0; same && i < x->len; i++)
+        same = xio_type_same_values(base, (const char *)x->p + i * step,
+                                    (const char *)y->p + i * step);
+      if (base >= 0 && H5Tclose(base) < 0) same = 0;
+      return same;
+    }
+    case H5T_ARRAY: {
+      hid_t base = H5Tget_super(type);
+      const size_t step = base >= 0 ? H5Tget_size(base) : 0;
+      int same = base >= 0 && step > 0;
+      for (size_t i = 0; same && i < size / step; i++)
+        same = xio_type_same_values(base, (const char *)a + i * step, (const char *)b + i * step);
+      if (base >= 0 && H5Tclose(base) < 0) same = 0;
+      return same;
+    }
+    case H5T_COMPOUND: {
+      const int n = H5Tget_nmembers(type);
+      int same = n >= 0;
+      for (int i = 0; same && i < n; i++) {
+        const size_t at = H5Tget_member_offset(type, (unsigned)i);
+        same = same_part(H5Tget_member_type(type, (unsigned)i), (const char *)a + at,
+                         (const char *)b + at);
+      }
+      return same;
+    }
+    default: return memcmp(a, b, size) == 0;
+  }
+}
+
 static const char *order_name(hid_t type) {
   return H5Tget_order(type) == H5T_ORDER_BE ? "BE" : "LE";
 }

@@ -14,6 +14,15 @@ int xio_type_check_fixed(hid_t type, char *why, size_t why_size);
 /* Non-zero when `type` holds a reference anywhere (not portable to another file). */
 int xio_type_has_reference(hid_t type);
 
+/* Whether `type` holds variable-length data (sequences or strings, at any
+ * depth) and no references: data that parallel HDF5 1.10 cannot write, but
+ * that is the same in any file. */
+int xio_type_is_variable_length(hid_t type);
+
+/* Whether elements a and b of the memory type `type` (as H5Dread leaves
+ * them: variable-length data behind pointers) hold the same values. */
+int xio_type_same_values(hid_t type, const void *a, const void *b);
+
 /* Short description: "float32 LE", "uint16 BE", "string[12]", "opaque[8]",
  * "compound{r: float64 LE, i: float64 LE}". */
 void xio_type_describe(hid_t type, char *text, size_t text_size);

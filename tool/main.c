@@ -386,17 +386,33 @@ static int copy_rest_of_input(transpose_run *run, xio_error *err) {
   return 0;
 }
 
-static int attach_on_root(void *arg, xio_error *err) {
-  const transpose_run *run = arg;
+static int finish_on_root(void *arg, xio_error *err) {
+  transpose_run *run = arg;
   const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
-  return xio_attach_rest_scales(run->in.file, run->output.partial_path, &rearranged, err);
+  xio_copy_stats copied;
+  if (xio_finish_rest(run->in.file, run->output.partial_path, run->in_path.file, &rearranged,
+                      piece_budget(run), &copied, err))
+    return -1;
+  if (copied.datasets) {
+    char bytes[32];
+    tool_format_bytes(copied.bytes, bytes, sizeof bytes);
+    tool_report_verbose("copied %d dataset(s) of variable-length data (%s) on rank 0 alone",
+                        copied.datasets, bytes);
+  }
+  if (copied.skipped.count)
+    tool_report_warning(
+        "%d attribute(s) in %s were not copied (%s): references cannot point from %s into %s",
+        copied.skipped.count, run->in_path.file, copied.skipped.names, run->out_path.file,
+        run->in_path.file);
+  return 0;
 }
 
-/* Collective, with the output closed.  Unless --only, the copies' own
- * dimension scales (those of the transposed dataset are attached when it is
- * made), by rank 0 alone: h5_copy.h says why. */
-static int attach_rest_scales(transpose_run *run, xio_error *err) {
-  return run->opt->only ? 0 : xio_on_root(run->comm, attach_on_root, run, err);
+/* Collective, with the output closed.  Unless --only, what parallel HDF5
+ * cannot write: the datasets of variable-length data, and the copies' own
+ * dimension scales (those of the rearranged datasets are attached when
+ * they are made), by rank 0 alone (h5_copy.h says why). */
+static int finish_rest(transpose_run *run, xio_error *err) {
+  return run->opt->only ? 0 : xio_on_root(run->comm, finish_on_root, run, err);
 }
 
 /* Whether the output will be compressed (h5_storage.c's rule). */
@@ -1136,7 +1152,7 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
    * 1.10.8 metadata to flush at a failed run's close, which failed and
    * crashed the rank in MPI_Finalize (a full disk during the passes). */
   if (transposed != 0 || copy_file_attributes(run, &err) || xio_close(&run->out, &err) ||
-      attach_rest_scales(run, &err)) {
+      finish_rest(run, &err)) {
     if (transposed == XIO_STOPPED) {
       exit_code = TOOL_EXIT_STOPPED;
       goto stopped;

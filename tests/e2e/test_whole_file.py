@@ -28,7 +28,8 @@ TIMES, LATS, LONS, STATIONS = 37, 11, 13, 7
 def write_cf(path, times=TIMES):
     """A CF file as netCDF4-python writes them (issue 24's, small): tas
     (time, lat, lon) compressed, one record per chunk; a station series; time
-    bounds; a char variable; a scalar grid mapping; global attributes."""
+    bounds; a char variable; a string variable; a scalar grid mapping;
+    global attributes."""
     tas = pattern((times, LATS, LONS), "<f4")
     with netCDF4.Dataset(path, "w") as nc:
         nc.title = "whole-file test"
@@ -57,6 +58,9 @@ def write_cf(path, times=TIMES):
         s[:] = pattern((times, STATIONS), "<f4", seed=3)
         names = nc.createVariable("station_name", "S1", ("station", "name_strlen"))
         names[:] = netCDF4.stringtochar(np.array(["st%d" % i for i in range(STATIONS)], "S8"))
+        ids = nc.createVariable("station_id", str, ("station",))  # variable-length strings
+        ids.long_name = "station identifier"
+        ids[:] = np.array(["id-%d" % (i * i) for i in range(STATIONS)], dtype=object)
     return tas
 
 
@@ -377,12 +381,51 @@ class HdfFiles(ToolTestCase):
         self.assertFalse(os.path.exists(self.path("out.h5")))
         self.assertEqual(self.leftovers(), [])
 
-    def test_variable_length_data_is_refused_unless_only(self):
+    def add_variable_length(self):
+        """Strings and sequences as h5py writes them, one with a second name,
+        one on a dimension scale, one chunked and compressed, and references,
+        which point into the input."""
+        words = np.array(["a", "bb", "", "dddd" * 50, "é"], dtype=object)
         with h5py.File(self.path("in.h5"), "a") as f:
-            f.create_dataset("names", data=["a", "bb"], dtype=h5py.string_dtype())
+            names = f.create_dataset("names", data=words, dtype=h5py.string_dtype())
+            names.attrs["note"] = "strings"
+            f["names_again"] = names
+            ragged = f.create_dataset("deep/ragged", (4,), dtype=h5py.vlen_dtype("<i4"),
+                                      chunks=(2,), compression="gzip")
+            for i in range(4):
+                ragged[i] = np.arange(i * 3, dtype="<i4")
+            on_x = f.create_dataset("labels_on_x", data=np.array(["x%d" % i for i in range(17)],
+                                                                  dtype=object),
+                                    dtype=h5py.string_dtype())
+            on_x.dims[0].attach_scale(f["x"])
+        return words
+
+    def test_variable_length_data_is_copied_by_rank_0(self):
+        words = self.add_variable_length()
+        result = self.xpose(2, "in.h5:/matrix", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        with h5py.File(self.path("out.h5"), "r") as f:
+            self.assertEqual(list(f["names"].asstr()[...]), list(words))
+            self.assertEqual(f["names"].attrs["note"], "strings")
+            self.assertEqual(f["names_again"].id, f["names"].id)  # one object, two names
+            for i in range(4):
+                np.testing.assert_array_equal(f["deep/ragged"][i], np.arange(i * 3))
+            self.assertEqual(f["deep/ragged"].compression, "gzip")
+            self.assertEqual(f["labels_on_x"].dims[0][0].name, "/x")
+        result = self.xpose(2, "verify", "in.h5:/matrix", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        with h5py.File(self.path("out.h5"), "r+") as f:
+            f["names"][3] = "dddd" * 49 + "dddx"
+        result = self.xpose(2, "verify", "in.h5:/matrix", "out.h5")
+        self.assertEqual(result.returncode, 3, result)
+        self.assertIn("/names", result.stderr)
+
+    def test_references_are_refused_unless_only(self):
+        with h5py.File(self.path("in.h5"), "a") as f:
+            f.create_dataset("pointers", data=[f["matrix"].ref], dtype=h5py.ref_dtype)
         result = self.xpose(2, "in.h5:/matrix", "out.h5")
         self.assertEqual(result.returncode, 1, result)
-        self.assertIn("in.h5:/names holds variable-length", result.stderr)
+        self.assertIn("in.h5:/pointers holds references", result.stderr)
         self.assertIn("--only", result.stderr)
         self.assertEqual(result.stderr.count("xpose: error:"), 1, result)
         self.assertFalse(os.path.exists(self.path("out.h5")))
