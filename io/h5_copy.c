@@ -34,6 +34,8 @@ typedef struct {
    * data, which the walk of every rank leaves to it (parallel HDF5 1.10
    * writes no such data), and nothing else. */
   int serial;
+  int (*stop_requested)(void); /* polled between blocks; NULL: never */
+  int stopped;                 /* agreed by every rank: the walk returns XIO_STOPPED */
   char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
 } copy_walk;
 
@@ -163,6 +165,17 @@ static int move_data(copy_walk *walk, hid_t source, hid_t target, hid_t type, co
     rc = xio_fail_h5(err, "%s: cannot open the copy of %s", walk->shown, path);
   rc = xio_agree(walk->comm, rc, err);
   for (int64_t first = 0; rc == 0 && first < blocks; first += walk->nranks) {
+    /* a stop asked for on any rank ends the walk between blocks, on all */
+    int stop = walk->stop_requested && walk->stop_requested();
+    if (XIO_MPI(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, walk->comm), err)) {
+      rc = -1;
+      break;
+    }
+    if (stop) {
+      walk->stopped = 1;
+      rc = xio_fail(err, "stopped by a signal while copying %s:%s", walk->shown, path);
+      break;
+    }
     const int64_t mine = first + walk->rank;
     hsize_t start[H5S_MAX_RANK], count[H5S_MAX_RANK];
     if (mine < blocks) block_at(ndims, dims, block, mine, start, count);
@@ -484,7 +497,7 @@ static int walk_rest(copy_walk *walk) {
   if (rc == 0) rc = copy_members(walk, root, "");
   xio_release(H5Gclose, &root, &rc, walk->err);
   free(walk->seen);
-  if (xio_agree(walk->comm, rc, walk->err)) return -1;
+  if (xio_agree(walk->comm, rc, walk->err)) return walk->stopped ? XIO_STOPPED : -1;
   return XIO_MPI(
       MPI_Allreduce(MPI_IN_PLACE, &walk->stats->bytes, 1, MPI_UINT64_T, MPI_SUM, walk->comm),
       walk->err);
@@ -508,9 +521,10 @@ static copy_walk new_walk(MPI_Comm comm, hid_t from, hid_t to, const char *shown
 }
 
 int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
-                  const xio_path_list *rearranged, uint64_t budget, xio_copy_stats *stats,
-                  xio_error *err) {
+                  const xio_path_list *rearranged, uint64_t budget, int (*stop_requested)(void),
+                  xio_copy_stats *stats, xio_error *err) {
   copy_walk walk = new_walk(comm, from, to, shown, rearranged, budget, COPYING, stats, err);
+  walk.stop_requested = stop_requested;
   return walk_rest(&walk);
 }
 
@@ -556,11 +570,13 @@ static int compare_alone(hid_t from, hid_t to, const char *shown, const xio_path
 }
 
 int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
-                     const xio_path_list *rearranged, uint64_t budget, char *differs, size_t size,
-                     uint64_t *bytes, xio_error *err) {
+                     const xio_path_list *rearranged, uint64_t budget, int (*stop_requested)(void),
+                     char *differs, size_t size, uint64_t *bytes, xio_error *err) {
   xio_copy_stats stats, alone;
   copy_walk walk = new_walk(comm, from, to, shown, rearranged, budget, COMPARING, &stats, err);
-  if (walk_rest(&walk)) return -1;
+  walk.stop_requested = stop_requested;
+  const int walked = walk_rest(&walk);
+  if (walked) return walked;
   /* the datasets of variable-length data, by rank 0 alone */
   char differs_alone[PATH_BYTES] = "";
   memset(&alone, 0, sizeof alone);

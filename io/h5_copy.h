@@ -35,10 +35,12 @@ typedef struct {
  * output file) lacks, but for the datasets `rearranged` and those of
  * variable-length data (xio_finish_rest's).  budget: bytes of buffer per
  * rank.  A dataset of references (which point into `from`) fails the call,
- * naming it; `shown` names the input file in messages. */
+ * naming it; `shown` names the input file in messages.  stop_requested
+ * (NULL: none) is polled between blocks: a stop any rank sees returns
+ * XIO_STOPPED on all, the copy unfinished. */
 int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
-                  const xio_path_list *rearranged, uint64_t budget, xio_copy_stats *stats,
-                  xio_error *err);
+                  const xio_path_list *rearranged, uint64_t budget, int (*stop_requested)(void),
+                  xio_copy_stats *stats, xio_error *err);
 
 /* Rank 0 alone, with the output (at to_path) closed on every rank, and
  * `from` reopened by it with HDF5's serial driver: copies the datasets of
@@ -59,11 +61,12 @@ int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
 
 /* Collective.  Reads every dataset xio_copy_rest and xio_finish_rest
  * copied (those of `from` but `rearranged`; variable-length data by rank 0
- * alone) back from `to` and compares it with its source:
+ * alone) back from `to` and compares it with its source, stopping as
+ * xio_copy_rest does:
  * *differs is "" when all match, else the path of one that does not.
  * *bytes: the data compared, of each file. */
 int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
-                     const xio_path_list *rearranged, uint64_t budget, char *differs, size_t size,
-                     uint64_t *bytes, xio_error *err);
+                     const xio_path_list *rearranged, uint64_t budget, int (*stop_requested)(void),
+                     char *differs, size_t size, uint64_t *bytes, xio_error *err);
 
 #endif

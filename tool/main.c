@@ -364,15 +364,17 @@ static int reserve_output(transpose_run *run, xio_error *err) {
 }
 
 /* Collective.  Unless --only, the rest of the input file beside the
- * transposed dataset (h5_copy.h), before any pass: a partial output
- * whose first record is written holds it all. */
+ * rearranged datasets (h5_copy.h), before any pass: a partial output
+ * whose first record is written holds it all.  A stop signal ends it
+ * (run->stopped), the partial then of no use. */
 static int copy_rest_of_input(transpose_run *run, xio_error *err) {
   if (run->opt->only) return 0;
   xio_copy_stats copied;
   const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
-  if (xio_copy_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
-                    piece_budget(run), &copied, err))
-    return -1;
+  const int rc = xio_copy_rest(run->comm, run->in.file, run->out.file, run->in_path.file,
+                               &rearranged, piece_budget(run), tool_stop_requested, &copied, err);
+  run->stopped = rc == XIO_STOPPED;
+  if (rc) return -1;
   if (copied.skipped.count)
     tool_report_warning(
         "%d attribute(s) in %s were not copied (%s): references cannot point "
@@ -589,7 +591,8 @@ static int verify_output(transpose_run *run, double *seconds, xio_error *err) {
   const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
   if (rc == 0 && !run->opt->only)
     rc = xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
-                          piece_budget(run), differs, sizeof differs, &compared, err);
+                          piece_budget(run), tool_stop_requested, differs, sizeof differs,
+                          &compared, err);
   if (rc == 0 && compared) {
     char bytes[32];
     tool_format_bytes(compared, bytes, sizeof bytes);
@@ -852,7 +855,7 @@ static int compare_rest(transpose_run *run, uint64_t budget, int *match, char *d
   uint64_t bytes;
   const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
   if (xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
-                       budget, differs, sizeof differs, &bytes, err))
+                       budget, NULL, differs, sizeof differs, &bytes, err))
     return -1;
   if (differs[0]) {
     *match = 0;

@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 import unittest
 
 import h5py
@@ -419,6 +420,28 @@ class HdfFiles(ToolTestCase):
         result = self.xpose(2, "verify", "in.h5:/matrix", "out.h5")
         self.assertEqual(result.returncode, 3, result)
         self.assertIn("/names", result.stderr)
+
+    def test_a_stop_during_the_copies_ends_the_run_at_once(self):
+        with h5py.File(self.path("in.h5"), "a") as f:
+            f.create_dataset("big", data=pattern((2048, 4096), "<f8", seed=6))  # 64 MiB
+        # blocks of 64 KiB: a thousand collective writes to copy it
+        proc = start(2, [XPOSE, "--memory", "64K", "in.h5:/matrix", "out.h5"], cwd=self.dir)
+        partial = self.path("out.h5.xpose-partial")
+        deadline = time.time() + 60
+        while time.time() < deadline and proc.poll() is None and not (
+                os.path.exists(partial) and os.path.getsize(partial) > (4 << 20)):
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGUSR1)
+        stopped_at = time.time()
+        result = finish(proc)
+        if result.returncode == 0:
+            self.skipTest("the copies ended before the stop reached them")
+        self.assertEqual(result.returncode, 4, result)
+        self.assertLess(time.time() - stopped_at, 20, "the copy went on after the stop")
+        self.assertIn("stopped by SIGUSR1 before any pass was done; nothing was kept",
+                      result.stderr)
+        self.assertFalse(os.path.exists(self.path("out.h5")))
+        self.assertEqual(self.leftovers(), [])
 
     def test_references_are_refused_unless_only(self):
         with h5py.File(self.path("in.h5"), "a") as f:
