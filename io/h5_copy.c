@@ -35,19 +35,22 @@ typedef struct {
    * writes no such data), and nothing else. */
   int serial;
   int (*stop_requested)(void); /* polled between blocks; NULL: never */
+  xio_make_rearranged_fn make; /* copying: where a rearranged dataset stands */
+  void *make_user;
+  int listed_only;             /* measuring: the datasets listed in `rearranged`, not the others */
   int stopped;                 /* agreed by every rank: the walk returns XIO_STOPPED */
   char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
 } copy_walk;
 
-/* Whether `path`, with its leading '/' or without (as links are visited),
- * is one of `list`'s. */
-static int path_listed(const xio_path_list *list, const char *path) {
+/* Where `path`, with its leading '/' or without (as links are visited),
+ * is in `list`, or -1. */
+static int path_index(const xio_path_list *list, const char *path) {
   const char *relative = path[0] == '/' ? path + 1 : path;
   for (int i = 0; i < list->count; i++) {
     const char *listed = list->paths[i][0] == '/' ? list->paths[i] + 1 : list->paths[i];
-    if (strcmp(relative, listed) == 0) return 1;
+    if (strcmp(relative, listed) == 0) return i;
   }
-  return 0;
+  return -1;
 }
 
 static int grow(void **array, int *capacity, int count, size_t item) {
@@ -396,9 +399,15 @@ static herr_t visit_member(hid_t group, const char *name, const xio_link_info *i
     walk->failed = 1;
     return -1;
   }
-  if (path_listed(walk->rearranged, path)) return 0; /* rearranged by the run */
+  const int listed = path_index(walk->rearranged, path);
   int rc = 0;
   const htri_t exists = H5Lexists(walk->to, path, H5P_DEFAULT);
+  if (listed >= 0 && walk->mode != MEASURING) {             /* rearranged by the run */
+    if (walk->mode == COPYING && walk->make && exists <= 0) /* made here: the input's order */
+      rc = walk->make(walk->make_user, listed, err);
+    if (xio_agree(walk->comm, rc, err)) walk->failed = 1;
+    return walk->failed ? -1 : 0;
+  }
   if (info->type != H5L_TYPE_HARD) {
     if (exists <= 0 && walk->mode == COPYING) rc = copy_link(walk, group, name, info, path);
   } else {
@@ -432,7 +441,8 @@ static herr_t visit_member(hid_t group, const char *name, const xio_link_info *i
     if (rc == 0 && kind == H5I_GROUP) rc = copy_group(walk, object, path, exists > 0);
     if (rc == 0 && kind == H5I_DATASET && walk->mode == COMPARING && ours)
       rc = compare_dataset(walk, object, path);
-    else if (rc == 0 && kind == H5I_DATASET && walk->mode == MEASURING && exists <= 0)
+    else if (rc == 0 && kind == H5I_DATASET && walk->mode == MEASURING && exists <= 0 &&
+             (listed >= 0) == walk->listed_only)
       walk->stats->bytes += H5Dget_storage_size(object); /* 0 where never written */
     else if (rc == 0 && kind == H5I_DATASET && walk->mode == COPYING && exists <= 0 && ours)
       rc = copy_dataset(walk, object, path);
@@ -521,10 +531,13 @@ static copy_walk new_walk(MPI_Comm comm, hid_t from, hid_t to, const char *shown
 }
 
 int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
-                  const xio_path_list *rearranged, uint64_t budget, int (*stop_requested)(void),
-                  xio_copy_stats *stats, xio_error *err) {
+                  const xio_path_list *rearranged, xio_make_rearranged_fn make, void *make_user,
+                  uint64_t budget, int (*stop_requested)(void), xio_copy_stats *stats,
+                  xio_error *err) {
   copy_walk walk = new_walk(comm, from, to, shown, rearranged, budget, COPYING, stats, err);
   walk.stop_requested = stop_requested;
+  walk.make = make;
+  walk.make_user = make_user;
   return walk_rest(&walk);
 }
 
@@ -599,9 +612,10 @@ int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
 }
 
 int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
-                   const xio_path_list *rearranged, uint64_t *bytes, xio_error *err) {
+                   const xio_path_list *listed, int listed_only, uint64_t *bytes, xio_error *err) {
   xio_copy_stats stats;
-  copy_walk walk = new_walk(comm, from, to, shown, rearranged, 0, MEASURING, &stats, err);
+  copy_walk walk = new_walk(comm, from, to, shown, listed, 0, MEASURING, &stats, err);
+  walk.listed_only = listed_only;
   if (walk_rest(&walk)) return -1;
   *bytes = stats.bytes / (uint64_t)walk.nranks; /* every rank counted them all */
   return 0;
@@ -615,7 +629,7 @@ typedef struct {
 
 static herr_t attach_to_copy(hid_t group, const char *name, const xio_link_info *info, void *data) {
   const attach_visit *visit = data;
-  if (info->type != H5L_TYPE_HARD || path_listed(visit->rearranged, name)) return 0;
+  if (info->type != H5L_TYPE_HARD || path_index(visit->rearranged, name) >= 0) return 0;
   hid_t source = H5Oopen(group, name, H5P_DEFAULT);
   if (source < 0) return xio_fail_h5(visit->err, "cannot open %s", name);
   herr_t status = 0;

@@ -347,15 +347,13 @@ static int make_output_dataset(xio_matrix *m, const char *shown, const char *dat
   return rc;
 }
 
-int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
-                      hid_t type, const xio_matrix *like, const xio_storage *storage,
-                      const xio_shape *shape, xio_matrix *m, xio_error *err) {
+int xio_create_file(MPI_Comm comm, const char *path, const char *shown, xio_matrix *m,
+                    xio_error *err) {
   matrix_init(m, comm);
   int rc = 0;
-  hid_t fapl = file_access(comm), fcpl = H5Pcreate(H5P_FILE_CREATE),
-        lcpl = H5Pcreate(H5P_LINK_CREATE), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hid_t fapl = file_access(comm), fcpl = H5Pcreate(H5P_FILE_CREATE);
   /* The 1.8 format keeps attributes larger than 64 KiB (dense storage).
-   * Objects of 1 MiB or more (the dataset) start on a 4 KiB page, so that
+   * Objects of 1 MiB or more (the datasets) start on a 4 KiB page, so that
    * raw writes of whole pages share no page with the file's metadata
    * (2 ranks, 2 GiB on the 2-core VM: 7.5 s against 9.2 s).  Link and
    * attribute creation order are tracked, as netCDF-C does: without it
@@ -366,21 +364,37 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
       H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
       H5Pset_alignment(fapl, 1 << 20, 4096) < 0)
     rc = xio_fail_h5(err, "cannot set up the output file's properties");
-  if (rc == 0)
-    rc = output_dataset_properties(m, like, storage, shape, type, shown, lcpl, dcpl, err);
   if (rc == 0) {
     m->file = H5Fcreate(path, H5F_ACC_EXCL, fcpl, fapl);
     if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot create", shown);
   }
-  if (xio_agree(comm, rc, err) == 0)
-    rc = make_output_dataset(m, shown, dataset, type, shape, lcpl, dcpl, err);
-  else
-    rc = -1;
   xio_release(H5Pclose, &fapl, &rc, err);
   xio_release(H5Pclose, &fcpl, &rc, err);
-  xio_release(H5Pclose, &lcpl, &rc, err);
-  xio_release(H5Pclose, &dcpl, &rc, err);
   return xio_agree(comm, rc, err);
+}
+
+int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
+                      hid_t type, const xio_matrix *like, const xio_storage *storage,
+                      const xio_shape *shape, xio_matrix *m, xio_error *err) {
+  return xio_create_file(comm, path, shown, m, err) ||
+                 xio_create_dataset(m, shown, dataset, type, like, storage, shape, err)
+             ? -1
+             : 0;
+}
+
+int xio_use_dataset(xio_matrix *m, const char *shown, const char *dataset, xio_error *err) {
+  int rc = 0;
+  if (m->dset >= 0 && H5Dclose(m->dset) < 0) rc = xio_fail_h5(err, "closing %s failed", m->dataset);
+  xio_release(H5Tclose, &m->type, &rc, err);
+  xio_matrix next; /* the file and its communicator kept, the rest anew */
+  matrix_init(&next, m->comm);
+  next.file = m->file;
+  *m = next;
+  snprintf(m->dataset, sizeof m->dataset, "%s", dataset);
+  if (rc == 0 && (m->dset = H5Dopen2(m->file, m->dataset, H5P_DEFAULT)) < 0)
+    rc = xio_fail_h5(err, "%s has no dataset %s", shown, m->dataset);
+  if (rc == 0) rc = describe_dataset(m, shown, err);
+  return xio_agree(m->comm, rc, err);
 }
 
 int xio_create_dataset(xio_matrix *m, const char *shown, const char *dataset, hid_t type,
@@ -566,22 +580,6 @@ int xio_file_size(const xio_matrix *m, uint64_t *bytes, xio_error *err) {
                      ? xio_fail_h5(err, "cannot size %s's file", m->dataset)
                      : XIO_MPI(MPI_File_get_size(*handle, &size), err);
   *bytes = (uint64_t)size;
-  return xio_agree(m->comm, rc, err);
-}
-
-int xio_data_end(const xio_matrix *m, uint64_t *bytes, xio_error *err) {
-  int rc = 0;
-  *bytes = 0;
-  if (m->filtered) return 0; /* compressed: the size is known once written */
-  if (m->rows == 0 || m->cols == 0 || m->elem_size == 0) return 0; /* no elements, no storage */
-  if (m->chunked) { /* allocated early; a flushed file ends where its data does */
-    return xio_file_size(m, bytes, err);
-  } else {
-    const haddr_t offset = H5Dget_offset(m->dset);
-    const hsize_t size = H5Dget_storage_size(m->dset);
-    rc = offset == HADDR_UNDEF ? xio_fail_h5(err, "cannot locate %s in its file", m->dataset) : 0;
-    *bytes = rc ? 0 : (uint64_t)offset + (uint64_t)size;
-  }
   return xio_agree(m->comm, rc, err);
 }
 

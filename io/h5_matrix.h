@@ -85,10 +85,19 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
                       hid_t type, const xio_matrix *like, const xio_storage *storage,
                       const xio_shape *shape, xio_matrix *m, xio_error *err);
 
-/* Closes m's dataset (m made by xio_create_output or opened writable) and
- * makes another in its file, as xio_create_output makes its one: a dataset
- * already at that path, one a stopped run made and recorded nothing of,
- * is unlinked first. */
+/* Creates a new file (failing if it exists) as xio_create_output does,
+ * its datasets to be made by xio_create_dataset: m holds the file alone. */
+int xio_create_file(MPI_Comm comm, const char *path, const char *shown, xio_matrix *m,
+                    xio_error *err);
+
+/* Closes m's dataset, if any, and opens `dataset` of its file instead,
+ * folded as xio_open_input folds. */
+int xio_use_dataset(xio_matrix *m, const char *shown, const char *dataset, xio_error *err);
+
+/* Closes m's dataset, if any (m made by xio_create_file or
+ * xio_create_output, or opened writable), and makes another in its file,
+ * as xio_create_output makes its one: a dataset already at that path, one
+ * a stopped run made and recorded nothing of, is unlinked first. */
 int xio_create_dataset(xio_matrix *m, const char *shown, const char *dataset, hid_t type,
                        const xio_matrix *like, const xio_storage *storage, const xio_shape *shape,
                        xio_error *err);
@@ -124,11 +133,6 @@ int xio_flush(const xio_matrix *m, xio_error *err);
 
 /* The size of m's file now, in bytes. */
 int xio_file_size(const xio_matrix *m, uint64_t *bytes, xio_error *err);
-
-/* Where the dataset's elements end in its file (allocated; a chunked
- * dataset's file flushed), in bytes from the file's start; 0 for filtered
- * data, whose size is not known before it is written. */
-int xio_data_end(const xio_matrix *m, uint64_t *bytes, xio_error *err);
 
 /* Closes everything; a failed flush of a written file is reported.  Every
  * rank must call it for the same matrix, open or not. */

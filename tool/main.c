@@ -346,48 +346,6 @@ static xio_path_list rearranged_list(const transpose_run *run, int count) {
   return (xio_path_list){(const char(*)[512])run->rearranged.paths, count};
 }
 
-/* Collective.  The output's space, before anything but its structure is
- * written, so that a full disk fails the run with one message at its
- * start: the transposed dataset's data where its size is known
- * (uncompressed), and unless --only the rest of the input's, as it takes
- * there, and 1% more for their structures. */
-static int reserve_output(transpose_run *run, xio_error *err) {
-  uint64_t end = 0, rest = 0, size = 0;
-  const xio_path_list first_only = rearranged_list(run, 1); /* the others are made as they are */
-  if (xio_flush(&run->out, err) || xio_data_end(&run->out, &end, err) ||
-      (!run->opt->only && xio_rest_bytes(run->comm, run->in.file, run->out.file, run->in_path.file,
-                                         &first_only, &rest, err)) ||
-      (rest && xio_file_size(&run->out, &size, err)))
-    return -1;
-  if (rest) end = (end > size ? end : size) + rest + rest / 100;
-  return tool_output_reserve(run->comm, &run->output, end, err);
-}
-
-/* Collective.  Unless --only, the rest of the input file beside the
- * rearranged datasets (h5_copy.h), before any pass: a partial output
- * whose first record is written holds it all.  A stop signal ends it
- * (run->stopped), the partial then of no use. */
-static int copy_rest_of_input(transpose_run *run, xio_error *err) {
-  if (run->opt->only) return 0;
-  xio_copy_stats copied;
-  const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
-  const int rc = xio_copy_rest(run->comm, run->in.file, run->out.file, run->in_path.file,
-                               &rearranged, piece_budget(run), tool_stop_requested, &copied, err);
-  run->stopped = rc == XIO_STOPPED;
-  if (rc) return -1;
-  if (copied.skipped.count)
-    tool_report_warning(
-        "%d attribute(s) in %s were not copied (%s): references cannot point "
-        "from %s into %s",
-        copied.skipped.count, run->in_path.file, copied.skipped.names, run->out_path.file,
-        run->in_path.file);
-  char bytes[32];
-  tool_format_bytes(copied.bytes, bytes, sizeof bytes);
-  tool_report_verbose("copied the rest of %s: %d dataset(s) (%s of data), %d group(s), %d link(s)",
-                      run->in_path.file, copied.datasets, bytes, copied.groups, copied.links);
-  return 0;
-}
-
 static int finish_on_root(void *arg, xio_error *err) {
   transpose_run *run = arg;
   const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
@@ -444,13 +402,12 @@ static int begin_variable(transpose_run *run, int k, xio_error *err) {
   return xio_agree(run->comm, rc, err);
 }
 
-/* Collective.  The transpose of run->in made in the partial output, with
- * its attributes and dimension scales: the file too for the first
- * dataset, else beside the others in run->out's file.  Its chunks fit the
- * passes planned for it. */
-static int make_output_dataset(transpose_run *run, const xio_transpose_options *topt, int first,
+/* Collective.  The transpose of run->in made in the partial output
+ * (run->out's file), with its attributes and dimension scales.  Its
+ * chunks fit the passes planned for it. */
+static int make_output_dataset(transpose_run *run, const xio_transpose_options *topt,
                                xio_error *err) {
-  const char *partial = run->output.partial_path, *shown = run->output.final_path;
+  const char *shown = run->output.final_path;
   const char *name = output_name(run, run->variable);
   xio_skipped_attributes skipped;
   int scales = 0;
@@ -459,10 +416,8 @@ static int make_output_dataset(transpose_run *run, const xio_transpose_options *
   xio_transpose_block(&run->in, topt, run->nranks, output_compressed(run), &storage.pass_rows,
                       &storage.pass_cols);
   storage.pass_ranks = run->nranks;
-  if ((first ? xio_create_output(run->comm, partial, shown, name, run->in.type, &run->in, &storage,
-                                 &out_shape, &run->out, err)
-             : xio_create_dataset(&run->out, shown, name, run->in.type, &run->in, &storage,
-                                  &out_shape, err)) ||
+  if (xio_create_dataset(&run->out, shown, name, run->in.type, &run->in, &storage, &out_shape,
+                         err) ||
       xio_copy_attributes(&run->in, &run->out, &skipped, err) ||
       xio_copy_dimension_scales(&run->in, &run->out, &scales, err))
     return -1;
@@ -476,6 +431,95 @@ static int make_output_dataset(transpose_run *run, const xio_transpose_options *
   if (scales && run->opt->verbose)
     tool_report_verbose("%s: %d dimension scale(s) attached with the axes moved", run->in.dataset,
                         scales);
+  return 0;
+}
+
+/* Collective.  The output dataset of run->in, made already, as run->out. */
+static int use_output_dataset(transpose_run *run, xio_error *err) {
+  return xio_use_dataset(&run->out, run->output.final_path, output_name(run, run->variable), err) ||
+                 xio_matrix_fold_as_transpose(&run->out, &run->in, err)
+             ? -1
+             : 0;
+}
+
+typedef struct {
+  transpose_run *run;
+  const xio_transpose_options *topt;
+} make_request;
+
+/* Collective (xio_make_rearranged_fn): dataset k's output, made where
+ * the copies of the rest have reached in the input's creation order. */
+static int make_in_place(void *user, int k, xio_error *err) {
+  make_request *make = user;
+  return open_variable(make->run, k, NULL, err) != TOOL_EXIT_OK ||
+                 make_output_dataset(make->run, make->topt, err)
+             ? -1
+             : 0;
+}
+
+/* Collective.  The outputs the copies did not make (all of them with
+ * --only), in the run's order. */
+static int make_missing_outputs(transpose_run *run, const xio_transpose_options *topt,
+                                xio_error *err) {
+  make_request make = {run, topt};
+  for (int k = 0; k < run->rearranged.count; k++)
+    if (H5Lexists(run->out.file, output_name(run, k), H5P_DEFAULT) <= 0 &&
+        make_in_place(&make, k, err))
+      return -1;
+  return 0;
+}
+
+/* Collective, on the output file just made: its space, before anything
+ * is written in it, so that a full disk fails the run with one message at
+ * its start: the rearranged datasets' where known (uncompressed), and
+ * unless --only the storage the rest takes in the input (compressed as
+ * compressed) with 1% more for its structures. */
+static int reserve_output(transpose_run *run, xio_error *err) {
+  uint64_t data = 0, rest = 0, size = 0;
+  const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
+  for (int k = 0; k < run->rearranged.count; k++) {
+    if (open_variable(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
+    if (!output_compressed(run)) data += matrix_bytes(&run->in);
+  }
+  if ((!run->opt->only && xio_rest_bytes(run->comm, run->in.file, run->out.file, run->in_path.file,
+                                         &rearranged, 0, &rest, err)) ||
+      xio_file_size(&run->out, &size, err))
+    return -1;
+  const uint64_t headers = (uint64_t)16 << 10; /* the superblock, the datasets' headers */
+  return tool_output_reserve(run->comm, &run->output, size + headers + data + rest + rest / 100,
+                             err);
+}
+
+/* Collective.  Unless --only, the rest of the input file beside the
+ * rearranged datasets (h5_copy.h), before any pass: a partial output
+ * whose first record is written holds it all.  A stop signal ends it
+ * (run->stopped), the partial then of no use. */
+static int copy_rest_of_input(transpose_run *run, const xio_transpose_options *topt,
+                              xio_error *err) {
+  if (run->opt->only) return 0;
+  xio_copy_stats copied;
+  const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
+  make_request make = {run, topt};
+  /* the walk's own handle: making a dataset reopens run->in */
+  hid_t from = H5Freopen(run->in.file);
+  int rc = from < 0 ? xio_fail_h5(err, "%s: cannot open it again", run->in_path.file) : 0;
+  if (xio_agree(run->comm, rc, err)) return -1;
+  rc = xio_copy_rest(run->comm, from, run->out.file, run->in_path.file, &rearranged, make_in_place,
+                     &make, piece_budget(run), tool_stop_requested, &copied, err);
+  if (H5Fclose(from) < 0 && rc == 0)
+    rc = xio_fail_h5(err, "%s: cannot close it", run->in_path.file);
+  run->stopped = rc == XIO_STOPPED;
+  if (xio_agree(run->comm, rc, err)) return -1;
+  if (copied.skipped.count)
+    tool_report_warning(
+        "%d attribute(s) in %s were not copied (%s): references cannot point "
+        "from %s into %s",
+        copied.skipped.count, run->in_path.file, copied.skipped.names, run->out_path.file,
+        run->in_path.file);
+  char bytes[32];
+  tool_format_bytes(copied.bytes, bytes, sizeof bytes);
+  tool_report_verbose("copied the rest of %s: %d dataset(s) (%s of data), %d group(s), %d link(s)",
+                      run->in_path.file, copied.datasets, bytes, copied.groups, copied.links);
   return 0;
 }
 
@@ -501,8 +545,11 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
     run->record.finished = (xio_checksums){0, 0};
     if (run->variable != 0 && begin_variable(run, 0, err)) return -1;
   }
-  return make_output_dataset(run, topt, 1, err) || reserve_output(run, err) ||
-                 copy_rest_of_input(run, err) || xio_flush(&run->out, err)
+  const char *partial = run->output.partial_path, *shown = run->output.final_path;
+  return xio_create_file(run->comm, partial, shown, &run->out, err) || reserve_output(run, err) ||
+                 copy_rest_of_input(run, topt, err) || make_missing_outputs(run, topt, err) ||
+                 begin_variable(run, 0, err) || use_output_dataset(run, err) ||
+                 xio_flush(&run->out, err)
              ? -1
              : 0;
 }
@@ -1023,7 +1070,7 @@ static int next_variable(transpose_run *run, xio_transpose_options *topt, xio_er
     xio_type_describe(run->in.type, type_text, sizeof type_text);
     say_variable(run, type_text);
   }
-  return make_output_dataset(run, topt, 0, err);
+  return use_output_dataset(run, err);
 }
 
 /* The largest pass planned on the host with the default budget: passes.h's
@@ -1121,7 +1168,7 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
     goto stopped;
   }
   keep_partial = run->resumed; /* a new partial goes on failure, unless passes get recorded */
-  run->compressed = run->out.filtered;
+  run->compressed |= run->out.filtered; /* a resumed one's */
   if (opt->verbose) {
     char hints[1024];
     xio_mpi_hints_in_force(&run->out, hints, sizeof hints);
