@@ -402,6 +402,13 @@ static int begin_variable(transpose_run *run, int k, xio_error *err) {
   return xio_agree(run->comm, rc, err);
 }
 
+static uint64_t default_pass_limit(const transpose_run *run);
+
+/* Passes limited for run->in where the default budget limits them. */
+static void limit_passes_for(const transpose_run *run, xio_transpose_options *topt) {
+  if (topt->pass_bytes_limit) topt->pass_bytes_limit = default_pass_limit(run);
+}
+
 /* Collective.  The transpose of run->in made in the partial output
  * (run->out's file), with its attributes and dimension scales.  Its
  * chunks fit the passes planned for it. */
@@ -413,7 +420,9 @@ static int make_output_dataset(transpose_run *run, const xio_transpose_options *
   int scales = 0;
   const xio_shape out_shape = xio_shape_transposed(&run->in.shape);
   xio_storage storage = run->opt->storage; /* chunks chosen fit the passes */
-  xio_transpose_block(&run->in, topt, run->nranks, output_compressed(run), &storage.pass_rows,
+  xio_transpose_options planned = *topt;   /* next_variable's, when its turn comes */
+  limit_passes_for(run, &planned);
+  xio_transpose_block(&run->in, &planned, run->nranks, output_compressed(run), &storage.pass_rows,
                       &storage.pass_cols);
   storage.pass_ranks = run->nranks;
   if (xio_create_dataset(&run->out, shown, name, run->in.type, &run->in, &storage, &out_shape,
@@ -1053,8 +1062,6 @@ static void say_variable(const transpose_run *run, const char *type_text) {
       (long long)run->in.rows, (long long)run->in.cols, run->in.elem_size);
 }
 
-static uint64_t default_pass_limit(const transpose_run *run);
-
 /* Collective, once dataset run->variable is moved: the next one opened,
  * its output made beside it, its passes planned afresh. */
 static int next_variable(transpose_run *run, xio_transpose_options *topt, xio_error *err) {
@@ -1064,7 +1071,7 @@ static int next_variable(transpose_run *run, xio_transpose_options *topt, xio_er
   run->record.progress = (xio_progress){0};
   topt->resume_from = NULL;
   if (begin_variable(run, run->variable + 1, err)) return -1;
-  if (topt->pass_bytes_limit) topt->pass_bytes_limit = default_pass_limit(run);
+  limit_passes_for(run, topt);
   if (run->opt->verbose) {
     char type_text[256];
     xio_type_describe(run->in.type, type_text, sizeof type_text);
