@@ -39,7 +39,9 @@ static int check_input_on_root(void *arg, xio_error *err) {
   const char *netcdf3 = is_hdf5 <= 0 ? netcdf3_kind(path) : NULL;
   if (netcdf3)
     return xio_fail(err,
-                    "%s is %s, which xpose does not read (it reads HDF5 and netCDF-4): convert it "
+                    "%s is %s, which xpose does not read (it reads and writes HDF5 and "
+                    "netCDF-4: netCDF-3 keeps its record dimension first, so time series there "
+                    "cannot keep time unlimited, and has no chunks or compression): convert it "
                     "first with `nccopy -k nc4 %s %s.nc4`",
                     path, netcdf3, path, path);
   if (is_hdf5 <= 0) return xio_fail(err, "%s is not an HDF5 file", path);

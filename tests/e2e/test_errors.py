@@ -3,6 +3,8 @@ on every rank (no hang: each run has a hard timeout), leaves the input
 untouched and leaves no output, partial or otherwise."""
 
 import os
+import shutil
+import subprocess
 import unittest
 
 import h5py
@@ -62,6 +64,24 @@ class BadInput(ToolTestCase):
                 result = self.xpose(1, name, "out.h5")
                 self.assertIn(f"convert it first with `nccopy -k nc4 {name} {name}.nc4`",
                               result.stderr)
+
+    @unittest.skipIf(not shutil.which("nccopy"), "netcdf-bin is not installed")
+    def test_the_nccopy_hint_gives_a_file_xpose_rearranges(self):
+        import netCDF4
+        values = np.arange(5 * 3 * 4, dtype="<f4").reshape(5, 3, 4)
+        with netCDF4.Dataset(self.path("slices.nc"), "w", format="NETCDF3_CLASSIC") as nc:
+            nc.createDimension("time", None)
+            nc.createDimension("lat", 3)
+            nc.createDimension("lon", 4)
+            nc.createVariable("tas", "f4", ("time", "lat", "lon"))[:] = values
+        subprocess.run(["nccopy", "-k", "nc4", self.path("slices.nc"), self.path("slices.nc.nc4")],
+                       check=True, timeout=60)
+        result = self.xpose(2, "--dims", "lat,lon,time", "slices.nc.nc4", "series.nc")
+        self.assertEqual(result.returncode, 0, result)
+        with netCDF4.Dataset(self.path("series.nc")) as nc:
+            self.assertTrue(nc.dimensions["time"].isunlimited())  # netCDF-3 could not keep it so
+            self.assertEqual(nc["tas"].dimensions, ("lat", "lon", "time"))
+            np.testing.assert_array_equal(nc["tas"][:], values.transpose(1, 2, 0))
 
     def test_input_is_a_fifo(self):
         os.mkfifo(self.path("fifo.h5"))  # opening it to read would block
