@@ -295,7 +295,7 @@ static int copy_dataset(copy_walk *walk, hid_t source, const char *path) {
       !(walk->serial && xio_type_is_variable_length(stored)))
     rc = xio_fail(err,
                   "%s:%s holds %s: xpose cannot copy it into the output (--only writes the "
-                  "transposed dataset alone)",
+                  "rearranged datasets alone)",
                   walk->shown, path, why);
   if (rc == 0 && (type = copy_type(walk, stored)) < 0)
     rc = xio_fail_h5(err, "%s:%s: cannot copy its datatype", walk->shown, path);
