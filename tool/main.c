@@ -1084,12 +1084,17 @@ static int next_variable(transpose_run *run, xio_transpose_options *topt, xio_er
  * fastest size, and for a compressed output at most an eighth of the data,
  * so that a rank's I/O thread compresses one pass while the next is read
  * and transposed (the climate benchmark's 323 MB ran in 5.4 s in 2 passes,
- * 4.6 s in 8: tests/bench/RESULTS.md). */
+ * 4.6 s in 8: tests/bench/RESULTS.md), but not under 16 MiB: a small
+ * dataset cut in eight gets output chunks as short along its time axis
+ * (they reach as far as a pass), for no gain (200 variables of 192 KiB:
+ * 1200 passes and 200 took the same 2.3-2.4 s). */
 static uint64_t default_pass_limit(const transpose_run *run) {
-  const int compressed = output_compressed(run);
-  const uint64_t eighth =
+  const uint64_t least = (uint64_t)16 << 20;
+  uint64_t eighth =
       xio_pass_bytes((run->in.rows + 7) / 8, run->in.cols, run->in.elem_size, run->nranks);
-  return compressed && eighth < XIO_PASS_BYTES_FOR_SPEED ? eighth : XIO_PASS_BYTES_FOR_SPEED;
+  if (eighth < least) eighth = least;
+  return output_compressed(run) && eighth < XIO_PASS_BYTES_FOR_SPEED ? eighth
+                                                                    : XIO_PASS_BYTES_FOR_SPEED;
 }
 
 static int run_transpose(const tool_options *opt, MPI_Comm comm) {
