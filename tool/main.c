@@ -391,6 +391,15 @@ static const char *output_name(const transpose_run *run, int k) {
 
 static int open_variable(transpose_run *run, int k, const xio_matrix *like, xio_error *err);
 
+/* Collective.  Dataset k's output, in the file `path` (shown as `shown`),
+ * as run->out: the file opened where it is not open yet. */
+static int open_output_of(transpose_run *run, int k, const char *path, const char *shown,
+                          xio_error *err) {
+  return run->out.comm != MPI_COMM_NULL
+             ? xio_use_dataset(&run->out, shown, output_name(run, k), err)
+             : xio_open_existing(run->comm, path, shown, output_name(run, k), 0, &run->out, err);
+}
+
 /* Collective.  Dataset k of the run, opened to be moved next: the
  * record's fields that describe it (rank 0 writes the records). */
 static int begin_variable(transpose_run *run, int k, xio_error *err) {
@@ -622,8 +631,7 @@ static int verify_output(transpose_run *run, double *seconds, xio_error *err) {
       xio_checksums sums = {0, 0};
       if (run->variable != k && open_variable(run, k, NULL, err) != TOOL_EXIT_OK) rc = -1;
       if (rc == 0)
-        rc = xio_open_existing(run->comm, run->output.partial_path, run->output.final_path,
-                               output_name(run, k), 0, &run->out, err);
+        rc = open_output_of(run, k, run->output.partial_path, run->output.final_path, err);
       if (rc == 0) rc = xio_matrix_fold_as_transpose(&run->out, &run->in, err);
       if (rc == 0)
         rc = xio_checksum_matrix(&run->out, 1, piece_budget(run), tool_stop_requested,
@@ -632,7 +640,6 @@ static int verify_output(transpose_run *run, double *seconds, xio_error *err) {
         rc = xio_checksum_matrix(&run->in, 0, piece_budget(run), tool_stop_requested, &sums.read,
                                  err);
       found = tool_checksums_chain(found, sums);
-      if (rc == 0 && k + 1 < run->rearranged.count) rc = xio_close(&run->out, err);
     }
   }
   /* the copies of the rest of the input, against the input */
@@ -764,10 +771,12 @@ static int fold_input(transpose_run *run, const xio_matrix *like, xio_error *err
  * before closed) and folded (fold_input; `like` as there).  An exit
  * status. */
 static int open_variable(transpose_run *run, int k, const xio_matrix *like, xio_error *err) {
-  if (xio_close(&run->in, err)) return TOOL_EXIT_ERROR;
   run->variable = k;
   snprintf(run->in_path.dataset, sizeof run->in_path.dataset, "%s", run->rearranged.paths[k]);
-  if (xio_open_input(run->comm, run->in_path.file, run->in_path.dataset, &run->in, err))
+  /* in the file open already: opening it costs more than a small dataset's move */
+  if (run->in.comm != MPI_COMM_NULL
+          ? xio_use_dataset(&run->in, run->in_path.file, run->in_path.dataset, err)
+          : xio_open_input(run->comm, run->in_path.file, run->in_path.dataset, &run->in, err))
     return TOOL_EXIT_ERROR;
   return fold_input(run, like, err);
 }
@@ -821,9 +830,7 @@ static int verify_each(transpose_run *run, const char *file, uint64_t budget, in
   *match = 1;
   const int count = run->rearranged.count;
   for (int k = 0; k < count && *match; k++) {
-    if (xio_close(&run->out, err) ||
-        xio_open_existing(run->comm, file, file, output_name(run, k), 0, &run->out, err))
-      return TOOL_EXIT_ERROR;
+    if (open_output_of(run, k, file, file, err)) return TOOL_EXIT_ERROR;
     const int opened = open_variable(run, k, &run->out, err);
     if (opened != TOOL_EXIT_OK) return opened;
     xio_error why = {""};
