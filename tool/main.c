@@ -517,17 +517,12 @@ static int copy_rest_of_input(transpose_run *run, const xio_transpose_options *t
   if (run->opt->only) return 0;
   xio_copy_stats copied;
   const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
-  make_request make = {run, topt};
-  /* the walk's own handle: making a dataset reopens run->in */
-  hid_t from = H5Freopen(run->in.file);
-  int rc = from < 0 ? xio_fail_h5(err, "%s: cannot open it again", run->in_path.file) : 0;
-  if (xio_agree(run->comm, rc, err)) return -1;
-  rc = xio_copy_rest(run->comm, from, run->out.file, run->in_path.file, &rearranged, make_in_place,
-                     &make, piece_budget(run), tool_stop_requested, &copied, err);
-  if (H5Fclose(from) < 0 && rc == 0)
-    rc = xio_fail_h5(err, "%s: cannot close it", run->in_path.file);
+  make_request make = {run, topt}; /* it opens datasets in run->in's file, which stays open */
+  const int rc =
+      xio_copy_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
+                    make_in_place, &make, piece_budget(run), tool_stop_requested, &copied, err);
   run->stopped = rc == XIO_STOPPED;
-  if (xio_agree(run->comm, rc, err)) return -1;
+  if (rc) return -1;
   if (copied.skipped.count)
     tool_report_warning(
         "%d attribute(s) in %s were not copied (%s): references cannot point "
@@ -767,9 +762,9 @@ static int fold_input(transpose_run *run, const xio_matrix *like, xio_error *err
   return TOOL_EXIT_OK;
 }
 
-/* Collective.  Dataset k of the run opened as run->in (the one open
- * before closed) and folded (fold_input; `like` as there).  An exit
- * status. */
+/* Collective.  Dataset k of the run opened as run->in (in the input file
+ * open already, if any) and folded (fold_input; `like` as there).  An
+ * exit status. */
 static int open_variable(transpose_run *run, int k, const xio_matrix *like, xio_error *err) {
   run->variable = k;
   snprintf(run->in_path.dataset, sizeof run->in_path.dataset, "%s", run->rearranged.paths[k]);
@@ -1035,13 +1030,15 @@ static void print_summary(const transpose_run *run, const xio_transpose_stats *s
   }
 }
 
-/* Whether the partial holds recorded work: passes, or datasets done. */
+/* Whether the partial holds recorded work: passes, or datasets done.
+ * These three read the record's dataset, not the one a read-back may be
+ * at. */
 static int work_recorded(const transpose_run *run) {
   return run->record.variable > 0 || run->record.progress.passes_done > 0;
 }
 
 static int all_passes_done(const transpose_run *run) {
-  return run->variable + 1 == run->rearranged.count &&
+  return run->record.variable + 1 == run->rearranged.count &&
          run->record.progress.passes_done == xio_pass_count(&run->record.progress.grid);
 }
 
@@ -1054,7 +1051,8 @@ static void describe_progress(const transpose_run *run, char *text, size_t size)
     snprintf(text, size, "%lld of %lld passes", done, passes);
   else
     snprintf(text, size, "%d of %d datasets and %lld of %lld passes of %.100s",
-             run->record.variable, run->rearranged.count, done, passes, run->in.dataset);
+             run->record.variable, run->rearranged.count, done, passes,
+             run->rearranged.paths[run->record.variable]);
 }
 
 /* Verbose: what is moved now. */
