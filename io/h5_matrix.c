@@ -382,14 +382,19 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
              : 0;
 }
 
-int xio_use_dataset(xio_matrix *m, const char *shown, const char *dataset, xio_error *err) {
+/* m's dataset closed, its file and communicator kept, the rest anew. */
+static int drop_dataset(xio_matrix *m, xio_error *err) {
   int rc = 0;
   if (m->dset >= 0 && H5Dclose(m->dset) < 0) rc = xio_fail_h5(err, "closing %s failed", m->dataset);
   xio_release(H5Tclose, &m->type, &rc, err);
-  xio_matrix next; /* the file and its communicator kept, the rest anew */
-  matrix_init(&next, m->comm);
-  next.file = m->file;
-  *m = next;
+  const hid_t file = m->file;
+  matrix_init(m, m->comm);
+  m->file = file;
+  return rc;
+}
+
+int xio_use_dataset(xio_matrix *m, const char *shown, const char *dataset, xio_error *err) {
+  int rc = drop_dataset(m, err);
   snprintf(m->dataset, sizeof m->dataset, "%s", dataset);
   if (rc == 0 && (m->dset = H5Dopen2(m->file, m->dataset, H5P_DEFAULT)) < 0)
     rc = xio_fail_h5(err, "%s has no dataset %s", shown, m->dataset);
@@ -400,20 +405,10 @@ int xio_use_dataset(xio_matrix *m, const char *shown, const char *dataset, xio_e
 int xio_create_dataset(xio_matrix *m, const char *shown, const char *dataset, hid_t type,
                        const xio_matrix *like, const xio_storage *storage, const xio_shape *shape,
                        xio_error *err) {
-  int rc = 0;
-  if (m->dset >= 0 && H5Dclose(m->dset) < 0) rc = xio_fail_h5(err, "closing %s failed", m->dataset);
-  xio_release(H5Tclose, &m->type, &rc, err);
-  xio_matrix next; /* the file and its communicator kept, the rest anew */
-  matrix_init(&next, m->comm);
-  next.file = m->file;
-  *m = next;
+  int rc = drop_dataset(m, err);
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), dcpl = H5Pcreate(H5P_DATASET_CREATE);
   if (rc == 0)
     rc = output_dataset_properties(m, like, storage, shape, type, shown, lcpl, dcpl, err);
-  /* a stopped run's, made before it recorded any of its passes */
-  if (rc == 0 && H5Lexists(m->file, dataset, H5P_DEFAULT) > 0 &&
-      H5Ldelete(m->file, dataset, H5P_DEFAULT) < 0)
-    rc = xio_fail_h5(err, "%s: cannot remove the unfinished %s", shown, dataset);
   if (xio_agree(m->comm, rc, err) == 0)
     rc = make_output_dataset(m, shown, dataset, type, shape, lcpl, dcpl, err);
   else

@@ -96,8 +96,7 @@ int xio_use_dataset(xio_matrix *m, const char *shown, const char *dataset, xio_e
 
 /* Closes m's dataset, if any (m made by xio_create_file or
  * xio_create_output, or opened writable), and makes another in its file,
- * as xio_create_output makes its one: a dataset already at that path, one
- * a stopped run made and recorded nothing of, is unlinked first. */
+ * as xio_create_output makes its one. */
 int xio_create_dataset(xio_matrix *m, const char *shown, const char *dataset, hid_t type,
                        const xio_matrix *like, const xio_storage *storage, const xio_shape *shape,
                        xio_error *err);
