@@ -37,7 +37,6 @@ typedef struct {
   int (*stop_requested)(void); /* polled between blocks; NULL: never */
   xio_make_rearranged_fn make; /* copying: where a rearranged dataset stands */
   void *make_user;
-  int listed_only;             /* measuring: the datasets listed in `rearranged`, not the others */
   int stopped;                 /* agreed by every rank: the walk returns XIO_STOPPED */
   char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
 } copy_walk;
@@ -402,7 +401,7 @@ static herr_t visit_member(hid_t group, const char *name, const xio_link_info *i
   const int listed = path_index(walk->rearranged, path);
   int rc = 0;
   const htri_t exists = H5Lexists(walk->to, path, H5P_DEFAULT);
-  if (listed >= 0 && walk->mode != MEASURING) {             /* rearranged by the run */
+  if (listed >= 0) {                                        /* rearranged by the run */
     if (walk->mode == COPYING && walk->make && exists <= 0) /* made here: the input's order */
       rc = walk->make(walk->make_user, listed, err);
     if (xio_agree(walk->comm, rc, err)) walk->failed = 1;
@@ -441,8 +440,7 @@ static herr_t visit_member(hid_t group, const char *name, const xio_link_info *i
     if (rc == 0 && kind == H5I_GROUP) rc = copy_group(walk, object, path, exists > 0);
     if (rc == 0 && kind == H5I_DATASET && walk->mode == COMPARING && ours)
       rc = compare_dataset(walk, object, path);
-    else if (rc == 0 && kind == H5I_DATASET && walk->mode == MEASURING && exists <= 0 &&
-             (listed >= 0) == walk->listed_only)
+    else if (rc == 0 && kind == H5I_DATASET && walk->mode == MEASURING && exists <= 0)
       walk->stats->bytes += H5Dget_storage_size(object); /* 0 where never written */
     else if (rc == 0 && kind == H5I_DATASET && walk->mode == COPYING && exists <= 0 && ours)
       rc = copy_dataset(walk, object, path);
@@ -612,10 +610,9 @@ int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
 }
 
 int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
-                   const xio_path_list *listed, int listed_only, uint64_t *bytes, xio_error *err) {
+                   const xio_path_list *rearranged, uint64_t *bytes, xio_error *err) {
   xio_copy_stats stats;
-  copy_walk walk = new_walk(comm, from, to, shown, listed, 0, MEASURING, &stats, err);
-  walk.listed_only = listed_only;
+  copy_walk walk = new_walk(comm, from, to, shown, rearranged, 0, MEASURING, &stats, err);
   if (walk_rest(&walk)) return -1;
   *bytes = stats.bytes / (uint64_t)walk.nranks; /* every rank counted them all */
   return 0;

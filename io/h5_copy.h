@@ -39,11 +39,11 @@ typedef int (*xio_make_rearranged_fn)(void *user, int index, xio_error *err);
 /* Collective.  Copies what `from` (the input file) has and `to` (the
  * output file) lacks, but for the datasets `rearranged` (`make`, unless
  * NULL, makes them in their place) and those of variable-length data
- * (xio_finish_rest's).  budget: bytes of buffer per
- * rank.  A dataset of references (which point into `from`) fails the call,
- * naming it; `shown` names the input file in messages.  stop_requested
- * (NULL: none) is polled between blocks: a stop any rank sees returns
- * XIO_STOPPED on all, the copy unfinished. */
+ * (xio_finish_rest's).  budget: bytes of buffer per rank.  A dataset of
+ * references (which point into `from`) fails the call, naming it; `shown`
+ * names the input file in messages.  stop_requested (NULL: none) is
+ * polled between blocks: a stop any rank sees returns XIO_STOPPED on all,
+ * the copy unfinished. */
 int xio_copy_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
                   const xio_path_list *rearranged, xio_make_rearranged_fn make, void *make_user,
                   uint64_t budget, int (*stop_requested)(void), xio_copy_stats *stats,
@@ -61,12 +61,10 @@ int xio_finish_rest(hid_t from, const char *to_path, const char *shown,
                     const xio_path_list *rearranged, uint64_t budget, xio_copy_stats *stats,
                     xio_error *err);
 
-/* Collective.  The storage that the datasets of `from` that `to` lacks
- * take in `from` (compressed ones as compressed): those `listed`, or with
- * listed_only 0 the others (an empty list: all of them).  What
- * xio_copy_rest and the passes will write, give or take compression. */
+/* Collective.  The bytes xio_copy_rest will write into `to`: the storage
+ * the datasets to copy take in `from` (compressed ones as compressed). */
 int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
-                   const xio_path_list *listed, int listed_only, uint64_t *bytes, xio_error *err);
+                   const xio_path_list *rearranged, uint64_t *bytes, xio_error *err);
 
 /* Collective.  Reads every dataset xio_copy_rest and xio_finish_rest
  * copied (those of `from` but `rearranged`; variable-length data by rank 0

@@ -500,7 +500,7 @@ static int reserve_output(transpose_run *run, xio_error *err) {
     if (!output_compressed(run)) data += matrix_bytes(&run->in);
   }
   if ((!run->opt->only && xio_rest_bytes(run->comm, run->in.file, run->out.file, run->in_path.file,
-                                         &rearranged, 0, &rest, err)) ||
+                                         &rearranged, &rest, err)) ||
       xio_file_size(&run->out, &size, err))
     return -1;
   const uint64_t headers = (uint64_t)16 << 10; /* the superblock, the datasets' headers */
