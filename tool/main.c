@@ -162,16 +162,17 @@ typedef struct {
   uint64_t budget, gpu_budget;
 } transpose_run;
 
-typedef struct {
-  transpose_run *run;
-  const char *out_dataset;
-} identity_request;
+/* The output dataset of the run's dataset k: OUT's where the command line
+ * names one (a run of one dataset), else the input's path. */
+static const char *output_name(const transpose_run *run, int k) {
+  return run->out_path.dataset[0] ? run->out_path.dataset : run->rearranged.paths[k];
+}
 
+/* Rank 0: the record's identity, of the run's first dataset (in run->in). */
 static int identity_on_root(void *arg, xio_error *err) {
-  identity_request *r = arg;
-  transpose_run *run = r->run;
+  transpose_run *run = arg;
   const tool_options *opt = run->opt;
-  if (tool_resume_identity(run->in_path.file, &run->in, r->out_dataset, &run->record, err))
+  if (tool_resume_identity(run->in_path.file, &run->in, output_name(run, 0), &run->record, err))
     return -1;
   tool_resume_record_set_list(&run->record, (const char(*)[512])run->rearranged.paths,
                               run->rearranged.count,
@@ -341,14 +342,14 @@ static uint64_t piece_budget(const transpose_run *run) {
   return run->budget < most ? run->budget : most;
 }
 
-/* The first `count` datasets of the run, as h5_copy.h lists them. */
-static xio_path_list rearranged_list(const transpose_run *run, int count) {
-  return (xio_path_list){(const char(*)[512])run->rearranged.paths, count};
+/* The run's datasets, as h5_copy.h lists them. */
+static xio_path_list rearranged_list(const transpose_run *run) {
+  return (xio_path_list){(const char(*)[512])run->rearranged.paths, run->rearranged.count};
 }
 
 static int finish_on_root(void *arg, xio_error *err) {
   transpose_run *run = arg;
-  const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
+  const xio_path_list rearranged = rearranged_list(run);
   xio_copy_stats copied;
   if (xio_finish_rest(run->in.file, run->output.partial_path, run->in_path.file, &rearranged,
                       piece_budget(run), &copied, err))
@@ -381,12 +382,6 @@ static int output_compressed(const transpose_run *run) {
   return storage->filter == XIO_FILTER_GZIP || storage->filter == XIO_FILTER_SHUFFLE_GZIP ||
          (storage->filter == XIO_FILTER_AS_INPUT && run->in.filtered &&
           storage->layout != XIO_LAYOUT_CONTIGUOUS);
-}
-
-/* The output dataset of the run's dataset k: OUT's where the command line
- * names one (a run of one dataset), else the input's path. */
-static const char *output_name(const transpose_run *run, int k) {
-  return run->out_path.dataset[0] ? run->out_path.dataset : run->rearranged.paths[k];
 }
 
 static int open_variable(transpose_run *run, int k, const xio_matrix *like, xio_error *err);
@@ -494,7 +489,7 @@ static int make_missing_outputs(transpose_run *run, const xio_transpose_options 
  * compressed) with 1% more for its structures. */
 static int reserve_output(transpose_run *run, xio_error *err) {
   uint64_t data = 0, rest = 0, size = 0;
-  const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
+  const xio_path_list rearranged = rearranged_list(run);
   for (int k = 0; k < run->rearranged.count; k++) {
     if (open_variable(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
     if (!output_compressed(run)) data += matrix_bytes(&run->in);
@@ -516,7 +511,7 @@ static int copy_rest_of_input(transpose_run *run, const xio_transpose_options *t
                               xio_error *err) {
   if (run->opt->only) return 0;
   xio_copy_stats copied;
-  const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
+  const xio_path_list rearranged = rearranged_list(run);
   make_request make = {run, topt}; /* it opens datasets in run->in's file, which stays open */
   const int rc =
       xio_copy_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
@@ -540,8 +535,7 @@ static int copy_rest_of_input(transpose_run *run, const xio_transpose_options *t
  * --resume), at the dataset its record is at, or a new one with its
  * space reserved, the rest of the input and a first record. */
 static int start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
-  identity_request identity = {run, output_name(run, 0)}; /* paths are absolute */
-  if (xio_on_root(run->comm, identity_on_root, &identity, err) ||
+  if (xio_on_root(run->comm, identity_on_root, run, err) ||
       XIO_MPI(MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm), err))
     return -1;
   if (run->output.partial_found) {
@@ -642,11 +636,10 @@ static int verify_output(transpose_run *run, double *seconds, xio_error *err) {
   uint64_t compared = 0;
   if (rc == 0 && !run->opt->only && run->out.file < 0) /* resumed complete: not yet open */
     rc = tool_output_evict(run->comm, &run->output, err) ||
-                 xio_open_existing(run->comm, run->output.partial_path, run->output.final_path,
-                                   output_name(run, 0), 0, &run->out, err)
+                 open_output_of(run, 0, run->output.partial_path, run->output.final_path, err)
              ? -1
              : 0;
-  const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
+  const xio_path_list rearranged = rearranged_list(run);
   if (rc == 0 && !run->opt->only)
     rc = xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
                           piece_budget(run), tool_stop_requested, differs, sizeof differs,
@@ -911,7 +904,7 @@ static int compare_rest(transpose_run *run, uint64_t budget, int *match, char *d
                         xio_error *err) {
   char differs[1024];
   uint64_t bytes;
-  const xio_path_list rearranged = rearranged_list(run, run->rearranged.count);
+  const xio_path_list rearranged = rearranged_list(run);
   if (xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
                        budget, NULL, differs, sizeof differs, &bytes, err))
     return -1;
