@@ -34,11 +34,18 @@ uint64_t xio_checksum_block_isa(xio_checksum_isa isa, const void *block, int64_t
                                 int64_t ncols, size_t elem_size, uint64_t first_key,
                                 uint64_t row_step, uint64_t col_step);
 
-/* The key steps of a block of the output B (in_rows x in_cols is A's
- * shape) starting at B's (row, col): B(row + i, col + j) is
+/* The first key of a block of the output B starting at B's (row, col),
+ * where A is a stack of items, each in_item_rows x in_cols, and B the
+ * stack of their transposes: B(row + i, col + j) is A(item * in_item_rows
+ * + col + j, row % in_cols + i), item being row / in_cols; the steps are
+ * 1 and in_cols, within one item.  With one item, B(row + i, col + j) is
  * A(col + j, row + i). */
-static inline uint64_t xio_output_first_key(int64_t row, int64_t col, int64_t in_cols) {
-  return (uint64_t)col * (uint64_t)in_cols + (uint64_t)row;
+static inline uint64_t xio_output_first_key(int64_t row, int64_t col, int64_t in_cols,
+                                            int64_t in_item_rows) {
+  if (in_cols == 0) return 0;
+  const uint64_t item = (uint64_t)(row / in_cols);
+  return (item * (uint64_t)in_item_rows + (uint64_t)col) * (uint64_t)in_cols +
+         (uint64_t)(row % in_cols);
 }
 
 #endif

@@ -34,14 +34,16 @@ void xio_matrix_reset(xio_matrix *m) { matrix_init(m, MPI_COMM_NULL); }
 /* ---- folding N axes into a matrix ---- */
 
 int xio_shape_source_axis(const xio_shape *in, int axis) {
-  const int columns = in->trail - in->split; /* the transpose starts with in's column axes */
-  if (axis < columns) return in->split + axis;
+  /* the transpose starts with in's leading axes, then its column axes */
+  const int columns = in->trail - in->split;
+  if (axis < in->lead) return axis;
+  if (axis < in->lead + columns) return in->split + axis - in->lead;
   if (axis < in->trail) return axis - columns;
   return axis;
 }
 
 xio_shape xio_shape_transposed(const xio_shape *in) {
-  xio_shape out = {in->ndims, in->trail - in->split, in->trail, {0}, 0};
+  xio_shape out = {in->ndims, in->lead, in->lead + in->trail - in->split, in->trail, {0}, 0};
   for (int i = 0; i < in->ndims; i++) {
     const int from = xio_shape_source_axis(in, i);
     out.dims[i] = in->dims[from];
@@ -74,10 +76,11 @@ static int64_t chunk_unit(const xio_matrix *m, int a, int b) {
   return a < b ? m->chunk_dims[a] * product(m->shape.dims, a + 1, b) : 1;
 }
 
-int xio_matrix_fold(xio_matrix *m, int split, int trail, xio_error *err) {
+int xio_matrix_fold(xio_matrix *m, int lead, int split, int trail, xio_error *err) {
   const xio_shape *s = &m->shape;
-  if (!(0 < split && split < trail && trail <= s->ndims))
-    return xio_fail(err, "%s: cannot fold %d axes at %d, %d", m->dataset, s->ndims, split, trail);
+  if (!(0 <= lead && lead < split && split < trail && trail <= s->ndims))
+    return xio_fail(err, "%s: cannot fold %d axes at %d, %d, %d", m->dataset, s->ndims, lead, split,
+                    trail);
   const int64_t rows = product(s->dims, 0, split), cols = product(s->dims, split, trail),
                 inside = product(s->dims, trail, s->ndims);
   if (rows < 0 || cols < 0 || inside < 0 ||
@@ -85,17 +88,26 @@ int xio_matrix_fold(xio_matrix *m, int split, int trail, xio_error *err) {
       (rows > 0 && cols > 0 && inside > 0 &&
        (cols > INT64_MAX / rows || rows * cols > INT64_MAX / inside / (int64_t)m->type_size)))
     return xio_fail(err, "%s has more elements than 64-bit sizes count", m->dataset);
+  m->shape.lead = lead;
   m->shape.split = split;
   m->shape.trail = trail;
-  /* An empty axis inside the elements empties the matrix, not its elements. */
+  /* An empty axis inside the elements empties the matrix, not its elements;
+   * an empty matrix is one empty item. */
   m->rows = inside ? rows : 0;
   m->cols = inside ? cols : 0;
+  m->items = m->rows && m->cols ? product(s->dims, 0, lead) : 1;
   m->elem_size = (size_t)(inside ? inside : 1) * m->type_size;
   if (m->chunked) {
-    m->chunk_rows = chunk_unit(m, 0, split);
+    m->chunk_rows = chunk_unit(m, lead, split);
     m->chunk_cols = chunk_unit(m, split, trail);
   }
   return 0;
+}
+
+int xio_matrix_transposes(const xio_matrix *out, const xio_matrix *in) {
+  if (in->rows * in->cols == 0) return out->rows * out->cols == 0;
+  return out->items == in->items && xio_item_rows(out) == in->cols &&
+         out->cols == xio_item_rows(in) && out->elem_size == in->elem_size;
 }
 
 int xio_split_path(const char *arg, char *file_out, size_t file_size, char *dataset_out,
@@ -132,7 +144,7 @@ int xio_matrix_fold_as_transpose(xio_matrix *out, const xio_matrix *in, xio_erro
     return xio_fail(err, "%s is %s, where the transpose of %s is %s", out->dataset, have_text,
                     in->dataset, want_text);
   }
-  return xio_matrix_fold(out, want.split, want.trail, err);
+  return xio_matrix_fold(out, want.lead, want.split, want.trail, err);
 }
 
 /* ---- finding the 2-D datasets of a file ---- */
@@ -247,7 +259,7 @@ static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
   rc = dcpl < 0 ? xio_fail_h5(err, "%s:%s: cannot read its layout", path, m->dataset)
                 : describe_storage(m, dcpl, path, err);
   xio_release(H5Pclose, &dcpl, &rc, err);
-  return rc ? -1 : xio_matrix_fold(m, 1, ndims == 2 ? 2 : ndims, err);
+  return rc ? -1 : xio_matrix_fold(m, 0, 1, ndims == 2 ? 2 : ndims, err);
 }
 
 /* `path` is opened; `shown` names it in messages (the user's name for a
@@ -342,7 +354,7 @@ static int make_output_dataset(xio_matrix *m, const char *shown, const char *dat
   if (m->dset < 0) rc = xio_fail_h5(err, "%s: cannot create dataset %s", shown, m->dataset);
   m->type_size = H5Tget_size(type);
   if (m->type_size == 0 && rc == 0) rc = xio_fail_h5(err, "%s: cannot size its datatype", shown);
-  if (rc == 0) rc = xio_matrix_fold(m, shape->split, shape->trail, err);
+  if (rc == 0) rc = xio_matrix_fold(m, shape->lead, shape->split, shape->trail, err);
   xio_release(H5Sclose, &space, &rc, err);
   return rc;
 }

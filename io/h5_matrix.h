@@ -12,21 +12,25 @@
 
 enum { XIO_MAX_DIMS = 32 }; /* HDF5's H5S_MAX_RANK */
 
-/* A dataset's axes folded into the matrix that the passes move: axes
- * [0, split) are its rows, [split, trail) its columns, and [trail, ndims)
- * ride inside each element.  Each group is a run of row-major axes, so
- * the folded matrix is the dataset's elements in their own order, and its
- * transpose is the dataset with the row and column groups swapped:
- * (time, lat, lon) folded at 1, 3 is time x (lat * lon), whose transpose
- * is (lat, lon, time).  A 2-D dataset folds at 1, 2. */
+/* A dataset's axes folded into the matrices that the passes move: axes
+ * [lead, split) are each matrix's rows, [split, trail) its columns, and
+ * [trail, ndims) ride inside each element; the leading axes [0, lead)
+ * stay in front, one matrix per position (an item) of theirs.  Each group
+ * is a run of row-major axes, so the folded matrices are the dataset's
+ * elements in their own order, and their transposes are the dataset with
+ * the row and column groups swapped: (time, lat, lon) folded at 0, 1, 3 is
+ * time x (lat * lon), whose transpose is (lat, lon, time); folded at 1, 2, 3
+ * it is `time` matrices lat x lon, whose transposes make (time, lon, lat).
+ * A 2-D dataset folds at 0, 1, 2. */
 typedef struct {
-  int ndims, split, trail;
+  int ndims, lead, split, trail;
   int64_t dims[XIO_MAX_DIMS];
   unsigned unlimited; /* bit i: axis i may grow (netCDF's record dimension) */
 } xio_shape;
 
-/* The shape of the transpose of `in`: its column axes, then its row axes,
- * then the axes inside the elements; folded to be that transpose's matrix. */
+/* The shape of the transpose of `in`: its leading axes, its column axes,
+ * its row axes, then the axes inside the elements; folded to be that
+ * transpose's matrices. */
 xio_shape xio_shape_transposed(const xio_shape *in);
 
 /* Whether a and b have the same axes, of the same lengths (folds aside). */
@@ -41,25 +45,35 @@ typedef struct {
   hid_t type; /* transient copy of the dataset's datatype: the memory type too, so no conversion */
   xio_shape shape;
   size_t type_size;                 /* of one value of `type` */
-  int64_t rows, cols;               /* of the folded matrix (xio_matrix_fold) */
+  /* Of the folded matrix (xio_matrix_fold): the items' matrices stacked,
+   * each rows / items x cols, transposed one by one. */
+  int64_t rows, cols, items;
   size_t elem_size;                 /* type_size times the values of the axes inside an element */
   int chunked;                      /* read independently: see transfer_block */
   int filtered;                     /* chunked, with filters (compression) */
   int64_t chunk_dims[XIO_MAX_DIMS]; /* chunked: the chunk shape */
-  /* chunked: the rows and columns a pass must start and end on to cover
-   * whole chunks (the whole group where no shorter run does) */
+  /* chunked: the rows (of an item's matrix) and columns a pass must start
+   * and end on to cover whole chunks (the whole group where no shorter run
+   * does) */
   int64_t chunk_rows, chunk_cols;
   char dataset[512]; /* path inside the file */
 } xio_matrix;
 
-/* Local.  Folds m at split, trail (see xio_shape), setting rows, cols,
- * elem_size and the chunk units.  -1 with a message when 0 < split < trail
- * <= ndims does not hold or a size passes 64 bits. */
-int xio_matrix_fold(xio_matrix *m, int split, int trail, xio_error *err);
+/* Local.  Folds m at lead, split, trail (see xio_shape), setting rows,
+ * cols, items, elem_size and the chunk units.  -1 with a message when
+ * 0 <= lead < split < trail <= ndims does not hold or a size passes 64 bits. */
+int xio_matrix_fold(xio_matrix *m, int lead, int split, int trail, xio_error *err);
+
+/* The rows of one item's matrix. */
+static inline int64_t xio_item_rows(const xio_matrix *m) { return m->rows / m->items; }
 
 /* Local.  Folds `out` as the transpose of `in` (folded) is: -1 with a
  * message naming both shapes when out's axes are not in's moved so. */
 int xio_matrix_fold_as_transpose(xio_matrix *out, const xio_matrix *in, xio_error *err);
+
+/* Local.  Whether out's folded matrix is the shape of in's transpose
+ * (item by item), or both are empty. */
+int xio_matrix_transposes(const xio_matrix *out, const xio_matrix *in);
 
 /* Marks m as not open, so that xio_close(m) does nothing. */
 void xio_matrix_reset(xio_matrix *m);
@@ -68,7 +82,8 @@ void xio_matrix_reset(xio_matrix *m);
  * (where there is none, its only one of more axes).
  * Fails on a missing or non-HDF5 file, a missing dataset, one with fewer
  * than 2 axes, and datatypes with variable-length data or references.  It
- * is folded at 1, 2 when 2-D, else at 1, ndims (xio_matrix_fold to change). */
+ * is folded at 0, 1, 2 when 2-D, else at 0, 1, ndims (xio_matrix_fold to
+ * change). */
 int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_matrix *m,
                    xio_error *err);
 

@@ -142,12 +142,13 @@ static void fill_group(const int64_t *dims, int a, int b, int64_t extent, hsize_
  * pass reaches, so that each chunk is written whole by one pass and every
  * input chunk is read once; then along the rows, as square as the shape
  * allows where passes span every row, else whole trailing axes within a
- * pass. */
+ * pass; the leading axes (one matrix per position) 1 value thick. */
 static void chunk_for_output(const xio_shape *shape, size_t type_size, uint64_t target,
                              int64_t pass_rows, int64_t pass_cols, int pass_ranks, hsize_t *chunk) {
   const int64_t *dims = shape->dims;
-  const int split = shape->split, trail = shape->trail;
+  const int lead = shape->lead, split = shape->split, trail = shape->trail;
   uint64_t bytes = type_size;
+  for (int i = 0; i < lead; i++) chunk[i] = 1;
   for (int i = trail; i < shape->ndims; i++) {
     chunk[i] = (hsize_t)(dims[i] > 0 ? dims[i] : 1);
     bytes *= chunk[i];
@@ -156,30 +157,30 @@ static void chunk_for_output(const xio_shape *shape, size_t type_size, uint64_t 
   fill_group(dims, split, trail, (int64_t)room < pass_cols ? (int64_t)room : pass_cols, chunk);
   for (int i = split; i < trail; i++) bytes *= chunk[i];
   room = bytes < target ? target / bytes : 1;
-  int64_t rows = 1;
-  for (int i = 0; i < split; i++) rows *= dims[i];
+  int64_t rows = 1; /* of one matrix */
+  for (int i = lead; i < split; i++) rows *= dims[i];
   if (pass_rows < rows) {
-    fill_group(dims, 0, split, (int64_t)room < pass_rows ? (int64_t)room : pass_rows, chunk);
+    fill_group(dims, lead, split, (int64_t)room < pass_rows ? (int64_t)room : pass_rows, chunk);
     return;
   }
   double left = (double)room;
-  int first = 0; /* the first axis left to shape */
+  int first = lead; /* the first axis left to shape */
   /* Each rank writes its share of a pass's rows (xpose_block_range): where
    * shares end on chunk boundaries no chunk is split between two ranks,
    * which parallel HDF5 would gather to one of them to compress (30% of
    * the write time on the 2-core VM).  The first axis's side divides the
    * share in units of the whole axes after it, if one near the square
    * side does. */
-  const int64_t inner = rows / (dims[0] > 0 ? dims[0] : 1);
+  const int64_t inner = rows / (dims[lead] > 0 ? dims[lead] : 1);
   if (pass_ranks > 1 && pass_rows % pass_ranks == 0 && pass_rows / pass_ranks % inner == 0) {
     const int64_t share = pass_rows / pass_ranks / inner; /* of the first axis */
-    const double square = ceil(pow(left, 1.0 / split));
+    const double square = ceil(pow(left, 1.0 / (split - lead)));
     int64_t side = square < (double)share ? (int64_t)square : share;
     while (side > 1 && share % side != 0) side--;
     if (side >= square / 2 || side == share) {
-      chunk[0] = (hsize_t)side;
+      chunk[lead] = (hsize_t)side;
       left /= (double)side;
-      first = 1;
+      first = lead + 1;
     }
   }
   for (int i = split - 1; i >= first; i--) {
@@ -234,6 +235,11 @@ int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, const 
   } else {
     chosen_chunk_nd(shape, type_size, chunk);
   }
+  /* Each pass writes one position of the leading axes (h5_matrix.h): a
+   * chunk across several would be written in parts, by several passes,
+   * which HDF5 1.10 gets wrong for compressed chunks across a resume
+   * (passes.h). */
+  for (int i = 0; i < shape->lead; i++) chunk[i] = 1;
   double bytes = (double)type_size;
   for (int i = 0; i < n; i++) {
     if (chunk[i] > (hsize_t)shape->dims[i]) chunk[i] = (hsize_t)shape->dims[i];

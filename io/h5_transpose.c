@@ -68,7 +68,8 @@ static int gather_sums(MPI_Comm comm, xio_checksums *local, xio_checksums *globa
  *     1639-square blocks, the input evicted: 6.9 s, against 7.7 s for
  *     shares of the columns). */
 typedef struct {
-  int64_t row0, nrows, col0, ncols;
+  int64_t item, row0, nrows, col0, ncols; /* the block, within its item's matrix */
+  /* in the whole stack of the items' matrices: */
   int64_t read_row, read_rows, read_col, read_cols;     /* of the input */
   int64_t write_row, write_rows, write_col, write_cols; /* of the output */
 } pass_geometry;
@@ -77,7 +78,7 @@ static pass_geometry geometry_of(const xio_pass_grid *grid, int64_t pass, int ra
                                  int local) {
   pass_geometry g;
   int64_t first, count;
-  xio_pass_block(grid, pass, &g.row0, &g.nrows, &g.col0, &g.ncols);
+  xio_pass_block(grid, pass, &g.item, &g.row0, &g.nrows, &g.col0, &g.ncols);
   if (local && g.ncols == grid->cols) { /* its columns of a band */
     xpose_block_range(g.ncols, nranks, rank, &first, &count);
     g.read_row = g.row0;
@@ -96,13 +97,15 @@ static pass_geometry geometry_of(const xio_pass_grid *grid, int64_t pass, int ra
     g.write_rows = g.read_cols;
     g.write_col = g.read_row;
     g.write_cols = g.read_rows;
-    return g;
+  } else {
+    xpose_block_range(g.ncols, nranks, rank, &first, &count);
+    g.write_row = g.col0 + first;
+    g.write_rows = count;
+    g.write_col = g.row0;
+    g.write_cols = g.nrows;
   }
-  xpose_block_range(g.ncols, nranks, rank, &first, &count);
-  g.write_row = g.col0 + first;
-  g.write_rows = count;
-  g.write_col = g.row0;
-  g.write_cols = g.nrows;
+  g.read_row += g.item * grid->rows;
+  g.write_row += g.item * grid->cols;
   return g;
 }
 
@@ -140,8 +143,9 @@ static xio_block_sum input_keys(const pass_geometry *p, int64_t in_cols, uint64_
                          (uint64_t)in_cols, 1, sum};
 }
 
-static xio_block_sum output_keys(const pass_geometry *p, int64_t in_cols, uint64_t *sum) {
-  return (xio_block_sum){xio_output_first_key(p->write_row, p->write_col, in_cols), 1,
+static xio_block_sum output_keys(const pass_geometry *p, int64_t in_cols, int64_t in_item_rows,
+                                 uint64_t *sum) {
+  return (xio_block_sum){xio_output_first_key(p->write_row, p->write_col, in_cols, in_item_rows), 1,
                          (uint64_t)in_cols, sum};
 }
 
@@ -169,7 +173,7 @@ static int run_write(void *arg) {
   const pass_geometry *p = j->pass;
   int rc = 0;
   if (j->raw->on) {
-    const xio_block_sum keys = output_keys(p, j->in->cols, j->sum);
+    const xio_block_sum keys = output_keys(p, j->in->cols, xio_item_rows(j->in), j->sum);
     rc = xio_raw_write(&j->raw->out, p->write_row, p->write_rows, p->write_col, p->write_cols,
                        j->buf, j->sum ? &keys : NULL, &j->err);
   } else {
@@ -271,9 +275,10 @@ static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *o
   const long page_size = sysconf(_SC_PAGESIZE);
   const int64_t page = page_size > 0 ? page_size : 4096, es = (int64_t)in->elem_size;
   *whole_rows_from = (page + es - 1) / es;
-  const int64_t band = (in->rows + RAW_MIN_PASSES - 1) / RAW_MIN_PASSES;
+  const int64_t rows = xio_item_rows(in);
+  const int64_t band = (rows + RAW_MIN_PASSES - 1) / RAW_MIN_PASSES;
   if (band < RAW_MIN_RUN_PAGES * *whole_rows_from) return limit;
-  const xio_pass_grid bands = {in->rows, in->cols, (in->rows + band - 1) / band, 1, band, in->cols};
+  const xio_pass_grid bands = {1, rows, in->cols, (rows + band - 1) / band, 1, band, in->cols};
   const uint64_t band_bytes = xio_pass_bytes(band, in->cols, in->elem_size, nranks);
   if (raw_share(&bands, nranks, in->elem_size) >= RAW_MIN_SHARE_BYTES && band_bytes < limit) {
     limit = band_bytes;
@@ -302,7 +307,7 @@ void xio_transpose_block(const xio_matrix *in, const xio_transpose_options *opti
                                       ranks, &whole_rows_from);
   xio_pass_grid grid;
   *out_rows = *out_cols = 0;
-  if (xio_pass_grid_plan(in->rows, in->cols, in->elem_size, ranks, budget,
+  if (xio_pass_grid_plan(xio_item_rows(in), in->cols, in->elem_size, ranks, budget,
                          in->filtered ? in->chunk_rows : 1, in->filtered ? in->chunk_cols : 1,
                          whole_rows_from, &grid) == 0)
     *out_rows = grid.block_cols, *out_cols = grid.block_rows;
@@ -328,7 +333,7 @@ static int transpose_pass(MPI_Comm comm, int local, const xio_matrix *in, const 
   const double t0 = MPI_Wtime();
   const int on_gpu = buffers->on_gpu && sums;
   const xio_block_sum in_keys = input_keys(p, in->cols, NULL),
-                      out_keys = output_keys(p, in->cols, NULL);
+                      out_keys = output_keys(p, in->cols, xio_item_rows(in), NULL);
   xio_block_checksum in_sum = {p->read_rows, p->read_cols, es, in_keys.first_key,
                                in_keys.row_step, in_keys.col_step, 0},
                      out_sum = {p->write_rows, p->write_cols, es, out_keys.first_key,
@@ -384,7 +389,8 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   const size_t es = in->elem_size;
   *stats = (xio_transpose_stats){0};
   stats->exchange = "none";
-  if (out->rows != in->cols || out->cols != in->rows || out->elem_size != es)
+  const int64_t rows = xio_item_rows(in); /* of each item */
+  if (!xio_matrix_transposes(out, in))
     return xio_fail(err, "internal: output %lld x %lld does not match the input's transpose",
                     (long long)out->rows, (long long)out->cols);
   const uint64_t budget = xio_transpose_budget(options);
@@ -397,17 +403,19 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
         pass_budget(in, options, budget, raw.on, out->filtered, nranks, &whole_rows_from);
     if (options->resume_from) {
       *done = *options->resume_from;
-      if (done->grid.rows != in->rows || done->grid.cols != in->cols ||
+      if (done->grid.items != in->items || done->grid.rows != rows || done->grid.cols != in->cols ||
           !xio_pass_grid_fits(&done->grid, es, nranks, budget))
         rc = xio_fail(err, "internal: the resumed passes do not fit this run");
-    } else if (xio_pass_grid_plan(in->rows, in->cols, es, nranks, plan_budget,
+    } else if (xio_pass_grid_plan(rows, in->cols, es, nranks, plan_budget,
                                   common_unit(out->filtered ? out->chunk_cols : 1,
-                                              in->filtered ? in->chunk_rows : 1, in->rows),
+                                              in->filtered ? in->chunk_rows : 1, rows),
                                   common_unit(out->filtered ? out->chunk_rows : 1,
                                               in->filtered ? in->chunk_cols : 1, in->cols),
                                   whole_rows_from, &done->grid)) {
       rc = xio_fail(err, "a memory budget of %llu bytes per rank cannot hold even one element",
                     (unsigned long long)budget);
+    } else {
+      done->grid.items = in->items; /* each item's matrix in the same grid */
     }
     /* Small passes go the collective way (every rank computes the same,
      * so no rank needs to ask; rank 0's share is the largest). */

@@ -111,18 +111,24 @@ int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_bud
   int rc = buf ? 0 : xio_fail(err, "cannot allocate the verification buffer");
   rc = xio_agree(m->comm, rc, err);
   uint64_t total = 0;
-  const uint64_t key_cols = (uint64_t)(transposed ? m->rows : m->cols); /* A's columns */
+  const int64_t item_rows = xio_item_rows(m);
   for (int64_t p = 0; rc == 0 && p < walk.total; p++) {
     if ((rc = stop_agreed(m->comm, stop_requested, err)) != 0) break;
     int64_t r0, nr, c0, nc;
     xio_slab_walk_piece(&walk, p, &r0, &nr, &c0, &nc);
     rc = xio_read_block(m, r0, nr, c0, nc, buf, err);
-    if (rc == 0 && transposed)
-      total +=
-          xio_checksum_block(buf, nr, nc, es, xio_output_first_key(r0, c0, m->rows), 1, key_cols);
-    else if (rc == 0)
-      total +=
-          xio_checksum_block(buf, nr, nc, es, (uint64_t)r0 * key_cols + (uint64_t)c0, key_cols, 1);
+    /* B's keys step evenly within one item: the piece item by item */
+    for (int64_t r = r0; rc == 0 && transposed && r < r0 + nr;) {
+      const int64_t item_end = (r / item_rows + 1) * item_rows,
+                    n = (item_end < r0 + nr ? item_end : r0 + nr) - r;
+      total += xio_checksum_block(buf + (size_t)((r - r0) * nc) * es, n, nc, es,
+                                  xio_output_first_key(r, c0, item_rows, m->cols), 1,
+                                  (uint64_t)item_rows);
+      r += n;
+    }
+    if (rc == 0 && !transposed)
+      total += xio_checksum_block(buf, nr, nc, es, (uint64_t)r0 * (uint64_t)m->cols + (uint64_t)c0,
+                                  (uint64_t)m->cols, 1);
   }
   free(buf);
   if (rc) return rc;
@@ -146,13 +152,14 @@ int xio_checksum_passes(const xio_matrix *out, const xio_progress *done,
   uint64_t total = 0;
   for (int64_t k = 0; rc == 0 && k < done->passes_done; k++) {
     if ((rc = stop_agreed(out->comm, stop_requested, err)) != 0) break;
-    int64_t row0, nrows, col0, ncols, out_first, out_rows;
-    xio_pass_block(grid, order[k], &row0, &nrows, &col0, &ncols);
+    int64_t item, row0, nrows, col0, ncols, out_first, out_rows;
+    xio_pass_block(grid, order[k], &item, &row0, &nrows, &col0, &ncols);
     xpose_block_range(ncols, nranks, rank, &out_first, &out_rows);
-    rc = xio_read_block(out, col0 + out_first, out_rows, row0, nrows, buf, err);
+    const int64_t out_row = item * grid->cols + col0 + out_first;
+    rc = xio_read_block(out, out_row, out_rows, row0, nrows, buf, err);
     if (rc == 0)
       total += xio_checksum_block(buf, out_rows, nrows, es,
-                                  xio_output_first_key(col0 + out_first, row0, grid->cols), 1,
+                                  xio_output_first_key(out_row, row0, grid->cols, grid->rows), 1,
                                   (uint64_t)grid->cols);
   }
   free(order);
@@ -164,9 +171,10 @@ int xio_checksum_passes(const xio_matrix *out, const xio_progress *done,
 int xio_verify_transpose(const xio_matrix *in, const xio_matrix *out, uint64_t memory_budget,
                          int *match, char *detail, size_t detail_size, xio_error *err) {
   *match = 0;
-  if (out->rows != in->cols || out->cols != in->rows) {
+  if (!xio_matrix_transposes(out, in)) {
     snprintf(detail, detail_size, "output is %lld x %lld, expected %lld x %lld",
-             (long long)out->rows, (long long)out->cols, (long long)in->cols, (long long)in->rows);
+             (long long)out->rows, (long long)out->cols, (long long)(in->items * in->cols),
+             (long long)xio_item_rows(in));
     return 0;
   }
   if (H5Tequal(in->type, out->type) <= 0) {

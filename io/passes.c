@@ -66,6 +66,7 @@ static int64_t block_side(int64_t n_units, int64_t most, int64_t unit, int64_t n
 int xio_pass_grid_plan(int64_t rows, int64_t cols, size_t elem_size, int64_t ranks, uint64_t budget,
                        int64_t align_rows, int64_t align_cols, int64_t whole_rows_from,
                        xio_pass_grid *grid) {
+  grid->items = 1;
   grid->rows = rows;
   grid->cols = cols;
   grid->row_passes = grid->col_passes = 1;
@@ -118,7 +119,7 @@ static int side_valid(int64_t n, int64_t b, int64_t passes) {
 }
 
 int xio_pass_grid_valid(const xio_pass_grid *g) {
-  return side_valid(g->rows, g->block_rows, g->row_passes) &&
+  return g->items >= 1 && side_valid(g->rows, g->block_rows, g->row_passes) &&
          side_valid(g->cols, g->block_cols, g->col_passes);
 }
 
@@ -128,7 +129,9 @@ int xio_pass_grid_fits(const xio_pass_grid *grid, size_t elem_size, int64_t rank
          fits(grid->block_rows, grid->block_cols, elem_size, ranks, budget);
 }
 
-int64_t xio_pass_count(const xio_pass_grid *grid) { return grid->row_passes * grid->col_passes; }
+int64_t xio_pass_count(const xio_pass_grid *grid) {
+  return grid->items * grid->row_passes * grid->col_passes;
+}
 
 /* Block i of a side of n cut into blocks of b. */
 static void block_of(int64_t n, int64_t b, int64_t i, int64_t *first, int64_t *count) {
@@ -136,8 +139,11 @@ static void block_of(int64_t n, int64_t b, int64_t i, int64_t *first, int64_t *c
   *count = n - *first < b ? n - *first : b;
 }
 
-void xio_pass_block(const xio_pass_grid *grid, int64_t index, int64_t *row0, int64_t *nrows,
-                    int64_t *col0, int64_t *ncols) {
+void xio_pass_block(const xio_pass_grid *grid, int64_t index, int64_t *item, int64_t *row0,
+                    int64_t *nrows, int64_t *col0, int64_t *ncols) {
+  const int64_t per_item = grid->row_passes * grid->col_passes;
+  *item = index / per_item;
+  index %= per_item;
   block_of(grid->cols, grid->block_cols, index / grid->row_passes, col0, ncols);
   block_of(grid->rows, grid->block_rows, index % grid->row_passes, row0, nrows);
 }
@@ -148,11 +154,14 @@ int64_t *xio_pass_order(const xio_pass_grid *g) {
   /* the last block of a side is short unless the side is a multiple of B */
   const int64_t short_row = g->block_rows && g->rows % g->block_rows ? g->row_passes - 1 : -1,
                 short_col = g->block_cols && g->cols % g->block_cols ? g->col_passes - 1 : -1;
+  const int64_t per_item = g->row_passes * g->col_passes;
   for (int width_class = 0; width_class < 2; width_class++)
     for (int height_class = 0; height_class < 2; height_class++)
       for (int64_t cp = 0; cp < g->col_passes; cp++)
         for (int64_t rp = 0; rp < g->row_passes; rp++)
           if ((cp == short_col) == width_class && (rp == short_row) == height_class)
             order[n++] = cp * g->row_passes + rp;
+  for (int64_t item = 1; item < g->items; item++) /* each item as the first */
+    for (int64_t k = 0; k < per_item; k++) order[n++] = item * per_item + order[k];
   return order;
 }

@@ -29,8 +29,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A stack of `items` matrices (h5_matrix.h's leading axes) is moved one
+ * item after the other, each in the same grid of blocks. */
 typedef struct {
-  int64_t rows, cols;             /* the input matrix */
+  int64_t items;                  /* matrices, each rows x cols */
+  int64_t rows, cols;             /* one item's input matrix */
   int64_t row_passes, col_passes; /* the grid of blocks */
   int64_t block_rows, block_cols; /* B of each side: every block but the last */
 } xio_pass_grid;
@@ -54,7 +57,7 @@ typedef struct {
  * and receive scratch, at most as large as one of each. */
 uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks);
 
-/* Plans the passes for a rows x cols matrix within budget bytes per rank,
+/* Plans the passes for a rows x cols matrix (one item) within budget bytes per rank,
  * blocks of whole multiples of align_rows x align_cols (1: any) where the
  * budget holds one; bands of whole rows wherever they can be at least
  * whole_rows_from rows tall (0: where they are at least as tall as the
@@ -75,6 +78,7 @@ int xio_pass_grid_valid(const xio_pass_grid *grid);
  * rank on `ranks` ranks. */
 int xio_pass_grid_fits(const xio_pass_grid *grid, size_t elem_size, int64_t ranks, uint64_t budget);
 
+/* Of every item. */
 int64_t xio_pass_count(const xio_pass_grid *grid);
 
 /* The pass indices in the order they run, equal block shapes next to each
@@ -83,8 +87,9 @@ int64_t xio_pass_count(const xio_pass_grid *grid);
  * out of memory. */
 int64_t *xio_pass_order(const xio_pass_grid *grid);
 
-/* Block of pass `index` (0 <= index < count): column bands outermost. */
-void xio_pass_block(const xio_pass_grid *grid, int64_t index, int64_t *row0, int64_t *nrows,
-                    int64_t *col0, int64_t *ncols);
+/* Block of pass `index` (0 <= index < count) within its item's matrix:
+ * items outermost, then column bands.  *item: which item. */
+void xio_pass_block(const xio_pass_grid *grid, int64_t index, int64_t *item, int64_t *row0,
+                    int64_t *nrows, int64_t *col0, int64_t *ncols);
 
 #endif

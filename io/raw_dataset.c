@@ -38,6 +38,7 @@ int xio_raw_open(const xio_matrix *m, uint64_t base, int writable, xio_raw_datas
   raw->base = base;
   raw->rows = m->rows;
   raw->cols = m->cols;
+  raw->items = m->items;
   raw->elem_size = m->elem_size;
   char path[4096];
   const ssize_t n = H5Fget_name(m->file, path, sizeof path);
@@ -126,6 +127,7 @@ int xio_raw_checksum_range(const xio_raw_dataset *raw, int transposed, uint64_t 
                            uint64_t *sum, xio_error *err) {
   const size_t es = raw->elem_size;
   const uint64_t cols = (uint64_t)raw->cols, rows = (uint64_t)raw->rows;
+  const uint64_t in_cols = rows / (uint64_t)raw->items; /* transposed: of A's items */
   const uint64_t per = buf_bytes / es ? buf_bytes / es : 1;
   unsigned char *bytes = buf;
   for (uint64_t e = first; e < first + count;) {
@@ -137,8 +139,9 @@ int xio_raw_checksum_range(const xio_raw_dataset *raw, int transposed, uint64_t 
       const uint64_t len = cols - c < n - k ? cols - c : n - k;
       *sum += transposed
                   ? xio_checksum_block(bytes + k * es, 1, (int64_t)len, es,
-                                       xio_output_first_key((int64_t)r, (int64_t)c, (int64_t)rows),
-                                       1, rows)
+                                       xio_output_first_key((int64_t)r, (int64_t)c,
+                                                            (int64_t)in_cols, (int64_t)cols),
+                                       1, in_cols)
                   : xio_checksum_block(bytes + k * es, 1, (int64_t)len, es, r * cols + c, cols, 1);
       k += len;
     }

@@ -27,7 +27,7 @@
 typedef struct {
   int fd;        /* -1: not open */
   uint64_t base; /* file offset of element (0, 0) */
-  int64_t rows, cols;
+  int64_t rows, cols, items; /* the matrix's (h5_matrix.h) */
   size_t elem_size;
   char shown[512]; /* FILE:DATASET, as messages name it */
 } xio_raw_dataset;
@@ -62,9 +62,9 @@ int xio_raw_sync(const xio_raw_dataset *raw, xio_error *err);
 
 /* Adds to *sum the checksum (checksum.h) of `count` elements from element
  * `first` (row-major) of the dataset, read in pieces of buf_bytes; with
- * `transposed` the dataset is an output B = A^T, its elements keyed by
- * their place in A.  Returns XIO_STOPPED when stop_requested() (if not
- * NULL) says so between pieces. */
+ * `transposed` the dataset is an output B = A^T (each item's matrix
+ * transposed), its elements keyed by their place in A.  Returns XIO_STOPPED when stop_requested()
+ * (if not NULL) says so between pieces. */
 int xio_raw_checksum_range(const xio_raw_dataset *raw, int transposed, uint64_t first,
                            uint64_t count, void *buf, size_t buf_bytes, int (*stop_requested)(void),
                            uint64_t *sum, xio_error *err);

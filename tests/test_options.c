@@ -37,6 +37,19 @@ static void expect_bad_size(const char *text) {
          (unsigned long long)got);
 }
 
+/* The next permutation in lexicographic order; 0 after the last. */
+static int next_permutation(int *p, int n) {
+  int i = n - 2;
+  while (i >= 0 && p[i] > p[i + 1]) i--;
+  if (i < 0) return 0;
+  int j = n - 1;
+  while (p[j] < p[i]) j--;
+  int swap = p[i];
+  p[i] = p[j], p[j] = swap;
+  for (int a = i + 1, b = n - 1; a < b; a++, b--) swap = p[a], p[a] = p[b], p[b] = swap;
+  return 1;
+}
+
 int main(void) {
   tool_options o;
   char error[256];
@@ -177,6 +190,38 @@ int main(void) {
   EXPECT(tool_axes_check_names("lat,,lon", why, sizeof why) == -1 && strstr(why, "empty"),
          "an empty name: %s", why);
   EXPECT(tool_axes_check_names("lat,lon,time", why, sizeof why) == 0, "good names refused");
+
+  /* Every order of 3, 4 and 5 axes in the fewest moves, each of the
+   * dataset the moves before it left. */
+  for (int n = 3; n <= 5; n++) {
+    int perm[5] = {0, 1, 2, 3, 4}, most = 0;
+    do {
+      int moves[3][3], now[5], next[5];
+      const int count = tool_axes_moves(n, perm, 3, moves);
+      for (int i = 0; i < n; i++) now[i] = i;
+      for (int k = 0; k < count; k++) {
+        const int l = moves[k][0], s = moves[k][1], t = moves[k][2], *a = now;
+        EXPECT(0 <= l && l < s && s < t && t <= n, "move %d: %d %d %d", k, l, s, t);
+        int m = 0;
+        for (int i = 0; i < l; i++) next[m++] = a[i];
+        for (int i = s; i < t; i++) next[m++] = a[i];
+        for (int i = l; i < s; i++) next[m++] = a[i];
+        for (int i = t; i < n; i++) next[m++] = a[i];
+        memcpy(now, next, sizeof now);
+      }
+      EXPECT(count >= 0 && memcmp(now, perm, sizeof *now * (size_t)n) == 0,
+             "%d axes: %d %d %d ... in %d moves", n, perm[0], perm[1], perm[2], count);
+      if (count > most) most = count;
+    } while (next_permutation(perm, n));
+    EXPECT(most == (n == 3 ? 2 : 3), "%d axes: at most %d moves", n, most);
+  }
+  const int reversed3[] = {2, 1, 0}, rotated[] = {1, 2, 0}, reversed4[] = {3, 2, 1, 0};
+  int moves[3][3];
+  EXPECT(tool_axes_moves(3, reversed3, 3, moves) == 2, "(z,y,x) in 2 moves");
+  EXPECT(tool_axes_moves(3, rotated, 3, moves) == 1 && moves[0][0] == 0 && moves[0][1] == 1 &&
+             moves[0][2] == 3,
+         "(y,z,x) is the fold 0, 1, 3");
+  EXPECT(tool_axes_moves(4, reversed4, 2, moves) == -1, "(d,c,b,a) in 2 moves");
 
   if (test_failures) return 1;
   printf("options: all checks passed\n");

@@ -51,10 +51,10 @@ static void check_aligned(int64_t rows, int64_t cols, size_t es, int64_t ranks, 
   unsigned char *seen = small ? calloc((size_t)(rows * cols) + 1, 1) : NULL;
   int64_t area = 0;
   for (int64_t p = 0; p < xio_pass_count(&g); p++) {
-    int64_t r0, nr, c0, nc;
-    xio_pass_block(&g, p, &r0, &nr, &c0, &nc);
-    EXPECT(nr >= 1 && nc >= 1 && nr <= g.block_rows && nc <= g.block_cols && r0 + nr <= rows &&
-               c0 + nc <= cols,
+    int64_t item, r0, nr, c0, nc;
+    xio_pass_block(&g, p, &item, &r0, &nr, &c0, &nc);
+    EXPECT(item == 0 && nr >= 1 && nc >= 1 && nr <= g.block_rows && nc <= g.block_cols &&
+               r0 + nr <= rows && c0 + nc <= cols,
            "pass %lld out of range", (long long)p);
     area += nr * nc;
     for (int64_t i = 0; seen && i < nr; i++)
@@ -121,6 +121,23 @@ int main(void) {
              g.block_cols == 293,
          "aligned: %lld x %lld", (long long)g.block_rows, (long long)g.block_cols);
   check_aligned((int64_t)1 << 20, (int64_t)1 << 20, 8, 16, 64ull << 30, 1000, 3000);
+  /* A stack of items: each in the same grid, one item after the other, in
+   * the one item's order. */
+  EXPECT(xio_pass_grid_plan(101, 53, 4, 2, 4096, 1, 1, 0, &g) == 0 && xio_pass_count(&g) > 1,
+         "one item in several passes");
+  const int64_t per_item = xio_pass_count(&g);
+  g.items = 5;
+  EXPECT(xio_pass_grid_valid(&g) && xio_pass_count(&g) == 5 * per_item, "a grid of 5 items");
+  int64_t *order = xio_pass_order(&g);
+  for (int64_t k = 0; order && k < xio_pass_count(&g); k++) {
+    int64_t item, r0, nr, c0, nc, first_item, fr0, fnr, fc0, fnc;
+    xio_pass_block(&g, order[k], &item, &r0, &nr, &c0, &nc);
+    xio_pass_block(&g, order[k % per_item], &first_item, &fr0, &fnr, &fc0, &fnc);
+    EXPECT(
+        item == k / per_item && first_item == 0 && r0 == fr0 && nr == fnr && c0 == fc0 && nc == fnc,
+        "pass %lld of 5 items: item %lld", (long long)k, (long long)item);
+  }
+  free(order);
   if (test_failures) return 1;
   printf("pass grid: all checks passed\n");
   return 0;

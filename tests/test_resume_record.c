@@ -22,8 +22,13 @@ static tool_resume_record a_record(const char (*paths)[512], int count, const ch
   snprintf(r.output_dataset, sizeof r.output_dataset, "%s", paths[0]);
   r.rows = 13, r.cols = 77;
   r.shape = (xio_shape){.ndims = 3, .split = 1, .trail = 3, .dims = {13, 7, 11}};
-  r.progress.grid = (xio_pass_grid){
-      .rows = 13, .cols = 77, .row_passes = 2, .col_passes = 1, .block_rows = 7, .block_cols = 77};
+  r.progress.grid = (xio_pass_grid){.items = 1,
+                                    .rows = 13,
+                                    .cols = 77,
+                                    .row_passes = 2,
+                                    .col_passes = 1,
+                                    .block_rows = 7,
+                                    .block_cols = 77};
   tool_resume_record_set_list(&r, paths, count, order);
   return r;
 }

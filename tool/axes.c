@@ -106,8 +106,107 @@ int tool_axes_check_names(const char *dims, char *error, size_t error_size) {
   return 0;
 }
 
+/* ---- orders of several moves ---- */
+
+/* The search tries every sequence of moves up to this long, over groups of
+ * axes: (n + 1)^3 / 6 moves each, 10.6 million sequences of 3 for 10. */
+enum { MAX_SEARCHED_MOVES = 3, MAX_SEARCHED_GROUPS = 10 };
+
+/* arrangement after move (l, s, t): [0, l), [s, t), [l, s), [t, n) */
+static void apply_move(int n, const int *from, int l, int s, int t, int *to) {
+  int k = 0;
+  for (int i = 0; i < l; i++) to[k++] = from[i];
+  for (int i = s; i < t; i++) to[k++] = from[i];
+  for (int i = l; i < s; i++) to[k++] = from[i];
+  for (int i = t; i < n; i++) to[k++] = from[i];
+}
+
+/* Depth-first: the moves (in group positions) that take `now` to
+ * `target` in exactly `depth` more. */
+static int find_moves(int n, const int *now, const int *target, int depth, int (*moves)[3]) {
+  if (depth == 0) return memcmp(now, target, sizeof *now * (size_t)n) == 0;
+  int next[MAX_AXES];
+  for (int l = 0; l < n; l++)
+    for (int s = l + 1; s < n; s++)
+      for (int t = s + 1; t <= n; t++) {
+        apply_move(n, now, l, s, t, next);
+        moves[0][0] = l, moves[0][1] = s, moves[0][2] = t;
+        if (find_moves(n, next, target, depth - 1, moves + 1)) return 1;
+      }
+  return 0;
+}
+
+int tool_axes_moves(int ndims, const int *order, int max_moves, int (*moves)[3]) {
+  if (max_moves > MAX_SEARCHED_MOVES) max_moves = MAX_SEARCHED_MOVES;
+  /* Axes that stay next to each other move together: one group each run
+   * of them, numbered in input order. */
+  int group_of[MAX_AXES], size[MAX_AXES], groups = 0;
+  for (int i = 0; i < ndims; i++) {
+    if (i == 0 || order[i] != order[i - 1] + 1) size[groups++] = 0;
+    group_of[order[i]] = groups - 1;
+    size[groups - 1]++;
+  }
+  int start[MAX_AXES], target[MAX_AXES], rank_of[MAX_AXES], n = 0;
+  for (int a = 0; a < ndims; a++) /* groups in input order */
+    if (a == 0 || group_of[a] != group_of[a - 1]) rank_of[group_of[a]] = n++;
+  int group_size[MAX_AXES];
+  for (int g = 0; g < n; g++) start[g] = g;
+  for (int g = 0; g < n; g++) group_size[rank_of[g]] = size[g], target[g] = rank_of[g];
+  if (n > MAX_SEARCHED_GROUPS) return -1;
+  for (int depth = 0; depth <= max_moves; depth++) {
+    int found[MAX_SEARCHED_MOVES][3];
+    if (!find_moves(n, start, target, depth, found)) continue;
+    /* back to axis positions of the dataset each move starts from */
+    int now[MAX_AXES], next[MAX_AXES];
+    memcpy(now, start, sizeof *now * (size_t)n);
+    for (int k = 0; k < depth; k++) {
+      int at[3] = {0, 0, 0};
+      for (int p = 0, axes = 0; p <= n; p++) {
+        for (int c = 0; c < 3; c++)
+          if (found[k][c] == p) at[c] = axes;
+        if (p < n) axes += group_size[now[p]];
+      }
+      moves[k][0] = at[0], moves[k][1] = at[1], moves[k][2] = at[2];
+      apply_move(n, now, found[k][0], found[k][1], found[k][2], next);
+      memcpy(now, next, sizeof *now * (size_t)n);
+    }
+    return depth;
+  }
+  return -1;
+}
+
+/* The refusal of an order of several moves, naming them as --axes of
+ * one run each: a user can make them one after the other. */
+static void describe_moves(int ndims, const int *order, const char *option, const char *list,
+                           char *error, size_t error_size) {
+  int moves[MAX_SEARCHED_MOVES][3];
+  const int count = tool_axes_moves(ndims, order, MAX_SEARCHED_MOVES, moves);
+  size_t used = (size_t)snprintf(error, error_size,
+                                 "--%s %s needs more than one move of a run of adjacent axes in "
+                                 "front of the run before it (the axes around both staying), and "
+                                 "xpose makes one per run",
+                                 option, list);
+  for (int k = 0; k < count && used < error_size; k++) {
+    const int l = moves[k][0], s = moves[k][1], t = moves[k][2];
+    used +=
+        (size_t)snprintf(error + used, error_size - used, "%s--axes ", k == 0 ? ": " : ", then ");
+    int axis[MAX_AXES], a = 0;
+    for (int i = 0; i < l; i++) axis[a++] = i;
+    for (int i = s; i < t; i++) axis[a++] = i;
+    for (int i = l; i < s; i++) axis[a++] = i;
+    for (int i = t; i < ndims; i++) axis[a++] = i;
+    for (int i = 0; i < ndims && used < error_size; i++)
+      used += (size_t)snprintf(error + used, error_size - used, "%s%d", i ? "," : "", axis[i]);
+    if (k + 1 < count && used < error_size)
+      used += (size_t)snprintf(error + used, error_size - used, " --only");
+  }
+  if (count > 0 && used < error_size)
+    snprintf(error + used, error_size - used, ", each run on the one before's output");
+}
+
 int tool_axes_fold(int ndims, const char *const *names, const char *axes, const char *dims,
-                   const char *shown, int *split, int *trail, char *error, size_t error_size) {
+                   const char *shown, int *lead, int *split, int *trail, char *error,
+                   size_t error_size) {
   int order[MAX_AXES];
   if (ndims < 2 || ndims > MAX_AXES) {
     snprintf(error, error_size, "%s has %d axes", shown, ndims);
@@ -115,13 +214,13 @@ int tool_axes_fold(int ndims, const char *const *names, const char *axes, const 
   }
   if (!axes && !dims) {
     if (ndims == 2) {
-      *split = 1, *trail = 2;
+      *lead = 0, *split = 1, *trail = 2;
       return 0;
     }
     snprintf(error, error_size,
              "%s is %d-D: give the output's axis order with --dims (by name) or --axes (by "
-             "number); reversing them all, numpy's .T, needs two passes over the data, which "
-             "xpose does not make yet",
+             "number); reversing them all, numpy's .T, needs more than one move, which xpose "
+             "does not chain yet",
              shown, ndims);
     return -1;
   }
@@ -136,15 +235,18 @@ int tool_axes_fold(int ndims, const char *const *names, const char *axes, const 
     snprintf(error, error_size, "--dims %s names no axis of %s (its axes: %s)", dims, shown, known);
     return -1;
   }
-  /* One run [s, t) moved before [0, s): order = s..t-1, 0..s-1, t..n-1. */
-  const int s = order[0];
+  /* One run [s, t) moved before [l, s), the axes before and after both in
+   * place: order = 0..l-1, s..t-1, l..s-1, t..n-1. */
+  int l = 0;
+  while (l < ndims && order[l] == l) l++;
+  const int s = l < ndims ? order[l] : ndims;
   int t = s;
-  while (t < ndims && t - s < ndims && order[t - s] == t) t++;
-  int fits = s > 0 && t > s;
-  for (int i = 0; fits && i < s; i++) fits = order[t - s + i] == i;
+  while (t < ndims && l + t - s < ndims && order[l + t - s] == t) t++;
+  int fits = s > l && t > s;
+  for (int i = l; fits && i < s; i++) fits = order[t - s + i] == i;
   for (int i = t; fits && i < ndims; i++) fits = order[i] == i;
   if (fits) {
-    *split = s, *trail = t;
+    *lead = l, *split = s, *trail = t;
     return 0;
   }
   int identity = 1;
@@ -153,10 +255,6 @@ int tool_axes_fold(int ndims, const char *const *names, const char *axes, const 
     snprintf(error, error_size, "--%s %s keeps every axis of %s in place: nothing to transpose",
              axes ? "axes" : "dims", axes ? axes : dims, shown);
   else
-    snprintf(error, error_size,
-             "--%s %s: xpose moves one run of adjacent axes in front of the run before it, the "
-             "axes after both kept in place ((A,B,C,D) -> (B,C,A,D), (C,D,A,B), ...); this "
-             "order needs more than one such move, which xpose does not make yet",
-             axes ? "axes" : "dims", axes ? axes : dims);
+    describe_moves(ndims, order, axes ? "axes" : "dims", axes ? axes : dims, error, error_size);
   return -1;
 }

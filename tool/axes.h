@@ -1,10 +1,11 @@
 /* The output's axis order (--axes, --dims) as a fold of the input.
  *
  * An N-D permutation that moves the run of axes [split, trail) in front of
- * the run [0, split), the axes after them staying in place, is the
- * transpose of the dataset folded at split, trail (h5_matrix.h's
- * xio_shape): (time, lat, lon) -> (lat, lon, time) is 1, 3.  That is the
- * one kind of permutation xpose makes; others are refused, saying so. */
+ * the run [lead, split), the axes before and after them staying in place,
+ * is the transpose of the dataset folded at lead, split, trail
+ * (h5_matrix.h's xio_shape): (time, lat, lon) -> (lat, lon, time) is 0, 1,
+ * 3, and (time, lat, lon) -> (time, lon, lat) is 1, 2, 3.  That is the one
+ * kind of permutation xpose makes; others are refused, saying so. */
 #ifndef TOOL_AXES_H
 #define TOOL_AXES_H
 
@@ -17,7 +18,15 @@
  * messages.  0, or -1 with one line in error (the command line's fault:
  * exit 2). */
 int tool_axes_fold(int ndims, const char *const *names, const char *axes, const char *dims,
-                   const char *shown, int *split, int *trail, char *error, size_t error_size);
+                   const char *shown, int *lead, int *split, int *trail, char *error,
+                   size_t error_size);
+
+/* Local.  The fewest moves (h5_matrix.h's folds: lead, split, trail) that
+ * make `order` (order[i]: the input axis that becomes axis i), each of the
+ * dataset as the moves before it left it, into moves[k]: how many (0 for
+ * the identity), or -1 where more than max_moves (at most 3) are needed or
+ * the order has too many axes to search. */
+int tool_axes_moves(int ndims, const int *order, int max_moves, int (*moves)[3]);
 
 /* Local.  NCO ncpdq's rule for a dataset whose axis i is named names[i]:
  * the axes that `dims` ("lat,lon,time") names take the places those axes

@@ -217,7 +217,8 @@ static int generate(const gen_options *o, MPI_Comm comm) {
   unsigned char *buf = NULL;
   if (rc == 0)
     rc = tool_output_prepare(comm, file, NULL, o->force, TOOL_PARTIAL_REPLACE, &output, &err);
-  const xio_shape shape = {2, 1, 2, {o->rows, o->cols}, 0};
+  const xio_shape shape = {
+      .ndims = 2, .lead = 0, .split = 1, .trail = 2, .dims = {o->rows, o->cols}};
   if (rc == 0)
     rc = xio_create_output(comm, output.partial_path, file, dataset[0] ? dataset : "/matrix", type,
                            NULL, &o->storage, &shape, &m, &err);

@@ -56,11 +56,13 @@ static void print_plan(const xio_matrix *in, uint64_t budget, int nranks,
   tool_format_bytes(stats->buffer_bytes, buffers, sizeof buffers);
   tool_report_verbose("%d rank(s), memory budget %s per rank, buffers %s per rank", nranks,
                       budget_text, buffers);
+  char items[64] = "";
+  if (in->items > 1) snprintf(items, sizeof items, " each of %lld matrices", (long long)in->items);
   tool_report_verbose(
-      "%lld pass(es): %lld x %lld grid of blocks up to %lld x %lld (of %lld x %lld)",
+      "%lld pass(es): %lld x %lld grid of blocks up to %lld x %lld (of%s %lld x %lld)",
       (long long)xio_pass_count(grid), (long long)grid->row_passes, (long long)grid->col_passes,
-      (long long)grid->block_rows, (long long)grid->block_cols, (long long)in->rows,
-      (long long)in->cols);
+      (long long)grid->block_rows, (long long)grid->block_cols, items, (long long)grid->rows,
+      (long long)grid->cols);
   if (stats->raw && stats->overlapped)
     tool_report_verbose(
         "time on rank 0: raw I/O at the datasets' file offsets, a thread each: read %.3f s, "
@@ -704,16 +706,18 @@ static void describe_pair(tool_json *j, const transpose_run *run, const char *ty
 }
 
 /* The folds of in's shape whose transpose is shaped as `like`: how many,
- * the last in *split, *trail. */
-static int folds_giving(const xio_shape *in, const xio_shape *like, int *split, int *trail) {
+ * the last in *lead, *split, *trail. */
+static int folds_giving(const xio_shape *in, const xio_shape *like, int *lead, int *split,
+                        int *trail) {
   int found = 0;
-  for (int s = 1; s < in->ndims; s++)
-    for (int t = s + 1; t <= in->ndims; t++) {
-      xio_shape fold = *in;
-      fold.split = s, fold.trail = t;
-      const xio_shape moved = xio_shape_transposed(&fold);
-      if (xio_shape_same_dims(&moved, like)) found++, *split = s, *trail = t;
-    }
+  for (int l = 0; l < in->ndims; l++)
+    for (int s = l + 1; s < in->ndims; s++)
+      for (int t = s + 1; t <= in->ndims; t++) {
+        xio_shape fold = *in;
+        fold.lead = l, fold.split = s, fold.trail = t;
+        const xio_shape moved = xio_shape_transposed(&fold);
+        if (xio_shape_same_dims(&moved, like)) found++, *lead = l, *split = s, *trail = t;
+      }
   return found;
 }
 
@@ -730,22 +734,22 @@ static int fold_input(transpose_run *run, const xio_matrix *like, xio_error *err
   for (int i = 0; i < shape->ndims; i++) name[i] = names[i], dims[i] = (long long)shape->dims[i];
   char shown[1100], why[sizeof err->message];
   snprintf(shown, sizeof shown, "%.500s:%.500s", run->in_path.file, run->in.dataset);
-  int split = 1, trail = 2;
+  int lead = 0, split = 1, trail = 2;
   const tool_options *opt = run->opt;
   if (like && shape->ndims > 2 && !opt->axes && !opt->dims) {
-    if (folds_giving(shape, &like->shape, &split, &trail) > 1) {
+    if (folds_giving(shape, &like->shape, &lead, &split, &trail) > 1) {
       xio_fail(err,
                "%s could be %s moved in more than one way: name the order with --dims or "
                "--axes",
                like->dataset, shown);
       return TOOL_EXIT_USAGE;
     }
-  } else if (tool_axes_fold(shape->ndims, name, opt->axes, opt->dims, shown, &split, &trail, why,
-                            sizeof why)) {
+  } else if (tool_axes_fold(shape->ndims, name, opt->axes, opt->dims, shown, &lead, &split, &trail,
+                            why, sizeof why)) {
     xio_fail(err, "%s", why);
     return TOOL_EXIT_USAGE;
   }
-  if (xio_matrix_fold(&run->in, split, trail, err)) return TOOL_EXIT_ERROR;
+  if (xio_matrix_fold(&run->in, lead, split, trail, err)) return TOOL_EXIT_ERROR;
   for (int i = 0; i < shape->ndims; i++) {
     const int from = xio_shape_source_axis(shape, i);
     moved_name[i] = name[from], moved_dims[i] = dims[from];

@@ -14,7 +14,7 @@
 #include "output_file.h"
 
 #define SLOT_BYTES 4096
-static const char header[] = "xpose partial output, resume record 5\n";
+static const char header[] = "xpose partial output, resume record 6\n";
 /* An older xpose's: recognised, to say so, never resumed. */
 static const char older_header[] = "xpose partial output, resume record ";
 
@@ -120,8 +120,8 @@ static int format_slot(const tool_resume_record *r, char slot[SLOT_BYTES]) {
       r->input_dataset, r->output_dataset, r->input_path);
   if (n < 0 || n >= SLOT_BYTES) return -1;
   const xio_shape *shape = &r->shape;
-  n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "fold %d %d %d", shape->ndims, shape->split,
-                shape->trail);
+  n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "fold %d %d %d %d", shape->ndims, shape->lead,
+                shape->split, shape->trail);
   for (int i = 0; i < shape->ndims && n < SLOT_BYTES; i++)
     n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), " %" PRId64, shape->dims[i]);
   if (n + 160 >= SLOT_BYTES) return -1;
@@ -188,8 +188,11 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
   xio_shape *shape = &r->shape;
   int used = 0;
   if (!(v = field(text, "fold")) ||
-      sscanf(v, "%d %d %d%n", &shape->ndims, &shape->split, &shape->trail, &used) != 3 ||
-      shape->ndims < 2 || shape->ndims > XIO_MAX_DIMS)
+      sscanf(v, "%d %d %d %d%n", &shape->ndims, &shape->lead, &shape->split, &shape->trail,
+             &used) != 4 ||
+      shape->ndims < 2 || shape->ndims > XIO_MAX_DIMS ||
+      !(0 <= shape->lead && shape->lead < shape->split && shape->split < shape->trail &&
+        shape->trail <= shape->ndims))
     return -1;
   for (int i = 0; i < shape->ndims; i++) {
     int more = 0;
@@ -205,11 +208,15 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
   rest_of_line(r->input_dataset, sizeof r->input_dataset, field(text, "input_dataset"));
   rest_of_line(r->output_dataset, sizeof r->output_dataset, field(text, "output_dataset"));
   rest_of_line(r->input_path, sizeof r->input_path, field(text, "input"));
-  g->rows = r->rows;
+  /* One grid for each position of the leading axes (h5_matrix.h's items) */
+  g->items = 1;
+  for (int i = 0; i < shape->lead && r->rows && r->cols; i++) g->items *= shape->dims[i];
+  if (g->items < 1 || r->rows % g->items != 0) return -1;
+  g->rows = r->rows / g->items;
   g->cols = r->cols;
   /* A grid as xio_pass_grid_plan makes them, and progress within it. */
   if (!xio_pass_grid_valid(g) || r->progress.passes_done < 0 ||
-      r->progress.passes_done > g->row_passes * g->col_passes)
+      r->progress.passes_done > xio_pass_count(g))
     return -1;
   return 0;
 }
@@ -278,8 +285,9 @@ const char *tool_resume_record_mismatch(const tool_resume_record *found,
     return "it was started from another dataset";
   if (found->type_hash != wanted->type_hash || !xio_shape_same_dims(&found->shape, &wanted->shape))
     return "it holds another shape or datatype";
-  if (found->shape.split != wanted->shape.split || found->shape.trail != wanted->shape.trail ||
-      found->rows != wanted->rows || found->cols != wanted->cols)
+  if (found->shape.lead != wanted->shape.lead || found->shape.split != wanted->shape.split ||
+      found->shape.trail != wanted->shape.trail || found->rows != wanted->rows ||
+      found->cols != wanted->cols)
     return "it was started for another order of the axes";
   if (strcmp(found->output_dataset, wanted->output_dataset) != 0)
     return "it was started for another output dataset";

@@ -1,6 +1,6 @@
 """End to end: N-D datasets and their axes (--axes, --dims).  Every
 permutation xpose makes (one run of adjacent axes moved in front of the run
-before it, the rest in place) of 3-, 4- and 5-D datasets against numpy's
+before it, the axes before and after both in place) of 3-, 4- and 5-D datasets against numpy's
 transpose, at 1 to 3 ranks, odd sizes, element sizes 1 to 16 bytes,
 contiguous (raw) and chunked, compressed outputs, in passes far smaller
 than the data; the other permutations refused with one message and
@@ -23,12 +23,14 @@ STORAGES = [{}, {"chunks": True}, {"chunks": True, "compression": "gzip", "shuff
 
 
 def moves(ndims):
-    """The (split, trail) folds: the permutations xpose makes."""
-    return [(s, t) for s in range(1, ndims) for t in range(s + 1, ndims + 1)]
+    """The (lead, split, trail) folds: the permutations xpose makes."""
+    return [(l, s, t) for l in range(ndims) for s in range(l + 1, ndims)
+            for t in range(s + 1, ndims + 1)]
 
 
-def order_of(ndims, split, trail):
-    return list(range(split, trail)) + list(range(split)) + list(range(trail, ndims))
+def order_of(ndims, lead, split, trail):
+    return (list(range(lead)) + list(range(split, trail)) + list(range(lead, split)) +
+            list(range(trail, ndims)))
 
 
 class Axes(ToolTestCase):
@@ -48,12 +50,12 @@ class Axes(ToolTestCase):
         shapes = {3: (7, 5, 3), 4: (5, 3, 4, 3), 5: (3, 4, 2, 3, 5)}
         case = 0
         for ndims, shape in shapes.items():
-            for split, trail in moves(ndims):
+            for lead, split, trail in moves(ndims):
                 dtype = DTYPES[case % len(DTYPES)]
                 storage = STORAGES[case % len(STORAGES)]
                 ranks = 1 + case % 3
                 case += 1
-                order = order_of(ndims, split, trail)
+                order = order_of(ndims, lead, split, trail)
                 with self.subTest(shape=shape, order=order, dtype=dtype, storage=storage,
                                   ranks=ranks):
                     data = self.write(shape, dtype, storage)
@@ -91,7 +93,7 @@ class Axes(ToolTestCase):
 
     def test_other_orders_are_refused_with_one_message(self):
         self.write((4, 3, 2, 5), "<f4")
-        made = {tuple(order_of(4, s, t)) for s, t in moves(4)}
+        made = {tuple(order_of(4, *move)) for move in moves(4)}
         refused = [p for p in itertools.permutations(range(4)) if p not in made]
         for order in refused:
             with self.subTest(order=order):
@@ -123,6 +125,12 @@ class Axes(ToolTestCase):
         self.assertPermuted(data, [1, 2, 0])
         with h5py.File(self.path("out.h5"), "r") as f:
             self.assertEqual([d.label for d in f["v"].dims], ["lat", "lon", "time"])
+        # ncpdq's rule: lon and lat swap places, time stays in front
+        result = self.xpose(2, "--force", "--memory", "1K", "--dims", "lon,lat", "in.h5",
+                            "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("time x lon x lat (6 x 4 x 5)", result.stdout)
+        self.assertPermuted(data, [0, 2, 1])
         result = self.xpose(2, "--force", "--dims", "lat,depth,time", "in.h5", "out.h5")
         self.assertEqual(result.returncode, USAGE, result)
         self.assertIn("no dataset of in.h5 has an axis named 'depth' (its axes: time,lat,lon)",
@@ -171,23 +179,30 @@ class Axes(ToolTestCase):
         # 15 MiB in passes of 4 KiB: thousands, so the stop lands mid-run even
         # where passes take a millisecond (a GPU machine) and mpirun forwards late.
         data = self.write((240, 136, 120), "<f4")
-        args = ["--memory", "4K", "--checkpoint", "0", "--axes", "1,2,0", "in.h5", "out.h5"]
-        proc = start(2, [XPOSE, *args], cwd=self.dir)
-        partial = self.path("out.h5.xpose-partial")
-        wait_for_record(proc, partial, lambda r: int(r["passes_done"]) >= 20, poll=0.02)
-        os.kill(proc.pid, signal.SIGUSR1)
-        result = finish(proc)
-        self.assertEqual(result.returncode, 4, result)
-        self.assertEqual(resume_record(partial)["fold"], "3 1 3 240 136 120")
-        result = self.xpose(2, "--resume", "--memory", "4K", "--axes", "2,0,1", "in.h5",
-                            "out.h5")
-        self.assertEqual(result.returncode, 1, result)
-        self.assertIn("it was started for another order of the axes", result.stderr)
-        result = self.xpose(2, "--resume", *args)
-        self.assertEqual(result.returncode, 0, result)
-        self.assertIn("(resumed)", result.stdout)
-        self.assertPermuted(data, [1, 2, 0])
-        self.assertEqual(self.leftovers(), [])
+        # (order, its fold in the record, another order of the same shape's axes)
+        for order, fold, other in (("1,2,0", "3 0 1 3", "2,0,1"),
+                                   ("0,2,1", "3 1 2 3", "1,0,2")):
+            with self.subTest(order=order):
+                args = ["--memory", "4K", "--checkpoint", "0", "--axes", order, "in.h5",
+                        "out.h5"]
+                if os.path.exists(self.path("out.h5")):  # the order before's
+                    os.remove(self.path("out.h5"))
+                proc = start(2, [XPOSE, *args], cwd=self.dir)
+                partial = self.path("out.h5.xpose-partial")
+                wait_for_record(proc, partial, lambda r: int(r["passes_done"]) >= 20, poll=0.02)
+                os.kill(proc.pid, signal.SIGUSR1)
+                result = finish(proc)
+                self.assertEqual(result.returncode, 4, result)
+                self.assertEqual(resume_record(partial)["fold"], fold + " 240 136 120")
+                result = self.xpose(2, "--resume", "--memory", "4K", "--axes", other, "in.h5",
+                                    "out.h5")
+                self.assertEqual(result.returncode, 1, result)
+                self.assertIn("it was started for another order of the axes", result.stderr)
+                result = self.xpose(2, "--resume", *args)
+                self.assertEqual(result.returncode, 0, result)
+                self.assertIn("(resumed)", result.stdout)
+                self.assertPermuted(data, [int(axis) for axis in order.split(",")])
+                self.assertEqual(self.leftovers(), [])
 
 
 if __name__ == "__main__":

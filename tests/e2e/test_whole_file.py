@@ -231,7 +231,7 @@ class NetcdfFiles(ToolTestCase):
         result = self.xpose(2, "--dims", "lat,lon,time", "in.nc", "out.nc")
         self.assertEqual(result.returncode, USAGE, result)
         self.assertIn("in.nc:/ta", result.stderr)
-        self.assertIn("more than one such move", result.stderr)
+        self.assertIn("needs more than one move", result.stderr)
         self.assertFalse(os.path.exists(self.path("out.nc")))
         self.assertEqual(self.leftovers(), [])
         write_cf(self.path("in.nc"))
