@@ -10,8 +10,10 @@
 typedef struct {
   hid_t to;
   const char *history;         /* the file's: its own history is written anew */
-  const xio_shape *transposed; /* the dataset itself, this its input's shape: per-axis
-                                  attributes are permuted; NULL for a scale */
+  /* The dataset itself, its axis i the input's source[i] (of ndims):
+   * per-axis attributes are permuted; NULL for a scale. */
+  const int *source;
+  int ndims;
   xio_skipped_attributes *skipped;
   int failed;
   xio_error *err;
@@ -57,8 +59,7 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
   } else if (is_dimension_scale_link(name) || (copy->history && strcmp(name, "history") == 0) ||
              (copy->history && H5Aexists(copy->to, name) > 0)) {
     /* made anew */
-  } else if (xio_type_has_reference(type) ||
-             (copy->transposed && strcmp(name, "_Netcdf4Dimid") == 0)) {
+  } else if (xio_type_has_reference(type) || (copy->source && strcmp(name, "_Netcdf4Dimid") == 0)) {
     skip(copy->skipped, name); /* references cannot point into another file */
   } else {
     const int has_data = points > 0 && kind != H5S_NULL;
@@ -66,14 +67,13 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
     if (!buf || (has_data && H5Aread(attr, type, buf) < 0)) {
       rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
     } else {
-      const xio_shape *shape = copy->transposed;
       unsigned char *in_order = NULL;
-      if (shape && names_axes_in_order(name) && points == shape->ndims && kind == H5S_SIMPLE &&
-          (in_order = malloc((size_t)points * size)) != NULL) {
+      if (copy->source && names_axes_in_order(name) && points == copy->ndims &&
+          kind == H5S_SIMPLE && (in_order = malloc((size_t)points * size)) != NULL) {
         memcpy(in_order, buf, (size_t)points * size);
-        for (int i = 0; i < shape->ndims; i++)
-          memcpy((unsigned char *)buf + (size_t)i * size,
-                 in_order + (size_t)xio_shape_source_axis(shape, i) * size, size);
+        for (int i = 0; i < copy->ndims; i++)
+          memcpy((unsigned char *)buf + (size_t)i * size, in_order + (size_t)copy->source[i] * size,
+                 size);
       }
       free(in_order);
       out = H5Acreate2(copy->to, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
@@ -112,18 +112,17 @@ static int iterate_attributes(hid_t from, attribute_copy *copy, const char *show
   return -1;
 }
 
-static int copy_attributes(const xio_matrix *from, const xio_matrix *to,
-                           const xio_shape *transposed, xio_skipped_attributes *skipped,
-                           xio_error *err) {
+static int copy_attributes(const xio_matrix *from, const xio_matrix *to, const int *source,
+                           xio_skipped_attributes *skipped, xio_error *err) {
   memset(skipped, 0, sizeof *skipped);
-  attribute_copy copy = {to->dset, NULL, transposed, skipped, 0, err};
+  attribute_copy copy = {to->dset, NULL, source, from->shape.ndims, skipped, 0, err};
   const int rc = iterate_attributes(from->dset, &copy, from->dataset);
   return xio_agree(from->comm, rc, err);
 }
 
 int xio_copy_object_attributes(hid_t from, hid_t to, const char *shown,
                                xio_skipped_attributes *skipped, xio_error *err) {
-  attribute_copy copy = {to, NULL, NULL, skipped, 0, err};
+  attribute_copy copy = {to, NULL, NULL, 0, skipped, 0, err};
   return iterate_attributes(from, &copy, shown);
 }
 
@@ -155,7 +154,7 @@ static void read_history(hid_t file, char *text, size_t size) {
 int xio_copy_file_attributes(const xio_matrix *from, const xio_matrix *to, const char *history,
                              xio_skipped_attributes *skipped, xio_error *err) {
   memset(skipped, 0, sizeof *skipped);
-  attribute_copy copy = {to->file, history, NULL, skipped, 0, err};
+  attribute_copy copy = {to->file, history, NULL, 0, skipped, 0, err};
   hid_t root = H5Gopen2(from->file, "/", H5P_DEFAULT);
   int rc = root < 0 ? xio_fail_h5(err, "cannot open the root group of %s's file", from->dataset)
                     : iterate_attributes(root, &copy, "the input file");
@@ -185,9 +184,9 @@ int xio_copy_file_attributes(const xio_matrix *from, const xio_matrix *to, const
   return xio_agree(from->comm, rc, err);
 }
 
-int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
+int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to, const int *source,
                         xio_skipped_attributes *skipped, xio_error *err) {
-  return copy_attributes(from, to, &from->shape, skipped, err);
+  return copy_attributes(from, to, source, skipped, err);
 }
 
 int xio_copy_scale_attributes(const xio_matrix *from, const xio_matrix *to,

@@ -12,13 +12,14 @@ typedef struct {
   char names[512];
 } xio_skipped_attributes;
 
-/* Copies every attribute of from's dataset onto to's, its transpose, with
- * its exact type; those naming the axes in order (DIMENSION_LABELS,
- * netCDF-4's _Netcdf4Coordinates) are permuted as the axes are.  Dimension scales' links
- * are left to xio_copy_dimension_scales.  Left out, and named in *skipped:
- * other attributes holding references (they cannot point from one file
- * into another). */
-int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to,
+/* Copies every attribute of from's dataset onto to's, its axes permuted
+ * (axis i of `to` is from's axis source[i]), with its exact type; those
+ * naming the axes in order (DIMENSION_LABELS, netCDF-4's
+ * _Netcdf4Coordinates) are permuted as the axes are.  Dimension scales'
+ * links are left to xio_copy_dimension_scales.  Left out, and named in
+ * *skipped: other attributes holding references (they cannot point from
+ * one file into another). */
+int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to, const int *source,
                         xio_skipped_attributes *skipped, xio_error *err);
 
 /* The same for the attributes of from's file (its root group) onto to's

@@ -109,15 +109,15 @@ static int copy_scale(const xio_matrix *from, const xio_matrix *to, const char *
   return xio_agree(from->comm, rc, err);
 }
 
-int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, int *copied,
-                              xio_error *err) {
+int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, const int *source,
+                              int *copied, xio_error *err) {
   int rank, rc = 0;
   *copied = 0;
   if (XIO_MPI(MPI_Comm_rank(from->comm, &rank), err)) return -1;
   scale_list list = {0};
   const xio_shape *shape = &from->shape;
   int moved_to[XIO_MAX_DIMS]; /* the output's axis of each input axis */
-  for (int i = 0; i < shape->ndims; i++) moved_to[xio_shape_source_axis(shape, i)] = i;
+  for (int i = 0; i < shape->ndims; i++) moved_to[source[i]] = i;
   for (unsigned axis = 0; axis < (unsigned)shape->ndims && rc == 0; axis++) {
     const int attached = H5DSget_num_scales(from->dset, axis);
     if (attached < 0) rc = xio_fail_h5(err, "cannot list the dimension scales of %s", from->dataset);

@@ -10,10 +10,11 @@
  * (data and attributes; the back references are made anew by attaching)
  * into to's file where it has none at the scale's path (another dataset's
  * copy made one), and attaches the scale of each of from's axes to the
- * axis of `to` it became (xio_shape_source_axis).  *copied counts the scales.  A scale that
- * cannot be copied fails the call with its name. */
-int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, int *copied,
-                              xio_error *err);
+ * axis of `to` it became (axis i of `to` is from's source[i]).  *copied
+ * counts the scales.  A scale that cannot be copied fails the call with
+ * its name. */
+int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, const int *source,
+                              int *copied, xio_error *err);
 
 /* Collective.  The name of each of m's axes: its label (H5DSset_label,
  * h5py's dims[i].label), else the name of the first dimension scale

@@ -93,10 +93,15 @@ static int checksum_raw(const xio_matrix *m, int transposed, uint64_t memory_bud
   return 1;
 }
 
-int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_budget,
-                        int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
-  int raw_rc = 0;
-  if (checksum_raw(m, transposed, memory_budget, stop_requested, sum, &raw_rc, err)) return raw_rc;
+/* The sum of a piece [r0, r0 + nr) x [c0, c0 + nc) of m's matrix, read
+ * into buf, by the keys it is summed with. */
+typedef uint64_t (*piece_sum_fn)(const xio_matrix *m, const unsigned char *buf, int64_t r0,
+                                 int64_t nr, int64_t c0, int64_t nc, const void *keys);
+
+/* Collective.  The sum of m read in contiguous row slabs (or blocks of
+ * whole chunks) within memory_budget bytes per rank. */
+static int walk_checksum(const xio_matrix *m, uint64_t memory_budget, int (*stop_requested)(void),
+                         piece_sum_fn piece_sum, const void *keys, uint64_t *sum, xio_error *err) {
   const size_t es = m->elem_size;
   /* A chunked dataset in blocks of whole chunks, each read once (in row
    * slabs, every slab would decompress every chunk it crosses). */
@@ -111,28 +116,99 @@ int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_bud
   int rc = buf ? 0 : xio_fail(err, "cannot allocate the verification buffer");
   rc = xio_agree(m->comm, rc, err);
   uint64_t total = 0;
-  const int64_t item_rows = xio_item_rows(m);
   for (int64_t p = 0; rc == 0 && p < walk.total; p++) {
     if ((rc = stop_agreed(m->comm, stop_requested, err)) != 0) break;
     int64_t r0, nr, c0, nc;
     xio_slab_walk_piece(&walk, p, &r0, &nr, &c0, &nc);
     rc = xio_read_block(m, r0, nr, c0, nc, buf, err);
-    /* B's keys step evenly within one item: the piece item by item */
-    for (int64_t r = r0; rc == 0 && transposed && r < r0 + nr;) {
-      const int64_t item_end = (r / item_rows + 1) * item_rows,
-                    n = (item_end < r0 + nr ? item_end : r0 + nr) - r;
-      total += xio_checksum_block(buf + (size_t)((r - r0) * nc) * es, n, nc, es,
-                                  xio_output_first_key(r, c0, item_rows, m->cols), 1,
-                                  (uint64_t)item_rows);
-      r += n;
-    }
-    if (rc == 0 && !transposed)
-      total += xio_checksum_block(buf, nr, nc, es, (uint64_t)r0 * (uint64_t)m->cols + (uint64_t)c0,
-                                  (uint64_t)m->cols, 1);
+    if (rc == 0 && nr * nc > 0) total += piece_sum(m, buf, r0, nr, c0, nc, keys);
   }
   free(buf);
   if (rc) return rc;
   return XIO_MPI(MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, m->comm), err);
+}
+
+/* Keys of m's own positions. */
+static uint64_t own_keys_sum(const xio_matrix *m, const unsigned char *buf, int64_t r0, int64_t nr,
+                             int64_t c0, int64_t nc, const void *keys) {
+  (void)keys;
+  return xio_checksum_block(buf, nr, nc, m->elem_size,
+                            (uint64_t)r0 * (uint64_t)m->cols + (uint64_t)c0, (uint64_t)m->cols, 1);
+}
+
+/* Keys in A of B = A^T, item by item: B's keys step evenly within one. */
+static uint64_t transposed_keys_sum(const xio_matrix *m, const unsigned char *buf, int64_t r0,
+                                    int64_t nr, int64_t c0, int64_t nc, const void *keys) {
+  (void)keys;
+  const int64_t item_rows = xio_item_rows(m);
+  uint64_t total = 0;
+  for (int64_t r = r0; r < r0 + nr;) {
+    const int64_t item_end = (r / item_rows + 1) * item_rows,
+                  n = (item_end < r0 + nr ? item_end : r0 + nr) - r;
+    total +=
+        xio_checksum_block(buf + (size_t)((r - r0) * nc) * m->elem_size, n, nc, m->elem_size,
+                           xio_output_first_key(r, c0, item_rows, m->cols), 1, (uint64_t)item_rows);
+    r += n;
+  }
+  return total;
+}
+
+int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_budget,
+                        int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
+  int raw_rc = 0;
+  if (checksum_raw(m, transposed, memory_budget, stop_requested, sum, &raw_rc, err)) return raw_rc;
+  return walk_checksum(m, memory_budget, stop_requested,
+                       transposed ? transposed_keys_sum : own_keys_sum, NULL, sum, err);
+}
+
+/* Value keys of a permuted dataset: its axis i is axis source[i] of the
+ * dataset its values came from, whose strides (in values) are given. */
+typedef struct {
+  int ndims;
+  int64_t dims[XIO_MAX_DIMS];
+  uint64_t step[XIO_MAX_DIMS]; /* the key step of each of m's axes */
+} permuted_keys;
+
+/* m folded as rows x (its last axis), one value per element: rows run
+ * along its last but one axis with even key steps. */
+static uint64_t permuted_keys_sum(const xio_matrix *m, const unsigned char *buf, int64_t r0,
+                                  int64_t nr, int64_t c0, int64_t nc, const void *arg) {
+  const permuted_keys *k = arg;
+  const int n = k->ndims, row_axis = n - 2;
+  uint64_t total = 0;
+  for (int64_t r = r0; r < r0 + nr;) {
+    /* row r's position on the axes before the last, and its first key */
+    int64_t rest = r, along = 0;
+    uint64_t key = (uint64_t)c0 * k->step[n - 1];
+    for (int a = n - 2; a >= 0; a--) {
+      const int64_t at = rest % k->dims[a];
+      if (a == row_axis) along = at;
+      key += (uint64_t)at * k->step[a];
+      rest /= k->dims[a];
+    }
+    const int64_t left = k->dims[row_axis] - along,
+                  run = left < r0 + nr - r ? left : r0 + nr - r; /* rows of one run */
+    total += xio_checksum_block(buf + (size_t)((r - r0) * nc) * m->elem_size, run, nc, m->elem_size,
+                                key, k->step[row_axis], k->step[n - 1]);
+    r += run;
+  }
+  return total;
+}
+
+int xio_checksum_values(const xio_matrix *m, const int *source, uint64_t memory_budget,
+                        int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
+  xio_matrix values = *m; /* the same datasets, refolded: one value per element */
+  const int n = m->shape.ndims;
+  if (xio_matrix_fold(&values, 0, n - 1, n, err)) return -1;
+  if (!source) return xio_checksum_matrix(&values, 0, memory_budget, stop_requested, sum, err);
+  permuted_keys keys = {n, {0}, {0}};
+  uint64_t from_step[XIO_MAX_DIMS], step = 1;
+  int64_t from_dims[XIO_MAX_DIMS];
+  for (int i = 0; i < n; i++) from_dims[source[i]] = m->shape.dims[i];
+  for (int a = n - 1; a >= 0; a--) from_step[a] = step, step *= (uint64_t)from_dims[a];
+  for (int i = 0; i < n; i++) keys.dims[i] = m->shape.dims[i], keys.step[i] = from_step[source[i]];
+  if (values.rows * values.cols == 0) return *sum = 0, 0;
+  return walk_checksum(&values, memory_budget, stop_requested, permuted_keys_sum, &keys, sum, err);
 }
 
 int xio_checksum_passes(const xio_matrix *out, const xio_progress *done,
@@ -184,6 +260,31 @@ int xio_verify_transpose(const xio_matrix *in, const xio_matrix *out, uint64_t m
   uint64_t in_sum = 0, out_sum = 0;
   if (xio_checksum_matrix(in, 0, memory_budget, NULL, &in_sum, err) ||
       xio_checksum_matrix(out, 1, memory_budget, NULL, &out_sum, err))
+    return -1;
+  *match = in_sum == out_sum;
+  snprintf(detail, detail_size, "checksums %016llx (input) and %016llx (output)",
+           (unsigned long long)in_sum, (unsigned long long)out_sum);
+  return 0;
+}
+
+int xio_verify_permutation(const xio_matrix *in, const xio_matrix *out, const int *source,
+                           uint64_t memory_budget, int *match, char *detail, size_t detail_size,
+                           xio_error *err) {
+  *match = 0;
+  int same = out->shape.ndims == in->shape.ndims;
+  for (int i = 0; same && i < out->shape.ndims; i++)
+    same = out->shape.dims[i] == in->shape.dims[source[i]];
+  if (!same) {
+    snprintf(detail, detail_size, "output is not shaped as the input's axes moved so");
+    return 0;
+  }
+  if (H5Tequal(in->type, out->type) <= 0) {
+    snprintf(detail, detail_size, "output datatype differs from the input's");
+    return 0;
+  }
+  uint64_t in_sum = 0, out_sum = 0;
+  if (xio_checksum_values(in, NULL, memory_budget, NULL, &in_sum, err) ||
+      xio_checksum_values(out, source, memory_budget, NULL, &out_sum, err))
     return -1;
   *match = in_sum == out_sum;
   snprintf(detail, detail_size, "checksums %016llx (input) and %016llx (output)",

@@ -17,6 +17,13 @@
 int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_budget,
                         int (*stop_requested)(void), uint64_t *sum, xio_error *err);
 
+/* Collective.  The checksum of m's values (whatever its fold), each keyed
+ * by its row-major position in m, or with `source` by the position it came
+ * from in a dataset whose axis source[i] became m's axis i.  Read as
+ * xio_checksum_matrix reads, stopping as it does. */
+int xio_checksum_values(const xio_matrix *m, const int *source, uint64_t memory_budget,
+                        int (*stop_requested)(void), uint64_t *sum, xio_error *err);
+
 /* Collective.  The checksum of what the first done->passes_done passes
  * (xio_pass_order) of done->grid wrote into `out`, read back from storage:
  * a resumed partial holds what its record says only when this equals
@@ -31,5 +38,11 @@ int xio_checksum_passes(const xio_matrix *out, const xio_progress *done,
  * every rank; returns -1 only when reading fails. */
 int xio_verify_transpose(const xio_matrix *in, const xio_matrix *out, uint64_t memory_budget,
                          int *match, char *detail, size_t detail_size, xio_error *err);
+
+/* Collective.  As xio_verify_transpose, for `out` holding in's values with
+ * its axes in any order: axis i of out is in's axis source[i]. */
+int xio_verify_permutation(const xio_matrix *in, const xio_matrix *out, const int *source,
+                           uint64_t memory_budget, int *match, char *detail, size_t detail_size,
+                           xio_error *err);
 
 #endif

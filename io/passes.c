@@ -141,9 +141,12 @@ static void block_of(int64_t n, int64_t b, int64_t i, int64_t *first, int64_t *c
 
 void xio_pass_block(const xio_pass_grid *grid, int64_t index, int64_t *item, int64_t *row0,
                     int64_t *nrows, int64_t *col0, int64_t *ncols) {
-  const int64_t per_item = grid->row_passes * grid->col_passes;
-  *item = index / per_item;
-  index %= per_item;
+  *item = 0;
+  if (grid->items > 1) {
+    const int64_t per_item = grid->row_passes * grid->col_passes;
+    *item = index / per_item;
+    index %= per_item;
+  }
   block_of(grid->cols, grid->block_cols, index / grid->row_passes, col0, ncols);
   block_of(grid->rows, grid->block_rows, index % grid->row_passes, row0, nrows);
 }

@@ -108,9 +108,10 @@ int tool_axes_check_names(const char *dims, char *error, size_t error_size) {
 
 /* ---- orders of several moves ---- */
 
-/* The search tries every sequence of moves up to this long, over groups of
- * axes: (n + 1)^3 / 6 moves each, 10.6 million sequences of 3 for 10. */
-enum { MAX_SEARCHED_MOVES = 3, MAX_SEARCHED_GROUPS = 10 };
+/* The search tries every sequence of up to TOOL_MAX_MOVES moves, over
+ * groups of axes: (n + 1)^3 / 6 moves each, 10.6 million sequences of 3
+ * for 10 groups. */
+enum { MAX_SEARCHED_GROUPS = 10 };
 
 /* arrangement after move (l, s, t): [0, l), [s, t), [l, s), [t, n) */
 static void apply_move(int n, const int *from, int l, int s, int t, int *to) {
@@ -137,7 +138,7 @@ static int find_moves(int n, const int *now, const int *target, int depth, int (
 }
 
 int tool_axes_moves(int ndims, const int *order, int max_moves, int (*moves)[3]) {
-  if (max_moves > MAX_SEARCHED_MOVES) max_moves = MAX_SEARCHED_MOVES;
+  if (max_moves > TOOL_MAX_MOVES) max_moves = TOOL_MAX_MOVES;
   /* Axes that stay next to each other move together: one group each run
    * of them, numbered in input order. */
   int group_of[MAX_AXES], size[MAX_AXES], groups = 0;
@@ -154,7 +155,7 @@ int tool_axes_moves(int ndims, const int *order, int max_moves, int (*moves)[3])
   for (int g = 0; g < n; g++) group_size[rank_of[g]] = size[g], target[g] = rank_of[g];
   if (n > MAX_SEARCHED_GROUPS) return -1;
   for (int depth = 0; depth <= max_moves; depth++) {
-    int found[MAX_SEARCHED_MOVES][3];
+    int found[TOOL_MAX_MOVES][3];
     if (!find_moves(n, start, target, depth, found)) continue;
     /* back to axis positions of the dataset each move starts from */
     int now[MAX_AXES], next[MAX_AXES];
@@ -175,55 +176,13 @@ int tool_axes_moves(int ndims, const int *order, int max_moves, int (*moves)[3])
   return -1;
 }
 
-/* The refusal of an order of several moves, naming them as --axes of
- * one run each: a user can make them one after the other. */
-static void describe_moves(int ndims, const int *order, const char *option, const char *list,
-                           char *error, size_t error_size) {
-  int moves[MAX_SEARCHED_MOVES][3];
-  const int count = tool_axes_moves(ndims, order, MAX_SEARCHED_MOVES, moves);
-  size_t used = (size_t)snprintf(error, error_size,
-                                 "--%s %s needs more than one move of a run of adjacent axes in "
-                                 "front of the run before it (the axes around both staying), and "
-                                 "xpose makes one per run",
-                                 option, list);
-  for (int k = 0; k < count && used < error_size; k++) {
-    const int l = moves[k][0], s = moves[k][1], t = moves[k][2];
-    used +=
-        (size_t)snprintf(error + used, error_size - used, "%s--axes ", k == 0 ? ": " : ", then ");
-    int axis[MAX_AXES], a = 0;
-    for (int i = 0; i < l; i++) axis[a++] = i;
-    for (int i = s; i < t; i++) axis[a++] = i;
-    for (int i = l; i < s; i++) axis[a++] = i;
-    for (int i = t; i < ndims; i++) axis[a++] = i;
-    for (int i = 0; i < ndims && used < error_size; i++)
-      used += (size_t)snprintf(error + used, error_size - used, "%s%d", i ? "," : "", axis[i]);
-    if (k + 1 < count && used < error_size)
-      used += (size_t)snprintf(error + used, error_size - used, " --only");
-  }
-  if (count > 0 && used < error_size)
-    snprintf(error + used, error_size - used, ", each run on the one before's output");
-}
-
-int tool_axes_fold(int ndims, const char *const *names, const char *axes, const char *dims,
-                   const char *shown, int *lead, int *split, int *trail, char *error,
-                   size_t error_size) {
-  int order[MAX_AXES];
+int tool_axes_plan(int ndims, const char *const *names, const char *axes, const char *dims,
+                   const char *shown, int *order, int (*moves)[3], char *error, size_t error_size) {
   if (ndims < 2 || ndims > MAX_AXES) {
     snprintf(error, error_size, "%s has %d axes", shown, ndims);
     return -1;
   }
-  if (!axes && !dims) {
-    if (ndims == 2) {
-      *lead = 0, *split = 1, *trail = 2;
-      return 0;
-    }
-    snprintf(error, error_size,
-             "%s is %d-D: give the output's axis order with --dims (by name) or --axes (by "
-             "number); reversing them all, numpy's .T, needs more than one move, which xpose "
-             "does not chain yet",
-             shown, ndims);
-    return -1;
-  }
+  for (int i = 0; i < ndims; i++) order[i] = ndims - 1 - i; /* numpy's .T: all reversed */
   if (axes && parse_axes(axes, ndims, order, shown, error, error_size)) return -1;
   if (dims && tool_axes_check_names(dims, error, error_size)) return -1;
   if (dims && tool_axes_by_names(ndims, names, dims, order) == 0) {
@@ -235,26 +194,20 @@ int tool_axes_fold(int ndims, const char *const *names, const char *axes, const 
     snprintf(error, error_size, "--dims %s names no axis of %s (its axes: %s)", dims, shown, known);
     return -1;
   }
-  /* One run [s, t) moved before [l, s), the axes before and after both in
-   * place: order = 0..l-1, s..t-1, l..s-1, t..n-1. */
-  int l = 0;
-  while (l < ndims && order[l] == l) l++;
-  const int s = l < ndims ? order[l] : ndims;
-  int t = s;
-  while (t < ndims && l + t - s < ndims && order[l + t - s] == t) t++;
-  int fits = s > l && t > s;
-  for (int i = l; fits && i < s; i++) fits = order[t - s + i] == i;
-  for (int i = t; fits && i < ndims; i++) fits = order[i] == i;
-  if (fits) {
-    *lead = l, *split = s, *trail = t;
-    return 0;
-  }
-  int identity = 1;
-  for (int i = 0; i < ndims; i++) identity = identity && order[i] == i;
-  if (identity)
+  const int count = tool_axes_moves(ndims, order, TOOL_MAX_MOVES, moves);
+  const char *option = axes ? "axes" : "dims", *list = axes ? axes : dims;
+  if (count == 0)
     snprintf(error, error_size, "--%s %s keeps every axis of %s in place: nothing to transpose",
-             axes ? "axes" : "dims", axes ? axes : dims, shown);
-  else
-    describe_moves(ndims, order, axes ? "axes" : "dims", axes ? axes : dims, error, error_size);
-  return -1;
+             option, list, shown);
+  else if (count < 0 && !axes && !dims)
+    snprintf(error, error_size,
+             "reversing the %d axes of %s takes more than %d moves: give the "
+             "output's axis order with --dims (by name) or --axes (by number)",
+             ndims, shown, TOOL_MAX_MOVES);
+  else if (count < 0)
+    snprintf(error, error_size,
+             "--%s %s takes more than %d moves of a run of adjacent axes in front of the run "
+             "before it (the axes around both staying), which is as many as xpose chains",
+             option, list, TOOL_MAX_MOVES);
+  return count > 0 ? count : -1;
 }

@@ -4,27 +4,31 @@
  * the run [lead, split), the axes before and after them staying in place,
  * is the transpose of the dataset folded at lead, split, trail
  * (h5_matrix.h's xio_shape): (time, lat, lon) -> (lat, lon, time) is 0, 1,
- * 3, and (time, lat, lon) -> (time, lon, lat) is 1, 2, 3.  That is the one
- * kind of permutation xpose makes; others are refused, saying so. */
+ * 3, and (time, lat, lon) -> (time, lon, lat) is 1, 2, 3.  Every other
+ * order is a few such moves, one after the other. */
 #ifndef TOOL_AXES_H
 #define TOOL_AXES_H
 
 #include <stddef.h>
 
-/* Local.  The fold giving the order that `axes` ("2,0,1": input axis
- * numbers) or `dims` ("lat,lon,time", by tool_axes_by_names' rule;
- * names[i] names input axis i) ask for, or with neither the 2-D
- * transpose.  `shown` names the dataset in
- * messages.  0, or -1 with one line in error (the command line's fault:
- * exit 2). */
-int tool_axes_fold(int ndims, const char *const *names, const char *axes, const char *dims,
-                   const char *shown, int *lead, int *split, int *trail, char *error,
-                   size_t error_size);
+/* The most moves xpose makes one after the other for one order: enough
+ * for every order of up to 5 axes (reversing 4 takes 3). */
+enum { TOOL_MAX_MOVES = 3 };
+
+/* Local.  The order (order[i]: the input axis that becomes axis i) that
+ * `axes` ("2,0,1": input axis numbers) or `dims` ("lat,lon,time", by
+ * tool_axes_by_names' rule; names[i] names input axis i) ask for, with
+ * neither all axes reversed (numpy's .T; for 2-D, the transpose), and the
+ * fewest moves that make it (tool_axes_moves).  How many (1 to 3), or -1
+ * with one line in error (the command line's fault: exit 2).  `shown`
+ * names the dataset in messages. */
+int tool_axes_plan(int ndims, const char *const *names, const char *axes, const char *dims,
+                   const char *shown, int *order, int (*moves)[3], char *error, size_t error_size);
 
 /* Local.  The fewest moves (h5_matrix.h's folds: lead, split, trail) that
  * make `order` (order[i]: the input axis that becomes axis i), each of the
  * dataset as the moves before it left it, into moves[k]: how many (0 for
- * the identity), or -1 where more than max_moves (at most 3) are needed or
+ * the identity), or -1 where more than max_moves (at most TOOL_MAX_MOVES) are needed or
  * the order has too many axes to search. */
 int tool_axes_moves(int ndims, const int *order, int max_moves, int (*moves)[3]);
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { MAX_PATHS = 4, PATH_BYTES = 4400 };
+enum { MAX_PATHS = 6, PATH_BYTES = 4400 };
 
 /* What the handler needs, set up before the alarm: it may only make
  * async-signal-safe calls. */

@@ -1,6 +1,7 @@
 /* xpose: transpose a 2-D HDF5 dataset with MPI ranks, out of core. */
 #define _POSIX_C_SOURCE 200809L /* localtime_r */
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +153,18 @@ typedef struct {
   int64_t moved_passes;
   xio_matrix in, out;
   char in_shape[512], out_shape[512]; /* "time x lat x lon (12 x 180 x 360)" */
+  /* The order of the dataset in `in` (order[i]: its axis that becomes the
+   * output's axis i), and the moves that make it (tool_axes_plan): where
+   * there are several, each but the last writes a scratch file beside the
+   * output, "OUT.xpose-scratch-J", which the next reads; the record says
+   * which move it is at. */
+  int order[XIO_MAX_DIMS];
+  int reversed;     /* N-D with no order given: numpy's .T */
+  int scratch_lost; /* a scratch file read back wrong: nothing to keep */
+  int moves, move;
+  int folds[TOOL_MAX_MOVES][3];
+  xio_matrix scratch[2]; /* move j writes scratch[j % 2]; move j + 1 reads it */
+  xio_matrix *src, *dst; /* the move's: `in` or a scratch; a scratch or `out` */
   tool_output_file output;
   tool_resume_record record; /* identity and progress of the partial output */
   int resumed;
@@ -163,6 +176,12 @@ typedef struct {
   xpose_backend_kind backend;
   uint64_t budget, gpu_budget;
 } transpose_run;
+
+static int fold_output(transpose_run *run, xio_error *err);
+static int planned_source(const transpose_run *run, int j, xio_matrix *m, xio_error *err);
+static int begin_move(transpose_run *run, int resuming, xio_error *err);
+static void drop_scratch(transpose_run *run, int remove_files);
+static xio_checksums variable_sums(const transpose_run *run);
 
 /* The output dataset of the run's dataset k: OUT's where the command line
  * names one (a run of one dataset), else the input's path. */
@@ -207,6 +226,9 @@ static int resumable_on_root(void *arg, xio_error *err) {
     run->record.sequence = found.sequence;
     run->record.variable = found.variable;
     run->record.finished = found.finished;
+    run->record.move = found.move;
+    run->record.first_read = found.first_read;
+    run->record.source_sum = found.source_sum;
     return 0;
   }
   if (!run->opt->force)
@@ -225,9 +247,9 @@ static int check_recorded_passes(transpose_run *run, xio_error *err) {
   const xio_progress *done = &run->record.progress;
   if (done->passes_done == 0) return 0;
   tool_report_verbose("reading back the %lld recorded passes of %s", (long long)done->passes_done,
-                      run->output.partial_path);
+                      run->dst == &run->out ? run->output.partial_path : "a scratch file");
   uint64_t sum = 0;
-  const int rc = xio_checksum_passes(&run->out, done, tool_stop_requested, &sum, err);
+  const int rc = xio_checksum_passes(run->dst, done, tool_stop_requested, &sum, err);
   if (rc == XIO_STOPPED) return rc;
   if (rc == 0 && sum == done->sums.written) return 0;
   if (rc == 0)
@@ -266,10 +288,14 @@ static int resume_partial(transpose_run *run, const xio_transpose_options *topt,
   const char *partial = run->output.partial_path, *shown = run->output.final_path;
   const xio_pass_grid *grid = &run->record.progress.grid;
   const uint64_t budget = xio_transpose_budget(topt);
-  if (!xio_pass_grid_fits(grid, run->in.elem_size, run->nranks, budget)) {
+  xio_matrix source; /* what the move the record is at reads */
+  if (run->record.move >= run->moves || planned_source(run, run->record.move, &source, err))
+    return xio_fail(err, "cannot resume from %s: its record is at move %d of an order of %d",
+                    partial, run->record.move + 1, run->moves);
+  if (!xio_pass_grid_fits(grid, source.elem_size, run->nranks, budget)) {
     char need[32], have[32];
     tool_format_bytes(
-        xio_pass_bytes(grid->block_rows, grid->block_cols, run->in.elem_size, run->nranks), need,
+        xio_pass_bytes(grid->block_rows, grid->block_cols, source.elem_size, run->nranks), need,
         sizeof need);
     tool_format_bytes(budget, have, sizeof have);
     return xio_fail(err,
@@ -279,14 +305,17 @@ static int resume_partial(transpose_run *run, const xio_transpose_options *topt,
                     partial, need, run->nranks, have);
   }
   if (xio_open_existing(run->comm, partial, shown, out_dataset, 1, &run->out, err)) return -1;
-  if (xio_matrix_fold_as_transpose(&run->out, &run->in, err) ||
-      H5Tequal(run->out.type, run->in.type) <= 0)
+  if (fold_output(run, err) || H5Tequal(run->out.type, run->in.type) <= 0)
     return xio_fail(err, "cannot resume from %s: its dataset is not shaped for this transpose",
                     partial);
   int checked = 1;
-  if (run->out.filtered && !xio_pass_grid_aligned(grid, run->out.chunk_cols, run->out.chunk_rows))
+  run->move = run->record.move;
+  if (begin_move(run, 1, err))
+    ; /* a scratch file lost: started over */
+  else if (run->dst->filtered &&
+           !xio_pass_grid_aligned(grid, run->dst->chunk_cols, run->dst->chunk_rows))
     xio_fail(err, "they cut its compressed chunks (%lld x %lld), which a new run cannot rewrite",
-             (long long)run->out.chunk_rows, (long long)run->out.chunk_cols);
+             (long long)run->dst->chunk_rows, (long long)run->dst->chunk_cols);
   else
     checked = check_recorded_passes(run, err);
   if (checked == XIO_STOPPED) run->stopped = 1;
@@ -294,7 +323,7 @@ static int resume_partial(transpose_run *run, const xio_transpose_options *topt,
     note_storage_kept(run);
     run->resumed = 1;
     run->output_read_back =
-        run->rearranged.count == 1 &&
+        run->rearranged.count == 1 && run->move + 1 == run->moves &&
         run->record.progress.passes_done == xio_pass_count(&run->record.progress.grid);
     return 1;
   }
@@ -302,11 +331,14 @@ static int resume_partial(transpose_run *run, const xio_transpose_options *topt,
   char why[sizeof err->message];
   snprintf(why, sizeof why, "%s", err->message);
   xio_error ignored;
+  drop_scratch(run, 1);
   if (xio_close(&run->out, &ignored) ||
       xio_on_root(run->comm, remove_partial_on_root, &run->output, err))
     return -1;
   tool_report_warning("starting over: the %lld passes recorded in %s are redone: %s",
                       (long long)run->record.progress.passes_done, partial, why);
+  run->move = run->record.move = 0;
+  run->src = &run->in, run->dst = &run->out;
   run->record.progress = (xio_progress){0};
   run->output.partial_found = 0;
   return 0;
@@ -402,6 +434,8 @@ static int open_output_of(transpose_run *run, int k, const char *path, const cha
 static int begin_variable(transpose_run *run, int k, xio_error *err) {
   if (open_variable(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
   run->record.variable = k;
+  run->record.move = 0;
+  run->record.first_read = 0;
   const int rc = run->rank == 0 ? tool_resume_identity_dataset(&run->in, output_name(run, k),
                                                                &run->record, err)
                                 : 0;
@@ -424,17 +458,19 @@ static int make_output_dataset(transpose_run *run, const xio_transpose_options *
   const char *name = output_name(run, run->variable);
   xio_skipped_attributes skipped;
   int scales = 0;
-  const xio_shape out_shape = xio_shape_transposed(&run->in.shape);
+  xio_matrix last; /* what the last move reads: its passes write the output */
+  if (planned_source(run, run->moves - 1, &last, err)) return -1;
+  const xio_shape out_shape = xio_shape_transposed(&last.shape);
   xio_storage storage = run->opt->storage; /* chunks chosen fit the passes */
   xio_transpose_options planned = *topt;   /* next_variable's, when its turn comes */
   limit_passes_for(run, &planned);
-  xio_transpose_block(&run->in, &planned, run->nranks, output_compressed(run), &storage.pass_rows,
+  xio_transpose_block(&last, &planned, run->nranks, output_compressed(run), &storage.pass_rows,
                       &storage.pass_cols);
   storage.pass_ranks = run->nranks;
   if (xio_create_dataset(&run->out, shown, name, run->in.type, &run->in, &storage, &out_shape,
                          err) ||
-      xio_copy_attributes(&run->in, &run->out, &skipped, err) ||
-      xio_copy_dimension_scales(&run->in, &run->out, &scales, err))
+      xio_copy_attributes(&run->in, &run->out, run->order, &skipped, err) ||
+      xio_copy_dimension_scales(&run->in, &run->out, run->order, &scales, err))
     return -1;
   run->compressed |= run->out.filtered;
   if (skipped.count)
@@ -452,7 +488,7 @@ static int make_output_dataset(transpose_run *run, const xio_transpose_options *
 /* Collective.  The output dataset of run->in, made already, as run->out. */
 static int use_output_dataset(transpose_run *run, xio_error *err) {
   return xio_use_dataset(&run->out, run->output.final_path, output_name(run, run->variable), err) ||
-                 xio_matrix_fold_as_transpose(&run->out, &run->in, err)
+                 fold_output(run, err)
              ? -1
              : 0;
 }
@@ -547,7 +583,10 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
       return -1;
   }
   if (run->output.partial_found) {
+    const tool_resume_record found = run->record; /* begin_variable starts at the first move */
     if (run->record.variable != 0 && begin_variable(run, run->record.variable, err)) return -1;
+    run->record.move = found.move, run->record.first_read = found.first_read;
+    run->record.source_sum = found.source_sum;
     const int held = resume_partial(run, topt, output_name(run, run->variable), err);
     if (held != 0) return held > 0 ? 0 : -1;
     /* started over: from the first dataset */
@@ -558,7 +597,7 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
   return xio_create_file(run->comm, partial, shown, &run->out, err) || reserve_output(run, err) ||
                  copy_rest_of_input(run, topt, err) || make_missing_outputs(run, topt, err) ||
                  begin_variable(run, 0, err) || use_output_dataset(run, err) ||
-                 xio_flush(&run->out, err)
+                 begin_move(run, 0, err) || xio_flush(&run->out, err)
              ? -1
              : 0;
 }
@@ -584,10 +623,10 @@ static int check_input_unchanged(transpose_run *run, xio_error *err) {
  * succeeded, so none is left behind in that collective call. */
 static int record_progress(const xio_progress *done, void *user_data, xio_error *err) {
   transpose_run *run = user_data;
-  if (xio_flush(&run->out, err)) return -1;
+  if (xio_flush(run->dst, err)) return -1;
   if (run->rank != 0) return 0;
-  if (done->passes_done == 0 && run->out.filtered && !run->noted_unaligned &&
-      !xio_pass_grid_aligned(&done->grid, run->out.chunk_cols, run->out.chunk_rows)) {
+  if (done->passes_done == 0 && run->dst->filtered && !run->noted_unaligned &&
+      !xio_pass_grid_aligned(&done->grid, run->dst->chunk_cols, run->dst->chunk_rows)) {
     run->noted_unaligned = 1; /* records of no pass come before and after the first pass */
     tool_report_note(
         "the memory budget holds no pass of whole %lld x %lld chunks of %s, so a "
@@ -606,8 +645,7 @@ static int record_progress(const xio_progress *done, void *user_data, xio_error 
  * or TOOL_EXIT_VERIFY when it does not match. */
 static int verify_output(transpose_run *run, double *seconds, xio_error *err) {
   const double t0 = MPI_Wtime();
-  const xio_checksums expected =
-      tool_checksums_chain(run->record.finished, run->record.progress.sums);
+  const xio_checksums expected = tool_checksums_chain(run->record.finished, variable_sums(run));
   const int against_input = run->opt->verify == TOOL_VERIFY_INPUT;
   xio_checksums found = {0, 0};
   int rc = 0;
@@ -623,7 +661,7 @@ static int verify_output(transpose_run *run, double *seconds, xio_error *err) {
       if (run->variable != k && open_variable(run, k, NULL, err) != TOOL_EXIT_OK) rc = -1;
       if (rc == 0)
         rc = open_output_of(run, k, run->output.partial_path, run->output.final_path, err);
-      if (rc == 0) rc = xio_matrix_fold_as_transpose(&run->out, &run->in, err);
+      if (rc == 0) rc = fold_output(run, err);
       if (rc == 0)
         rc = xio_checksum_matrix(&run->out, 1, piece_budget(run), tool_stop_requested,
                                  &sums.written, err);
@@ -721,10 +759,11 @@ static int folds_giving(const xio_shape *in, const xio_shape *like, int *lead, i
   return found;
 }
 
-/* Collective.  Folds run->in for the order --axes or --dims give, else
- * the 2-D transpose; for `xpose verify` (`like`: its OUT) with neither, the
- * one fold whose transpose is shaped as OUT.  Describes both shapes.  An
- * exit status: TOOL_EXIT_USAGE for an order that cannot be made. */
+/* Collective.  Plans the order --axes or --dims give (else all axes
+ * reversed; for `xpose verify`, `like` its OUT, with neither, the one fold
+ * whose transpose is shaped as OUT, where one is) and folds run->in for
+ * its first move.  Describes both shapes.  An exit status:
+ * TOOL_EXIT_USAGE for an order that cannot be made. */
 static int fold_input(transpose_run *run, const xio_matrix *like, xio_error *err) {
   char names[XIO_MAX_DIMS][128];
   const char *name[XIO_MAX_DIMS], *moved_name[XIO_MAX_DIMS];
@@ -734,29 +773,193 @@ static int fold_input(transpose_run *run, const xio_matrix *like, xio_error *err
   for (int i = 0; i < shape->ndims; i++) name[i] = names[i], dims[i] = (long long)shape->dims[i];
   char shown[1100], why[sizeof err->message];
   snprintf(shown, sizeof shown, "%.500s:%.500s", run->in_path.file, run->in.dataset);
-  int lead = 0, split = 1, trail = 2;
   const tool_options *opt = run->opt;
+  int found = 0, *fold = run->folds[0];
   if (like && shape->ndims > 2 && !opt->axes && !opt->dims) {
-    if (folds_giving(shape, &like->shape, &lead, &split, &trail) > 1) {
+    found = folds_giving(shape, &like->shape, &fold[0], &fold[1], &fold[2]);
+    if (found > 1) {
       xio_fail(err,
                "%s could be %s moved in more than one way: name the order with --dims or "
                "--axes",
                like->dataset, shown);
       return TOOL_EXIT_USAGE;
     }
-  } else if (tool_axes_fold(shape->ndims, name, opt->axes, opt->dims, shown, &lead, &split, &trail,
-                            why, sizeof why)) {
+  }
+  if (found == 1) {
+    run->moves = 1;
+  } else if ((run->moves = tool_axes_plan(shape->ndims, name, opt->axes, opt->dims, shown,
+                                          run->order, run->folds, why, sizeof why)) < 0) {
     xio_fail(err, "%s", why);
     return TOOL_EXIT_USAGE;
   }
-  if (xio_matrix_fold(&run->in, lead, split, trail, err)) return TOOL_EXIT_ERROR;
-  for (int i = 0; i < shape->ndims; i++) {
-    const int from = xio_shape_source_axis(shape, i);
-    moved_name[i] = name[from], moved_dims[i] = dims[from];
-  }
+  run->move = 0;
+  run->src = &run->in, run->dst = &run->out;
+  run->reversed = found == 0 && shape->ndims > 2 && !opt->axes && !opt->dims;
+  if (xio_matrix_fold(&run->in, fold[0], fold[1], fold[2], err)) return TOOL_EXIT_ERROR;
+  if (found == 1)
+    for (int i = 0; i < shape->ndims; i++) run->order[i] = xio_shape_source_axis(shape, i);
+  for (int i = 0; i < shape->ndims; i++)
+    moved_name[i] = name[run->order[i]], moved_dims[i] = dims[run->order[i]];
   tool_axes_describe(shape->ndims, name, dims, run->in_shape, sizeof run->in_shape);
   tool_axes_describe(shape->ndims, moved_name, moved_dims, run->out_shape, sizeof run->out_shape);
   return TOOL_EXIT_OK;
+}
+
+/* The shape of what move j of run->in's order reads (run->in's, for the
+ * first), folded for it. */
+static xio_shape move_source_shape(const transpose_run *run, int j) {
+  xio_shape shape = run->in.shape;
+  for (int m = 0; m <= j; m++) {
+    if (m > 0) shape = xio_shape_transposed(&shape);
+    shape.lead = run->folds[m][0], shape.split = run->folds[m][1], shape.trail = run->folds[m][2];
+  }
+  return shape;
+}
+
+/* Local.  The matrix move j reads, as planned: shaped and folded, not open
+ * (the last move's, to plan the output's chunks and fold it). */
+static int planned_source(const transpose_run *run, int j, xio_matrix *m, xio_error *err) {
+  if (j == 0) {
+    *m = run->in;
+    return 0;
+  }
+  xio_matrix_reset(m);
+  m->shape = move_source_shape(run, j);
+  m->type_size = run->in.type_size;
+  snprintf(m->dataset, sizeof m->dataset, "%s", run->in.dataset);
+  return xio_matrix_fold(m, m->shape.lead, m->shape.split, m->shape.trail, err);
+}
+
+/* Local.  Folds run->out as the transpose of what the last move reads. */
+static int fold_output(transpose_run *run, xio_error *err) {
+  xio_matrix last;
+  return planned_source(run, run->moves - 1, &last, err) ||
+                 xio_matrix_fold_as_transpose(&run->out, &last, err)
+             ? -1
+             : 0;
+}
+
+/* The checksums a dataset's move leaves for verify_output: of what was
+ * read, the first move's (the input's), and of what was written, the
+ * last's (the output's). */
+static xio_checksums variable_sums(const transpose_run *run) {
+  return (xio_checksums){run->moves > 1 ? run->record.first_read : run->record.progress.sums.read,
+                         run->record.progress.sums.written};
+}
+
+/* The scratch file move j writes (of an order of several moves). */
+static void scratch_path(const transpose_run *run, int j, char *path, size_t size) {
+  snprintf(path, size, "%.4000s.xpose-scratch-%d", run->output.final_path, j + 1);
+}
+
+static int unlink_on_root(void *path, xio_error *err) {
+  if (unlink(path) != 0 && errno != ENOENT)
+    return xio_fail(err, "cannot remove the scratch file %s: %s", (char *)path, strerror(errno));
+  return 0;
+}
+
+/* Collective where a scratch file is open.  Closes the scratch files of
+ * the dataset moved and, with remove_files, rank 0 removes them (errors go
+ * unreported: the run's outcome is decided, and a stale scratch file is
+ * made anew).  A run of one move has none: nothing happens, so a failed
+ * run's cleanup makes no call more than before. */
+static void drop_scratch(transpose_run *run, int remove_files) {
+  xio_error ignored;
+  for (int i = 0; i < 2; i++) xio_close(&run->scratch[i], &ignored);
+  for (int j = 0; remove_files && run->rank == 0 && j + 1 < TOOL_MAX_MOVES; j++) {
+    char path[sizeof run->output.final_path + 32];
+    scratch_path(run, j, path, sizeof path);
+    (void)unlink(path);
+  }
+}
+
+/* Collective.  Sets up move run->move of the dataset in run->in: its
+ * source (run->in, or the scratch file the move before wrote, opened
+ * where it is not open) and its destination (run->out, or a scratch file:
+ * made, or with `resuming` the one a stopped run left), folded for it;
+ * the record's fields that describe it. */
+static int begin_move(transpose_run *run, int resuming, xio_error *err) {
+  const int j = run->move;
+  const char *shown = run->output.final_path;
+  char path[sizeof run->output.final_path + 32];
+  xio_matrix *src = j == 0 ? &run->in : &run->scratch[(j - 1) % 2], *dst = &run->out;
+  if (j > 0 && src->comm == MPI_COMM_NULL) { /* resumed: read back as it was written */
+    scratch_path(run, j - 1, path, sizeof path);
+    xio_matrix writer;
+    uint64_t sum = 0;
+    if (xio_open_existing(run->comm, path, shown, "/xpose-scratch", 0, src, err) ||
+        planned_source(run, j - 1, &writer, err) ||
+        xio_matrix_fold_as_transpose(src, &writer, err) ||
+        xio_checksum_matrix(src, 1, piece_budget(run), NULL, &sum, err))
+      return -1;
+    if (sum != run->record.source_sum)
+      return xio_fail(err,
+                      "the scratch file %s reads back with checksum %016llx, not the "
+                      "recorded %016llx",
+                      path, (unsigned long long)sum, (unsigned long long)run->record.source_sum);
+  }
+  const int *fold = run->folds[j];
+  if (j > 0 && xio_matrix_fold(src, fold[0], fold[1], fold[2], err)) return -1;
+  if (j + 1 < run->moves) { /* into a scratch file, contiguous and uncompressed */
+    dst = &run->scratch[j % 2];
+    xio_error ignored;
+    xio_close(dst, &ignored); /* the file move j - 2 wrote, read by now */
+    scratch_path(run, j, path, sizeof path);
+    const xio_shape shape = xio_shape_transposed(&src->shape);
+    const xio_storage contiguous = {.layout = XIO_LAYOUT_CONTIGUOUS};
+    if (resuming ? xio_open_existing(run->comm, path, shown, "/xpose-scratch", 1, dst, err) ||
+                       xio_matrix_fold_as_transpose(dst, src, err)
+                 : xio_on_root(run->comm, unlink_on_root, path, err) ||
+                       xio_create_output(run->comm, path, shown, "/xpose-scratch", run->in.type,
+                                         NULL, &contiguous, &shape, dst, err))
+      return -1;
+  }
+  run->src = src, run->dst = dst;
+  run->record.move = j;
+  run->record.rows = src->rows, run->record.cols = src->cols, run->record.shape = src->shape;
+  return 0;
+}
+
+/* Collective.  The moves of the dataset in run->in, from run->move on,
+ * as xio_transpose returns: each scratch file read back and checked
+ * against what its move wrote before the next move reads it (unless
+ * --verify none), and removed once the last move is done. */
+static int move_variable(transpose_run *run, xio_transpose_options *topt,
+                         xio_transpose_stats *stats, xio_error *err) {
+  for (;;) {
+    int rc = xio_transpose(run->src, run->dst, topt, stats, err);
+    run->record.progress = stats->done;
+    if (rc == 0 && run->move + 1 == run->moves) drop_scratch(run, 1);
+    if (rc != 0 || run->move + 1 == run->moves) return rc;
+    if (run->move == 0) run->record.first_read = stats->done.sums.read;
+    run->record.source_sum = stats->done.sums.written; /* for the next move to check */
+    uint64_t sum = 0;
+    if (run->opt->verify != TOOL_VERIFY_NONE) {
+      /* from storage: its pages are clean (synced at the checkpoint), and
+       * each rank drops its node's */
+      char path[sizeof run->output.final_path + 32];
+      scratch_path(run, run->move, path, sizeof path);
+      const int fd = open(path, O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), (void)close(fd);
+      rc = xio_checksum_matrix(run->dst, 1, piece_budget(run), tool_stop_requested, &sum, err);
+      if (rc) return rc;
+      run->scratch_lost = sum != stats->done.sums.written;
+      if (run->scratch_lost)
+        return xio_fail(err,
+                        "the scratch file of %s's move %d of %d, read back from storage, differs "
+                        "from what was written (checksums %016llx and %016llx): the file system "
+                        "lost or changed data; nothing was published",
+                        run->in.dataset, run->move + 1, run->moves, (unsigned long long)sum,
+                        (unsigned long long)stats->done.sums.written);
+    }
+    run->moved_passes += xio_pass_count(&stats->done.grid);
+    run->move++;
+    run->record.progress = (xio_progress){0};
+    topt->resume_from = NULL;
+    if (begin_move(run, 0, err)) return -1;
+    limit_passes_for(run, topt);
+    tool_report_progress_begin(0);
+  }
 }
 
 /* Collective.  Dataset k of the run opened as run->in (in the input file
@@ -826,7 +1029,10 @@ static int verify_each(transpose_run *run, const char *file, uint64_t budget, in
     const int opened = open_variable(run, k, &run->out, err);
     if (opened != TOOL_EXIT_OK) return opened;
     xio_error why = {""};
-    if (xio_matrix_fold_as_transpose(&run->out, &run->in, &why)) {
+    if (run->moves > 1) { /* read value by value: no one fold moves them */
+      if (xio_verify_permutation(&run->in, &run->out, run->order, budget, match, detail, size, err))
+        return TOOL_EXIT_ERROR;
+    } else if (xio_matrix_fold_as_transpose(&run->out, &run->in, &why)) {
       *match = 0;
       snprintf(detail, size, "%s", why.message);
     } else if (xio_verify_transpose(&run->in, &run->out, budget, match, detail, size, err)) {
@@ -895,6 +1101,9 @@ static int run_begin(transpose_run *run, const tool_options *opt, MPI_Comm comm,
   *run = (transpose_run){.opt = opt, .comm = comm};
   xio_matrix_reset(&run->in);
   xio_matrix_reset(&run->out);
+  xio_matrix_reset(&run->scratch[0]);
+  xio_matrix_reset(&run->scratch[1]);
+  run->src = &run->in, run->dst = &run->out;
   if (parse_paths(opt, &run->in_path, &run->out_path, err) == 0 &&
       xio_mpi_hints_set(opt->mpi_hints, opt->mpi_hint_count, err) == 0)
     return TOOL_EXIT_OK;
@@ -1019,11 +1228,12 @@ static void print_summary(const transpose_run *run, const xio_transpose_stats *s
         rate, verification);
   } else {
     tool_report_result(
-        "%s:%s (%s, %s) -> %s:%s (%s): %s, %d rank(s) (%s, %s), %lld "
+        "%s:%s (%s, %s) -> %s:%s (%s%s): %s, %d rank(s) (%s, %s), %lld "
         "pass(es)%s, %.3f s, %.2f GB/s, %s",
         run->in_path.file, run->in.dataset, run->in_shape, type_text, run->out_path.file, out_name,
-        run->out_shape, size_text, run->nranks, backend_name, stats->exchange, passes,
-        run->resumed ? " (resumed)" : "", total_seconds, rate, verification);
+        run->out_shape, run->reversed ? "; all axes reversed, as numpy's .T" : "", size_text,
+        run->nranks, backend_name, stats->exchange, passes, run->resumed ? " (resumed)" : "",
+        total_seconds, rate, verification);
   }
 }
 
@@ -1031,11 +1241,11 @@ static void print_summary(const transpose_run *run, const xio_transpose_stats *s
  * These three read the record's dataset, not the one a read-back may be
  * at. */
 static int work_recorded(const transpose_run *run) {
-  return run->record.variable > 0 || run->record.progress.passes_done > 0;
+  return run->record.variable > 0 || run->record.move > 0 || run->record.progress.passes_done > 0;
 }
 
 static int all_passes_done(const transpose_run *run) {
-  return run->record.variable + 1 == run->rearranged.count &&
+  return run->record.variable + 1 == run->rearranged.count && run->record.move + 1 == run->moves &&
          run->record.progress.passes_done == xio_pass_count(&run->record.progress.grid);
 }
 
@@ -1044,11 +1254,14 @@ static int all_passes_done(const transpose_run *run) {
 static void describe_progress(const transpose_run *run, char *text, size_t size) {
   const long long done = (long long)run->record.progress.passes_done,
                   passes = (long long)xio_pass_count(&run->record.progress.grid);
+  char move[64] = "";
+  if (run->moves > 1)
+    snprintf(move, sizeof move, " of move %d of %d", run->record.move + 1, run->moves);
   if (run->rearranged.count == 1)
-    snprintf(text, size, "%lld of %lld passes", done, passes);
+    snprintf(text, size, "%lld of %lld passes%s", done, passes, move);
   else
-    snprintf(text, size, "%d of %d datasets and %lld of %lld passes of %.100s",
-             run->record.variable, run->rearranged.count, done, passes,
+    snprintf(text, size, "%d of %d datasets and %lld of %lld passes%s of %.100s",
+             run->record.variable, run->rearranged.count, done, passes, move,
              run->rearranged.paths[run->record.variable]);
 }
 
@@ -1057,10 +1270,13 @@ static void say_variable(const transpose_run *run, const char *type_text) {
   char which[64] = "";
   if (run->rearranged.count > 1)
     snprintf(which, sizeof which, " (dataset %d of %d)", run->variable + 1, run->rearranged.count);
+  char moves[64] = "";
+  if (run->moves > 1)
+    snprintf(moves, sizeof moves, " first of %d moves, through scratch files,", run->moves);
   tool_report_verbose(
-      "input %s:%s%s, %s -> %s, %s; moved as a %lld x %lld matrix of %zu-byte "
+      "input %s:%s%s, %s -> %s, %s; moved%s as a %lld x %lld matrix of %zu-byte "
       "elements",
-      run->in_path.file, run->in.dataset, which, run->in_shape, run->out_shape, type_text,
+      run->in_path.file, run->in.dataset, which, run->in_shape, run->out_shape, type_text, moves,
       (long long)run->in.rows, (long long)run->in.cols, run->in.elem_size);
 }
 
@@ -1069,7 +1285,7 @@ static void say_variable(const transpose_run *run, const char *type_text) {
 static int next_variable(transpose_run *run, xio_transpose_options *topt, xio_error *err) {
   run->moved_bytes += matrix_bytes(&run->in);
   run->moved_passes += xio_pass_count(&run->record.progress.grid);
-  run->record.finished = tool_checksums_chain(run->record.finished, run->record.progress.sums);
+  run->record.finished = tool_checksums_chain(run->record.finished, variable_sums(run));
   run->record.progress = (xio_progress){0};
   topt->resume_from = NULL;
   if (begin_variable(run, run->variable + 1, err)) return -1;
@@ -1079,7 +1295,7 @@ static int next_variable(transpose_run *run, xio_transpose_options *topt, xio_er
     xio_type_describe(run->in.type, type_text, sizeof type_text);
     say_variable(run, type_text);
   }
-  return use_output_dataset(run, err);
+  return use_output_dataset(run, err) || begin_move(run, 0, err) ? -1 : 0;
 }
 
 /* The largest pass planned on the host with the default budget: passes.h's
@@ -1092,8 +1308,9 @@ static int next_variable(transpose_run *run, xio_transpose_options *topt, xio_er
  * 1200 passes and 200 took the same 2.3-2.4 s). */
 static uint64_t default_pass_limit(const transpose_run *run) {
   const uint64_t least = (uint64_t)16 << 20;
+  const xio_matrix *source = run->src;
   uint64_t eighth =
-      xio_pass_bytes((run->in.rows + 7) / 8, run->in.cols, run->in.elem_size, run->nranks);
+      xio_pass_bytes((source->rows + 7) / 8, source->cols, source->elem_size, run->nranks);
   if (eighth < least) eighth = least;
   return output_compressed(run) && eighth < XIO_PASS_BYTES_FOR_SPEED ? eighth
                                                                     : XIO_PASS_BYTES_FOR_SPEED;
@@ -1202,8 +1419,7 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   int transposed;
   for (;;) { /* each dataset in turn */
     tool_report_progress_begin(topt.resume_from ? topt.resume_from->passes_done : 0);
-    transposed = xio_transpose(&run->in, &run->out, &topt, &stats, &err);
-    run->record.progress = stats.done;
+    transposed = move_variable(run, &topt, &stats, &err);
     if (transposed != 0 || run->variable + 1 == run->rearranged.count) break;
     if ((transposed = next_variable(run, &topt, &err)) != 0) break;
   }
@@ -1220,6 +1436,10 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
     if (transposed == XIO_STOPPED) {
       exit_code = TOOL_EXIT_STOPPED;
       goto stopped;
+    }
+    if (run->scratch_lost) { /* wrong: never to be resumed */
+      exit_code = TOOL_EXIT_VERIFY;
+      keep_partial = 0;
     }
     goto fail;
   }
@@ -1314,10 +1534,17 @@ release : {
   const int drop = out->owned && !keep_partial;
   const char *const leftovers[] = {drop ? out->partial_path : NULL, drop ? out->record_path : NULL,
                                    out->owned && run->rank == 0 ? out->lock_path : NULL};
-  tool_watchdog_arm(leftovers, 3);
+  char scratch[TOOL_MAX_MOVES - 1][sizeof out->final_path + 32];
+  const char *all[3 + TOOL_MAX_MOVES - 1] = {leftovers[0], leftovers[1], leftovers[2]};
+  for (int j = 0; j + 1 < TOOL_MAX_MOVES; j++) {
+    scratch_path(run, j, scratch[j], sizeof scratch[j]);
+    all[3 + j] = drop && run->rank == 0 ? scratch[j] : NULL;
+  }
+  tool_watchdog_arm(all, 3 + TOOL_MAX_MOVES - 1);
   xio_error ignored;
   xio_close(&run->out, &ignored);
   xio_close(&run->in, &ignored);
+  drop_scratch(run, drop);
 }
   tool_output_release(comm, &run->output, keep_partial);
   tool_watchdog_disarm();

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "axes.h"
 #include "checksum.h"
 #include "output_file.h"
 
@@ -124,12 +125,12 @@ static int format_slot(const tool_resume_record *r, char slot[SLOT_BYTES]) {
                 shape->split, shape->trail);
   for (int i = 0; i < shape->ndims && n < SLOT_BYTES; i++)
     n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), " %" PRId64, shape->dims[i]);
-  if (n + 160 >= SLOT_BYTES) return -1;
+  if (n + 200 >= SLOT_BYTES) return -1;
   n += snprintf(slot + n, (size_t)(SLOT_BYTES - n),
                 "\nvariables %d %d %016" PRIx64 " %016" PRIx64 "\nfinished %016" PRIx64
-                " %016" PRIx64 "\n",
+                " %016" PRIx64 "\nmove %d %016" PRIx64 " %016" PRIx64 "\n",
                 r->variables, r->variable, r->list_hash, r->order_hash, r->finished.read,
-                r->finished.written);
+                r->finished.written, r->move, r->first_read, r->source_sum);
   n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "check %016" PRIx64 "\n",
                 hash_bytes(slot, (size_t)n));
   return 0;
@@ -203,7 +204,10 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
       sscanf(v, "%d %d %" SCNx64 " %" SCNx64, &r->variables, &r->variable, &r->list_hash,
              &r->order_hash) != 4 ||
       r->variable < 0 || r->variable >= r->variables || !(v = field(text, "finished")) ||
-      sscanf(v, "%" SCNx64 " %" SCNx64, &r->finished.read, &r->finished.written) != 2)
+      sscanf(v, "%" SCNx64 " %" SCNx64, &r->finished.read, &r->finished.written) != 2 ||
+      !(v = field(text, "move")) ||
+      sscanf(v, "%d %" SCNx64 " %" SCNx64, &r->move, &r->first_read, &r->source_sum) != 3 ||
+      r->move < 0 || r->move >= TOOL_MAX_MOVES)
     return -1;
   rest_of_line(r->input_dataset, sizeof r->input_dataset, field(text, "input_dataset"));
   rest_of_line(r->output_dataset, sizeof r->output_dataset, field(text, "output_dataset"));
@@ -276,9 +280,9 @@ const char *tool_resume_record_mismatch(const tool_resume_record *found,
     snprintf(why, sizeof why, "the input file changed since it was started: %s", change);
     return why;
   }
-  /* At another of the run's datasets: the same file, paths and order make
-   * it the same run; resuming checks that dataset's partial output. */
-  if (found->variable != wanted->variable) /* the same folds, where the order is the same */
+  /* At another of the run's datasets, or moves: the same file, paths and
+   * order make it the same run; resuming checks that partial output. */
+  if (found->variable != wanted->variable || found->move != wanted->move)
     return found->order_hash != wanted->order_hash ? "it was started for another order of the axes"
                                                    : NULL;
   if (strcmp(found->input_dataset, wanted->input_dataset) != 0)

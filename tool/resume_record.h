@@ -45,6 +45,12 @@ typedef struct {
   int variables, variable;
   uint64_t list_hash, order_hash;
   xio_checksums finished;
+  /* An order of several moves (main.c): which one `progress` and the
+   * fields above are of (its source's shape and fold), the checksum of
+   * what its first move read, and that of the scratch file it reads, as
+   * the move before wrote it. */
+  int move;
+  uint64_t first_read, source_sum;
   /* how far it got */
   xio_progress progress;
   uint64_t sequence;

@@ -1,10 +1,11 @@
 """End to end: N-D datasets and their axes (--axes, --dims).  Every
-permutation xpose makes (one run of adjacent axes moved in front of the run
-before it, the axes before and after both in place) of 3-, 4- and 5-D datasets against numpy's
+move (one run of adjacent axes moved in front of the run before it, the
+axes before and after both in place) of 3-, 4- and 5-D datasets, and every
+order of 3 and 4 axes (up to three moves, through scratch files), against numpy's
 transpose, at 1 to 3 ranks, odd sizes, element sizes 1 to 16 bytes,
 contiguous (raw) and chunked, compressed outputs, in passes far smaller
-than the data; the other permutations refused with one message and
-nothing written; names from netCDF dimensions and from labels; resuming
+than the data; numpy's .T by default; orders of more moves refused with one
+message and nothing written; names from netCDF dimensions and from labels; resuming
 and `xpose verify` on N-D outputs."""
 
 import itertools
@@ -70,6 +71,43 @@ class Axes(ToolTestCase):
                                         "in.h5", "out.h5")
                     self.assertEqual(result.returncode, 0, result)
 
+    def test_every_order_of_3_and_4_axes(self):
+        shapes = {3: (7, 5, 3), 4: (5, 3, 4, 3)}
+        case = 0
+        for ndims, shape in shapes.items():
+            for order in itertools.permutations(range(ndims)):
+                if list(order) == list(range(ndims)):
+                    continue
+                dtype = DTYPES[case % len(DTYPES)]
+                storage = STORAGES[case % len(STORAGES)]
+                ranks = 1 + case % 4
+                case += 1
+                with self.subTest(shape=shape, order=order, dtype=dtype, storage=storage,
+                                  ranks=ranks):
+                    data = self.write(shape, dtype, storage)
+                    axes = ",".join(map(str, order))
+                    budget = str(16 * data.itemsize * int(np.prod(shape[1:])))
+                    result = self.xpose(ranks, "--force", "--memory", budget, "--axes", axes,
+                                        "in.h5", "out.h5")
+                    self.assertEqual(result.returncode, 0, result)
+                    self.assertPermuted(data, order)
+                    self.assertEqual(self.leftovers(), [])
+                    result = self.xpose(ranks, "verify", "--axes", axes, "in.h5", "out.h5")
+                    self.assertEqual(result.returncode, 0, result)
+
+    def test_n_d_default_reverses_the_axes(self):
+        data = self.write((4, 3, 5, 2), "<i2")
+        result = self.xpose(3, "--memory", "1K", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("; all axes reversed, as numpy's .T)", result.stdout)
+        self.assertPermuted(data, [3, 2, 1, 0])
+        result = self.xpose(2, "verify", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        with h5py.File(self.path("out.h5"), "r+") as f:  # one value off: caught
+            f["v"][1, 2, 0, 3] += 1
+        result = self.xpose(2, "verify", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 3, result)
+
     def test_empty_axes_anywhere(self):
         for shape, order in (((3, 4, 0), [1, 0, 2]), ((3, 0, 2), [1, 2, 0]),
                              ((0, 3, 2), [2, 0, 1])):
@@ -92,25 +130,46 @@ class Axes(ToolTestCase):
                     self.assertPermuted(data, order)
 
     def test_other_orders_are_refused_with_one_message(self):
-        self.write((4, 3, 2, 5), "<f4")
-        made = {tuple(order_of(4, *move)) for move in moves(4)}
-        refused = [p for p in itertools.permutations(range(4)) if p not in made]
-        for order in refused:
+        self.write((2, 3, 2, 3, 2, 3), "<f4", name="six.h5")
+        for order, why in (("5,4,3,2,1,0", "more than 3 moves"),
+                           ("0,1,2,3,4,5", "nothing to transpose")):
             with self.subTest(order=order):
-                result = self.xpose(2, "--axes", ",".join(map(str, order)), "in.h5", "out.h5")
+                result = self.xpose(2, "--axes", order, "six.h5", "out.h5")
                 self.assertEqual(result.returncode, USAGE, result)
                 self.assertEqual(result.stderr.count("xpose: error:"), 1, result)
+                self.assertIn(why, result.stderr)
                 self.assertEqual(self.leftovers(), [])
                 self.assertFalse(os.path.exists(self.path("out.h5")))
+        result = self.xpose(2, "six.h5", "out.h5")  # its reversal, the default
+        self.assertEqual(result.returncode, USAGE, result)
+        self.assertIn("give the output's axis order with --dims", result.stderr)
+        self.write((4, 3, 2, 5), "<f4")
         for bad, why in (("0,1", "names 2 axes"), ("0,1,2,4", "is not an axis"),
                          ("1,1,0,2", "twice"), ("x", "is not an axis")):
             with self.subTest(axes=bad):
                 result = self.xpose(2, "--axes", bad, "in.h5", "out.h5")
                 self.assertEqual(result.returncode, USAGE, result)
                 self.assertIn(why, result.stderr)
-        result = self.xpose(2, "in.h5", "out.h5")  # N-D needs an order
-        self.assertEqual(result.returncode, USAGE, result)
-        self.assertIn("is 4-D: give the output's axis order with --dims", result.stderr)
+
+    def test_a_run_stopped_in_its_second_move_resumes_there(self):
+        # (z, y, x): two moves, the first into a scratch file
+        data = self.write((120, 68, 60), "<f4")
+        args = ["--memory", "4K", "--checkpoint", "0", "--axes", "2,1,0", "in.h5", "out.h5"]
+        proc = start(2, [XPOSE, *args], cwd=self.dir)
+        partial = self.path("out.h5.xpose-partial")
+        wait_for_record(proc, partial, lambda r: r["move"].startswith("1 ") and
+                        int(r["passes_done"]) >= 20, timeout=120, poll=0.02)
+        os.kill(proc.pid, signal.SIGUSR1)
+        result = finish(proc)
+        self.assertEqual(result.returncode, 4, result)
+        self.assertIn("passes of move 2 of 2", result.stderr)
+        self.assertTrue(os.path.exists(self.path("out.h5.xpose-scratch-1")))
+        result = self.xpose(3, "--resume", "--memory", "8K", "--axes", "2,1,0", "in.h5",
+                            "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("(resumed)", result.stdout)
+        self.assertPermuted(data, [2, 1, 0])
+        self.assertEqual(self.leftovers(), [])
 
     def test_dims_by_label_and_by_netcdf_dimension(self):
         data = pattern((6, 5, 4), "<f4")

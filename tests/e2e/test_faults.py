@@ -71,6 +71,25 @@ class Faults(ToolTestCase):
         failed = [o for o in outcomes.values() if o != "published"]
         self.assertGreater(len(failed), len(outcomes) // 2, outcomes)
 
+    @unittest.skipUnless(WRITE_FAULT, "the write-fault shim was not built")
+    def test_faults_in_a_scratch_file_never_publish_a_wrong_file(self):
+        # (z, y, x) is two moves, the first into OUT.xpose-scratch-1
+        self.write_h5("in.h5", {"/m": pattern((40, 30, 20), "<f8")})  # 188 KiB
+        before = digest(self.path("in.h5"))
+        for ranks in (1, 3):
+            for fault, why in (({"WRITE_FAULT_ERRNO": "EIO"}, "/xpose-scratch"),
+                               ({"WRITE_FAULT_LOSE": "1"}, "the file system lost or changed")):
+                env = {"LD_PRELOAD": WRITE_FAULT, "XPOSE_ABORT_TIMEOUT": "5",
+                       "WRITE_FAULT_PATH": "out.h5.xpose-scratch-1", "WRITE_FAULT_AFTER": "20000",
+                       **fault}
+                with self.subTest(ranks=ranks, fault=fault):
+                    result = self.run_with(ranks, ["--json", "--memory", "16K", "--checkpoint",
+                                                   "0", "--axes", "2,1,0", "in.h5", "out.h5"],
+                                           env)
+                    self.assertNotEqual(result.returncode, 0, result)
+                    message = self.assertSafe(result, self.path("out.h5"), before)
+                    self.assertIn(why, message)
+
     def test_full_file_system_fails_up_front(self):
         with self.small_file_system("4m") as mnt:
             self.write_h5("in.h5", {"/m": pattern((1000, 1000), "<f8")})  # 7.63 MiB

@@ -223,22 +223,30 @@ class NetcdfFiles(ToolTestCase):
         self.assertIn("/tas", result.stderr)
         del pr
 
-    def test_orders_that_cannot_be_made_or_named_outputs_are_refused_first(self):
+    def test_a_variable_of_several_moves_is_moved_with_the_others(self):
         with netCDF4.Dataset(self.path("in.nc"), "a") as nc:
             nc.createDimension("lev", 3)
-            nc.createVariable("ta", "f4", ("time", "lev", "lat", "lon"))[:] = 1.0
-        # ncpdq's rule makes ta (lat, lev, lon, time): more than one move
-        result = self.xpose(2, "--dims", "lat,lon,time", "in.nc", "out.nc")
-        self.assertEqual(result.returncode, USAGE, result)
-        self.assertIn("in.nc:/ta", result.stderr)
-        self.assertIn("needs more than one move", result.stderr)
-        self.assertFalse(os.path.exists(self.path("out.nc")))
+            shape = tuple(len(nc.dimensions[d]) for d in ("time", "lev", "lat", "lon"))
+            ta = (np.arange(np.prod(shape), dtype="f4").reshape(shape) + 0.5)
+            nc.createVariable("ta", "f4", ("time", "lev", "lat", "lon"))[:] = ta
+        # ncpdq's rule makes ta (lat, lev, lon, time): two moves, through a scratch file
+        result = self.xpose(2, "--memory", "64K", "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        with netCDF4.Dataset(self.path("out.nc")) as nc:
+            self.assertEqual(nc["ta"].dimensions, ("lat", "lev", "lon", "time"))
+            self.assertTrue(nc.dimensions["time"].isunlimited())
+            np.testing.assert_array_equal(nc["ta"][:], ta.transpose(2, 1, 3, 0))
+            self.assertEqual(nc["tas"].dimensions, ("lat", "lon", "time"))
+        result = self.xpose(2, "verify", "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
         self.assertEqual(self.leftovers(), [])
-        write_cf(self.path("in.nc"))
+
+    def test_an_output_dataset_named_for_several_is_refused_first(self):
         self.add_variables()
         result = self.xpose(2, "--dims", "lat,lon,time", "in.nc", "out.nc:/tas_t")
         self.assertEqual(result.returncode, USAGE, result)
         self.assertIn("give the output file alone", result.stderr)
+        self.assertFalse(os.path.exists(self.path("out.nc")))
 
     def test_dims_that_reorder_nothing_or_name_no_axis_are_refused(self):
         result = self.xpose(2, "--dims", "time,lat", "in.nc", "out.nc")
