@@ -526,11 +526,14 @@ static int make_missing_outputs(transpose_run *run, const xio_transpose_options 
  * unless --only the storage the rest takes in the input (compressed as
  * compressed) with 1% more for its structures. */
 static int reserve_output(transpose_run *run, xio_error *err) {
-  uint64_t data = 0, rest = 0, size = 0;
+  uint64_t data = 0, rest = 0, size = 0, scratch = 0;
   const xio_path_list rearranged = rearranged_list(run);
   for (int k = 0; k < run->rearranged.count; k++) {
     if (open_variable(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
     if (!output_compressed(run)) data += matrix_bytes(&run->in);
+    /* a dataset's scratch files, two at most at once, go once it is moved */
+    const uint64_t files = (uint64_t)(run->moves - 1 < 2 ? run->moves - 1 : 2);
+    if (files * matrix_bytes(&run->in) > scratch) scratch = files * matrix_bytes(&run->in);
   }
   if ((!run->opt->only && xio_rest_bytes(run->comm, run->in.file, run->out.file, run->in_path.file,
                                          &rearranged, &rest, err)) ||
@@ -538,7 +541,11 @@ static int reserve_output(transpose_run *run, xio_error *err) {
     return -1;
   const uint64_t headers = (uint64_t)16 << 10; /* the superblock, the datasets' headers */
   return tool_output_reserve(run->comm, &run->output, size + headers + data + rest + rest / 100,
-                             err);
+                             err) ||
+                 tool_output_check_room(run->comm, &run->output, scratch ? scratch + headers : 0,
+                                        "its scratch files", err)
+             ? -1
+             : 0;
 }
 
 /* Collective.  Unless --only, the rest of the input file beside the

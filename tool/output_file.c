@@ -284,6 +284,34 @@ int tool_output_reserve(MPI_Comm comm, const tool_output_file *out, uint64_t byt
   return xio_on_root(comm, reserve_on_root, &request, err);
 }
 
+static int room_on_root(void *arg, xio_error *err) {
+  const struct {
+    const tool_output_file *out;
+    uint64_t bytes;
+    const char *what;
+  } *r = arg;
+  struct statvfs fs;
+  if (r->bytes == 0 || statvfs(r->out->partial_path, &fs) != 0) return 0;
+  const uint64_t free_bytes = (uint64_t)fs.f_bavail * (uint64_t)fs.f_frsize;
+  if (r->bytes <= free_bytes) return 0;
+  char dir[sizeof r->out->final_path], need[32], room[32];
+  snprintf(dir, sizeof dir, "%s", r->out->final_path);
+  tool_format_bytes(r->bytes, need, sizeof need);
+  tool_format_bytes(free_bytes, room, sizeof room);
+  return xio_fail(err, "not enough space for %s: %s need %s more and %s has %s free",
+                  r->out->final_path, r->what, need, dirname(dir), room);
+}
+
+int tool_output_check_room(MPI_Comm comm, const tool_output_file *out, uint64_t bytes,
+                           const char *what, xio_error *err) {
+  struct {
+    const tool_output_file *out;
+    uint64_t bytes;
+    const char *what;
+  } request = {out, bytes, what};
+  return xio_on_root(comm, room_on_root, &request, err);
+}
+
 static int sync_on_root(void *arg, xio_error *err) {
   return sync_path(((const tool_output_file *)arg)->partial_path, err);
 }

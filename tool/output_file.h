@@ -59,6 +59,12 @@ int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int 
  * and what is free. */
 int tool_output_reserve(MPI_Comm comm, const tool_output_file *out, uint64_t bytes, xio_error *err);
 
+/* Collective.  Fails, naming `what` ("its scratch files"), what is needed
+ * and what is free, where the partial's file system has less than `bytes`
+ * free beside it: for files written later, not reserved. */
+int tool_output_check_room(MPI_Comm comm, const tool_output_file *out, uint64_t bytes,
+                           const char *what, xio_error *err);
+
 /* Collective, the file closed.  Syncs the partial to storage and drops it
  * from every node's page cache, so that reading it back reads storage. */
 int tool_output_evict(MPI_Comm comm, const tool_output_file *out, xio_error *err);

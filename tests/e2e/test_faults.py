@@ -105,5 +105,19 @@ class Faults(ToolTestCase):
                                          rf"7.6\d MiB and {mnt} has [\d.]+ [KM]iB free")
                         self.assertEqual(os.listdir(mnt), [], "leftovers on the full disk")
 
+    def test_no_room_for_scratch_files_fails_up_front(self):
+        with self.small_file_system("4m") as mnt:
+            self.write_h5("in.h5", {"/m": pattern((50, 80, 80), "<f8")})  # 2.44 MiB
+            before = digest(self.path("in.h5"))
+            out = os.path.join(mnt, "out.h5")
+            for ranks in (1, 3):
+                with self.subTest(ranks=ranks):  # (z, y, x): a scratch file as large again
+                    result = self.run_with(ranks, ["--json", "--memory", "1M", "--axes", "2,1,0",
+                                                   "in.h5", out], {})
+                    message = self.assertSafe(result, out, before)
+                    self.assertRegex(message, rf"not enough space for {out}: its scratch files "
+                                     rf"need 2.4\d MiB more and {mnt} has [\d.]+ [KM]iB free")
+                    self.assertEqual(os.listdir(mnt), [], "leftovers on the full disk")
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
