@@ -46,7 +46,8 @@ typedef struct {
   xio_shape shape;
   size_t type_size;                 /* of one value of `type` */
   /* Of the folded matrix (xio_matrix_fold): the items' matrices stacked,
-   * each rows / items x cols, transposed one by one. */
+   * each rows / items x cols, transposed one by one (an empty matrix is
+   * one item). */
   int64_t rows, cols, items;
   size_t elem_size;                 /* type_size times the values of the axes inside an element */
   int chunked;                      /* read independently: see transfer_block */

@@ -1,4 +1,4 @@
-/* The output's axis order (--axes, --dims) as a fold of the input.
+/* The output's axis order (--axes, --dims) as moves: folds of the input.
  *
  * An N-D permutation that moves the run of axes [split, trail) in front of
  * the run [lead, split), the axes before and after them staying in place,
@@ -28,8 +28,8 @@ int tool_axes_plan(int ndims, const char *const *names, const char *axes, const 
 /* Local.  The fewest moves (h5_matrix.h's folds: lead, split, trail) that
  * make `order` (order[i]: the input axis that becomes axis i), each of the
  * dataset as the moves before it left it, into moves[k]: how many (0 for
- * the identity), or -1 where more than max_moves (at most TOOL_MAX_MOVES) are needed or
- * the order has too many axes to search. */
+ * the identity), or -1 where more than max_moves (at most TOOL_MAX_MOVES)
+ * are needed or the order has too many axes to search. */
 int tool_axes_moves(int ndims, const int *order, int max_moves, int (*moves)[3]);
 
 /* Local.  NCO ncpdq's rule for a dataset whose axis i is named names[i]:
