@@ -197,7 +197,7 @@ int main(void) {
     int perm[5] = {0, 1, 2, 3, 4}, most = 0;
     do {
       int moves[3][3], now[5], next[5];
-      const int count = tool_axes_moves(n, perm, 3, moves);
+      const int count = tool_axes_moves(n, perm, NULL, 3, moves);
       for (int i = 0; i < n; i++) now[i] = i;
       for (int k = 0; k < count; k++) {
         const int l = moves[k][0], s = moves[k][1], t = moves[k][2], *a = now;
@@ -217,11 +217,21 @@ int main(void) {
   }
   const int reversed3[] = {2, 1, 0}, rotated[] = {1, 2, 0}, reversed4[] = {3, 2, 1, 0};
   int moves[3][3];
-  EXPECT(tool_axes_moves(3, reversed3, 3, moves) == 2, "(z,y,x) in 2 moves");
-  EXPECT(tool_axes_moves(3, rotated, 3, moves) == 1 && moves[0][0] == 0 && moves[0][1] == 1 &&
+  EXPECT(tool_axes_moves(3, reversed3, NULL, 3, moves) == 2, "(z,y,x) in 2 moves");
+  EXPECT(tool_axes_moves(3, rotated, NULL, 3, moves) == 1 && moves[0][0] == 0 && moves[0][1] == 1 &&
              moves[0][2] == 3,
          "(y,z,x) is the fold 0, 1, 3");
-  EXPECT(tool_axes_moves(4, reversed4, 2, moves) == -1, "(d,c,b,a) in 2 moves");
+  EXPECT(tool_axes_moves(4, reversed4, NULL, 2, moves) == -1, "(d,c,b,a) in 2 moves");
+  /* ncpdq's (time, lev, lat, lon) -> (lat, lev, lon, time): of the two-move
+   * ways, one whose moves leave no axis inside the elements, not one
+   * carrying lon x time (8 MB) in each */
+  const int ncpdq[] = {2, 1, 3, 0};
+  const int64_t era5[] = {1461, 37, 721, 1440};
+  EXPECT(tool_axes_moves(4, ncpdq, era5, 3, moves) == 2 && moves[0][0] == 0 &&
+             moves[0][1] == 2 && moves[0][2] == 4 && moves[1][0] == 1 && moves[1][1] == 3 &&
+             moves[1][2] == 4,
+         "(lat, lev, lon, time): %d %d %d, %d %d %d", moves[0][0], moves[0][1], moves[0][2],
+         moves[1][0], moves[1][1], moves[1][2]);
 
   if (test_failures) return 1;
   printf("options: all checks passed\n");

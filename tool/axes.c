@@ -122,22 +122,60 @@ static void apply_move(int n, const int *from, int l, int s, int t, int *to) {
   for (int i = t; i < n; i++) to[k++] = from[i];
 }
 
-/* Depth-first: the moves (in group positions) that take `now` to
- * `target` in exactly `depth` more. */
-static int find_moves(int n, const int *now, const int *target, int depth, int (*moves)[3]) {
-  if (depth == 0) return memcmp(now, target, sizeof *now * (size_t)n) == 0;
-  int next[MAX_AXES];
-  for (int l = 0; l < n; l++)
-    for (int s = l + 1; s < n; s++)
-      for (int t = s + 1; t <= n; t++) {
-        apply_move(n, now, l, s, t, next);
-        moves[0][0] = l, moves[0][1] = s, moves[0][2] = t;
-        if (find_moves(n, next, target, depth - 1, moves + 1)) return 1;
-      }
-  return 0;
+/* The search for an order's moves, over groups of axes. */
+typedef struct {
+  int n, target[MAX_AXES];
+  double length[MAX_AXES]; /* of each group (by input position): its values */
+  int found, best[TOOL_MAX_MOVES][3], moves[TOOL_MAX_MOVES][3];
+  double best_element, best_items;
+} move_search;
+
+/* The largest element and the most matrices (items) the moves in
+ * s->moves (depth of them) make, from the input's arrangement. */
+static void move_costs(const move_search *s, int depth, double *element, double *items) {
+  int now[MAX_AXES], next[MAX_AXES];
+  for (int g = 0; g < s->n; g++) now[g] = g;
+  *element = *items = 0;
+  for (int k = 0; k < depth; k++) {
+    const int *m = s->moves[k];
+    double inside = 1, lead = 1;
+    for (int p = m[2]; p < s->n; p++) inside *= s->length[now[p]];
+    for (int p = 0; p < m[0]; p++) lead *= s->length[now[p]];
+    if (inside > *element) *element = inside;
+    if (lead > *items) *items = lead;
+    apply_move(s->n, now, m[0], m[1], m[2], next);
+    memcpy(now, next, sizeof *now * (size_t)s->n);
+  }
 }
 
-int tool_axes_moves(int ndims, const int *order, int max_moves, int (*moves)[3]) {
+/* Depth-first, every sequence of `depth` more moves from `now` (the
+ * moves before it in s->moves[0, level)): of those that reach the target,
+ * the one whose largest element is smallest (elements ride whole in every
+ * pass), then the one of fewest matrices (a pass each). */
+static void find_moves(move_search *s, const int *now, int level, int depth) {
+  if (depth == 0) {
+    if (memcmp(now, s->target, sizeof *now * (size_t)s->n) != 0) return;
+    double element, items;
+    move_costs(s, level, &element, &items);
+    if (!s->found || element < s->best_element ||
+        (element == s->best_element && items < s->best_items)) {
+      s->found = 1, s->best_element = element, s->best_items = items;
+      memcpy(s->best, s->moves, sizeof s->best);
+    }
+    return;
+  }
+  int next[MAX_AXES];
+  for (int l = 0; l < s->n; l++)
+    for (int st = l + 1; st < s->n; st++)
+      for (int t = st + 1; t <= s->n; t++) {
+        apply_move(s->n, now, l, st, t, next);
+        s->moves[level][0] = l, s->moves[level][1] = st, s->moves[level][2] = t;
+        find_moves(s, next, level + 1, depth - 1);
+      }
+}
+
+int tool_axes_moves(int ndims, const int *order, const int64_t *dims, int max_moves,
+                    int (*moves)[3]) {
   if (max_moves > TOOL_MAX_MOVES) max_moves = TOOL_MAX_MOVES;
   /* Axes that stay next to each other move together: one group each run
    * of them, numbered in input order. */
@@ -147,37 +185,39 @@ int tool_axes_moves(int ndims, const int *order, int max_moves, int (*moves)[3])
     group_of[order[i]] = groups - 1;
     size[groups - 1]++;
   }
-  int start[MAX_AXES], target[MAX_AXES], rank_of[MAX_AXES], n = 0;
+  move_search search = {0};
+  int start[MAX_AXES], rank_of[MAX_AXES], group_size[MAX_AXES], n = 0;
   for (int a = 0; a < ndims; a++) /* groups in input order */
     if (a == 0 || group_of[a] != group_of[a - 1]) rank_of[group_of[a]] = n++;
-  int group_size[MAX_AXES];
-  for (int g = 0; g < n; g++) start[g] = g;
-  for (int g = 0; g < n; g++) group_size[rank_of[g]] = size[g], target[g] = rank_of[g];
+  for (int g = 0; g < n; g++) start[g] = g, search.length[g] = 1;
+  for (int g = 0; g < n; g++) group_size[rank_of[g]] = size[g], search.target[g] = rank_of[g];
+  for (int a = 0; dims && a < ndims; a++) search.length[rank_of[group_of[a]]] *= (double)dims[a];
   if (n > MAX_SEARCHED_GROUPS) return -1;
-  for (int depth = 0; depth <= max_moves; depth++) {
-    int found[TOOL_MAX_MOVES][3];
-    if (!find_moves(n, start, target, depth, found)) continue;
-    /* back to axis positions of the dataset each move starts from */
-    int now[MAX_AXES], next[MAX_AXES];
-    memcpy(now, start, sizeof *now * (size_t)n);
-    for (int k = 0; k < depth; k++) {
-      int at[3] = {0, 0, 0};
-      for (int p = 0, axes = 0; p <= n; p++) {
-        for (int c = 0; c < 3; c++)
-          if (found[k][c] == p) at[c] = axes;
-        if (p < n) axes += group_size[now[p]];
-      }
-      moves[k][0] = at[0], moves[k][1] = at[1], moves[k][2] = at[2];
-      apply_move(n, now, found[k][0], found[k][1], found[k][2], next);
-      memcpy(now, next, sizeof *now * (size_t)n);
+  search.n = n;
+  int depth = 0;
+  while (depth <= max_moves && (find_moves(&search, start, 0, depth), !search.found)) depth++;
+  if (!search.found) return -1;
+  /* back to axis positions of the dataset each move starts from */
+  int now[MAX_AXES], next[MAX_AXES];
+  memcpy(now, start, sizeof *now * (size_t)n);
+  for (int k = 0; k < depth; k++) {
+    const int *found = search.best[k];
+    int at[3] = {0, 0, 0};
+    for (int p = 0, axes = 0; p <= n; p++) {
+      for (int c = 0; c < 3; c++)
+        if (found[c] == p) at[c] = axes;
+      if (p < n) axes += group_size[now[p]];
     }
-    return depth;
+    moves[k][0] = at[0], moves[k][1] = at[1], moves[k][2] = at[2];
+    apply_move(n, now, found[0], found[1], found[2], next);
+    memcpy(now, next, sizeof *now * (size_t)n);
   }
-  return -1;
+  return depth;
 }
 
-int tool_axes_plan(int ndims, const char *const *names, const char *axes, const char *dims,
-                   const char *shown, int *order, int (*moves)[3], char *error, size_t error_size) {
+int tool_axes_plan(int ndims, const char *const *names, const int64_t *lengths, const char *axes,
+                   const char *dims, const char *shown, int *order, int (*moves)[3], char *error,
+                   size_t error_size) {
   if (ndims < 2 || ndims > MAX_AXES) {
     snprintf(error, error_size, "%s has %d axes", shown, ndims);
     return -1;
@@ -194,7 +234,7 @@ int tool_axes_plan(int ndims, const char *const *names, const char *axes, const 
     snprintf(error, error_size, "--dims %s names no axis of %s (its axes: %s)", dims, shown, known);
     return -1;
   }
-  const int count = tool_axes_moves(ndims, order, TOOL_MAX_MOVES, moves);
+  const int count = tool_axes_moves(ndims, order, lengths, TOOL_MAX_MOVES, moves);
   const char *option = axes ? "axes" : "dims", *list = axes ? axes : dims;
   if (count == 0)
     snprintf(error, error_size, "--%s %s keeps every axis of %s in place: nothing to transpose",

@@ -10,6 +10,7 @@
 #define TOOL_AXES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The most moves xpose makes one after the other for one order: enough
  * for every order of up to 5 axes (reversing 4 takes 3). */
@@ -19,18 +20,23 @@ enum { TOOL_MAX_MOVES = 3 };
  * `axes` ("2,0,1": input axis numbers) or `dims` ("lat,lon,time", by
  * tool_axes_by_names' rule; names[i] names input axis i) ask for, with
  * neither all axes reversed (numpy's .T; for 2-D, the transpose), and the
- * fewest moves that make it (tool_axes_moves).  How many (1 to 3), or -1
+ * fewest moves that make it (tool_axes_moves, with the axes' lengths).  How many (1 to 3), or -1
  * with one line in error (the command line's fault: exit 2).  `shown`
  * names the dataset in messages. */
-int tool_axes_plan(int ndims, const char *const *names, const char *axes, const char *dims,
-                   const char *shown, int *order, int (*moves)[3], char *error, size_t error_size);
+int tool_axes_plan(int ndims, const char *const *names, const int64_t *lengths, const char *axes,
+                   const char *dims, const char *shown, int *order, int (*moves)[3], char *error,
+                   size_t error_size);
 
 /* Local.  The fewest moves (h5_matrix.h's folds: lead, split, trail) that
  * make `order` (order[i]: the input axis that becomes axis i), each of the
  * dataset as the moves before it left it, into moves[k]: how many (0 for
  * the identity), or -1 where more than max_moves (at most TOOL_MAX_MOVES)
- * are needed or the order has too many axes to search. */
-int tool_axes_moves(int ndims, const int *order, int max_moves, int (*moves)[3]);
+ * are needed or the order has too many axes to search.  Of as few, with
+ * the axes' lengths (NULL: any), the one whose largest element (the axes
+ * a move leaves in place after the moved ones) is smallest, then the one
+ * of fewest matrices. */
+int tool_axes_moves(int ndims, const int *order, const int64_t *lengths, int max_moves,
+                    int (*moves)[3]);
 
 /* Local.  NCO ncpdq's rule for a dataset whose axis i is named names[i]:
  * the axes that `dims` ("lat,lon,time") names take the places those axes

@@ -67,7 +67,7 @@ static int choose(dataset_choice *choice, const xio_dataset_axes *list, int coun
     char shown[1100], why[sizeof err->message];
     int moves[TOOL_MAX_MOVES][3];
     snprintf(shown, sizeof shown, "%.500s:%.500s", choice->path, list[d].path);
-    if (tool_axes_plan(list[d].ndims, names, NULL, choice->dims, shown, order, moves, why,
+    if (tool_axes_plan(list[d].ndims, names, NULL, NULL, choice->dims, shown, order, moves, why,
                        sizeof why) < 0) {
       choice->usage = 1;
       return xio_fail(err, "%s (%s)", why, shown);

@@ -794,8 +794,8 @@ static int fold_input(transpose_run *run, const xio_matrix *like, xio_error *err
   }
   if (found == 1) {
     run->moves = 1;
-  } else if ((run->moves = tool_axes_plan(shape->ndims, name, opt->axes, opt->dims, shown,
-                                          run->order, run->folds, why, sizeof why)) < 0) {
+  } else if ((run->moves = tool_axes_plan(shape->ndims, name, shape->dims, opt->axes, opt->dims,
+                                          shown, run->order, run->folds, why, sizeof why)) < 0) {
     xio_fail(err, "%s", why);
     return TOOL_EXIT_USAGE;
   }
