@@ -150,15 +150,19 @@ static void move_costs(const move_search *s, int depth, double *element, double 
 
 /* Depth-first, every sequence of `depth` more moves from `now` (the
  * moves before it in s->moves[0, level)): of those that reach the target,
- * the one whose largest element is smallest (elements ride whole in every
- * pass), then the one of fewest matrices (a pass each). */
+ * the one of fewest matrices (each takes passes of its own, and the
+ * output's chunks are one value thick along the axes in front), then the
+ * one whose largest element (which rides whole in every pass) is
+ * smallest.  (time, lev, lat, lon) -> (lat, lev, lon, time), 365 x 8 x 90
+ * x 180 float32 compressed on the 2-core VM: 4.2 s as one 8 x 90 matrix
+ * of lon x time elements, 5.0 s as 90 matrices of single values. */
 static void find_moves(move_search *s, const int *now, int level, int depth) {
   if (depth == 0) {
     if (memcmp(now, s->target, sizeof *now * (size_t)s->n) != 0) return;
     double element, items;
     move_costs(s, level, &element, &items);
-    if (!s->found || element < s->best_element ||
-        (element == s->best_element && items < s->best_items)) {
+    if (!s->found || items < s->best_items ||
+        (items == s->best_items && element < s->best_element)) {
       s->found = 1, s->best_element = element, s->best_items = items;
       memcpy(s->best, s->moves, sizeof s->best);
     }
