@@ -230,11 +230,14 @@ int main(void) {
   EXPECT(tool_axes_moves(4, ncpdq, era5, 3, moves) == 2 && moves[0][0] == 0 && moves[1][0] == 0,
          "(lat, lev, lon, time): %d %d %d, %d %d %d", moves[0][0], moves[0][1], moves[0][2],
          moves[1][0], moves[1][1], moves[1][2]);
-  /* (time, lat, lon) -> (lon, lat, time): the moves leaving fewest values
-   * in each element */
-  const int reversed[] = {2, 1, 0};
-  const int64_t climate[] = {1461, 180, 360};
-  EXPECT(tool_axes_moves(3, reversed, climate, 3, moves) == 2, "(lon, lat, time) in 2 moves");
+  /* reversing (time, lev, lat, lon): whole matrices, and single values in
+   * the last move, which writes the output */
+  const int reversed[] = {3, 2, 1, 0};
+  const int64_t small[] = {365, 8, 90, 180};
+  EXPECT(tool_axes_moves(4, reversed, small, 3, moves) == 3 && moves[0][0] == 0 &&
+             moves[1][0] == 0 && moves[2][0] == 0 && moves[2][2] == 4,
+         "reversed: %d %d %d, then %d %d %d", moves[1][0], moves[1][1], moves[1][2], moves[2][0],
+         moves[2][1], moves[2][2]);
 
   if (test_failures) return 1;
   printf("options: all checks passed\n");

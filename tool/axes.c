@@ -130,8 +130,9 @@ typedef struct {
   double best_element, best_items;
 } move_search;
 
-/* The largest element and the most matrices (items) the moves in
- * s->moves (depth of them) make, from the input's arrangement. */
+/* The most matrices (items) of any of the moves in s->moves (depth of
+ * them), from the input's arrangement, and the last one's element (its
+ * values). */
 static void move_costs(const move_search *s, int depth, double *element, double *items) {
   int now[MAX_AXES], next[MAX_AXES];
   for (int g = 0; g < s->n; g++) now[g] = g;
@@ -141,7 +142,7 @@ static void move_costs(const move_search *s, int depth, double *element, double 
     double inside = 1, lead = 1;
     for (int p = m[2]; p < s->n; p++) inside *= s->length[now[p]];
     for (int p = 0; p < m[0]; p++) lead *= s->length[now[p]];
-    if (inside > *element) *element = inside;
+    *element = inside;
     if (lead > *items) *items = lead;
     apply_move(s->n, now, m[0], m[1], m[2], next);
     memcpy(now, next, sizeof *now * (size_t)s->n);
@@ -150,19 +151,22 @@ static void move_costs(const move_search *s, int depth, double *element, double 
 
 /* Depth-first, every sequence of `depth` more moves from `now` (the
  * moves before it in s->moves[0, level)): of those that reach the target,
- * the one of fewest matrices (each takes passes of its own, and the
- * output's chunks are one value thick along the axes in front), then the
- * one whose largest element (which rides whole in every pass) is
- * smallest.  (time, lev, lat, lon) -> (lat, lev, lon, time), 365 x 8 x 90
- * x 180 float32 compressed on the 2-core VM: 4.2 s as one 8 x 90 matrix
- * of lon x time elements, 5.0 s as 90 matrices of single values. */
+ * the first of fewest matrices (each takes passes of its own, and the
+ * output's chunks are one value thick along the axes in front), then of
+ * the smallest element in the last move (which writes the output, its
+ * chunks shaped by that move's passes).  Measured on the 2-core VM,
+ * 365 x 8 x 90 x 180 float32 compressed: (lat, lev, lon, time) took 4.2 s
+ * as one 8 x 90 matrix of lon x time elements, 5.0 s as 90 matrices of
+ * single values; reversed, 4.2 s with single values in the last move,
+ * 6.0 s with time in each element there (the other moves' elements, in
+ * uncompressed scratch files, cost little either way). */
 static void find_moves(move_search *s, const int *now, int level, int depth) {
   if (depth == 0) {
     if (memcmp(now, s->target, sizeof *now * (size_t)s->n) != 0) return;
     double element, items;
     move_costs(s, level, &element, &items);
     if (!s->found || items < s->best_items ||
-        (items == s->best_items && element < s->best_element)) {
+        (items == s->best_items && element < s->best_element)) { /* ties: the first */
       s->found = 1, s->best_element = element, s->best_items = items;
       memcpy(s->best, s->moves, sizeof s->best);
     }

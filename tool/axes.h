@@ -32,9 +32,10 @@ int tool_axes_plan(int ndims, const char *const *names, const int64_t *lengths, 
  * dataset as the moves before it left it, into moves[k]: how many (0 for
  * the identity), or -1 where more than max_moves (at most TOOL_MAX_MOVES)
  * are needed or the order has too many axes to search.  Of as few, with
- * the axes' lengths (NULL: any), the one of fewest matrices (positions of
- * the axes a move leaves in front), then the one whose largest element
- * (the axes a move leaves in place after the moved ones) is smallest. */
+ * the axes' lengths (NULL: the first found), the one of fewest matrices
+ * (positions of the axes a move leaves in front), then the one whose last
+ * move's element (the axes it leaves in place after the moved ones) is
+ * smallest. */
 int tool_axes_moves(int ndims, const int *order, const int64_t *lengths, int max_moves,
                     int (*moves)[3]);
 
