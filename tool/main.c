@@ -1032,11 +1032,21 @@ static int verify_each(transpose_run *run, const char *file, uint64_t budget, in
   *match = 1;
   const int count = run->rearranged.count;
   for (int k = 0; k < count && *match; k++) {
-    if (open_output_of(run, k, file, file, err)) return TOOL_EXIT_ERROR;
-    const int opened = open_variable(run, k, &run->out, err);
-    if (opened != TOOL_EXIT_OK) return opened;
     xio_error why = {""};
-    if (run->moves > 1) { /* read value by value: no one fold moves them */
+    int opened = TOOL_EXIT_OK;
+    const int found = open_output_of(run, k, file, file, err) == 0;
+    /* a file without the dataset is not the transpose (exit 3); one that
+     * cannot be read is an error */
+    if (!found &&
+        (run->out.file < 0 || H5Lexists(run->out.file, output_name(run, k), H5P_DEFAULT) > 0))
+      return TOOL_EXIT_ERROR;
+    if (!found) { /* named in messages: the input dataset k (with --dims, planned already) */
+      *match = 0;
+      snprintf(detail, size, "%s", err->message);
+      if (k > 0 && (opened = open_variable(run, k, NULL, err)) != TOOL_EXIT_OK) return opened;
+    } else if ((opened = open_variable(run, k, &run->out, err)) != TOOL_EXIT_OK) {
+      return opened;
+    } else if (run->moves > 1) { /* read value by value: no one fold moves them */
       if (xio_verify_permutation(&run->in, &run->out, run->order, budget, match, detail, size, err))
         return TOOL_EXIT_ERROR;
     } else if (xio_matrix_fold_as_transpose(&run->out, &run->in, &why)) {
@@ -1048,7 +1058,7 @@ static int verify_each(transpose_run *run, const char *file, uint64_t budget, in
     if (!*match && count > 1) {
       char said[1024];
       snprintf(said, sizeof said, "%s", detail);
-      snprintf(detail, size, "%.200s: %.800s", run->in.dataset, said);
+      snprintf(detail, size, "%.200s: %.800s", run->rearranged.paths[k], said);
     }
   }
   return TOOL_EXIT_OK;

@@ -223,6 +223,15 @@ class NetcdfFiles(ToolTestCase):
         self.assertIn("/tas", result.stderr)
         del pr
 
+    def test_a_missing_output_dataset_is_not_the_transpose(self):
+        self.add_variables()
+        self.assertEqual(self.xpose(2, "--dims", "lat,lon,time", "in.nc", "out.nc").returncode, 0)
+        with h5py.File(self.path("out.nc"), "r+") as f:
+            del f["tas"]
+        result = self.xpose(2, "verify", "--dims", "lat,lon,time", "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 3, result)  # not an error reading it (1)
+        self.assertIn("out.nc has no dataset /tas", result.stderr)
+
     def test_a_variable_of_several_moves_is_moved_with_the_others(self):
         with netCDF4.Dataset(self.path("in.nc"), "a") as nc:
             nc.createDimension("lev", 3)
