@@ -338,6 +338,7 @@ static int resume_partial(transpose_run *run, const xio_transpose_options *topt,
   tool_report_warning("starting over: the %lld passes recorded in %s are redone: %s",
                       (long long)run->record.progress.passes_done, partial, why);
   run->move = run->record.move = 0;
+  run->record.first_read = run->record.source_sum = 0;
   run->src = &run->in, run->dst = &run->out;
   run->record.progress = (xio_progress){0};
   run->output.partial_found = 0;
@@ -434,8 +435,6 @@ static int open_output_of(transpose_run *run, int k, const char *path, const cha
 static int begin_variable(transpose_run *run, int k, xio_error *err) {
   if (open_variable(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
   run->record.variable = k;
-  run->record.move = 0;
-  run->record.first_read = 0;
   const int rc = run->rank == 0 ? tool_resume_identity_dataset(&run->in, output_name(run, k),
                                                                &run->record, err)
                                 : 0;
@@ -590,10 +589,7 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
       return -1;
   }
   if (run->output.partial_found) {
-    const tool_resume_record found = run->record; /* begin_variable starts at the first move */
     if (run->record.variable != 0 && begin_variable(run, run->record.variable, err)) return -1;
-    run->record.move = found.move, run->record.first_read = found.first_read;
-    run->record.source_sum = found.source_sum;
     const int held = resume_partial(run, topt, output_name(run, run->variable), err);
     if (held != 0) return held > 0 ? 0 : -1;
     /* started over: from the first dataset */
@@ -1304,6 +1300,8 @@ static int next_variable(transpose_run *run, xio_transpose_options *topt, xio_er
   run->moved_passes += xio_pass_count(&run->record.progress.grid);
   run->record.finished = tool_checksums_chain(run->record.finished, variable_sums(run));
   run->record.progress = (xio_progress){0};
+  run->record.move = 0;
+  run->record.first_read = run->record.source_sum = 0;
   topt->resume_from = NULL;
   if (begin_variable(run, run->variable + 1, err)) return -1;
   limit_passes_for(run, topt);
