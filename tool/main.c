@@ -11,6 +11,7 @@
 
 #include "axes.h"
 #include "cleanup_watchdog.h"
+#include "deflate.h"
 #include "gpus.h"
 #include "h5_attributes.h"
 #include "h5_copy.h"
@@ -1624,8 +1625,9 @@ int main(int argc, char **argv) {
     const char *built = "host backend only";
 #endif
     if (rank == 0)
-      printf("xpose %s (HDF5 %u.%u.%u, %.*s; %s)\n", XPOSE_VERSION_STRING, major, minor, release,
-             (int)strcspn(mpi_version, ",\n"), mpi_version, built);
+      printf("xpose %s (HDF5 %u.%u.%u, %.*s; %s; compresses with %s)\n", XPOSE_VERSION_STRING,
+             major, minor, release, (int)strcspn(mpi_version, ",\n"), mpi_version, built,
+             xio_deflate_name());
   } else {
     tool_report_setup("xpose", rank, opt.quiet, opt.verbose);
     if (opt.json) xio_set_abort_hook(print_abort_json);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deflate.h"
 #include "h5_error.h"
 #include "options.h"
 
@@ -25,8 +26,9 @@ int tool_session_start(const char *program, int *argc, char ***argv, int *rank) 
   }
   if (XIO_MPI(MPI_Comm_rank(MPI_COMM_WORLD, rank), &err) ||
       (H5Eset_auto2(H5E_DEFAULT, NULL, NULL) < 0 &&
-       xio_fail(&err, "cannot take over HDF5's error reporting"))) {
-    fprintf(stderr, "%s: error: %s\n", program, err.message);
+       xio_fail(&err, "cannot take over HDF5's error reporting")) ||
+      xio_deflate_install(&err)) {
+    if (*rank == 0) fprintf(stderr, "%s: error: %s\n", program, err.message); /* every rank's */
     (void)MPI_Finalize(); /* failing already */
     return TOOL_EXIT_ERROR;
   }

@@ -1,0 +1,35 @@
+/* HDF5's deflate filter (filter 1, "gzip") compressing with libdeflate.
+ *
+ * Compressing the output is most of the time of a run on compressed
+ * climate files.  libdeflate writes the same zlib streams as zlib, which
+ * every reader inflates, 1.7 times as fast at level 4 on shuffled float32
+ * records (one core, tests/bench/RESULTS.md); it inflates at zlib's speed,
+ * so reading stays with zlib.
+ *
+ * HDF5 will not let a program register its own filter 1, but its filter
+ * compresses each chunk with one call to zlib's compress2().  This file
+ * defines compress2(): the program's symbols come before the shared
+ * libraries' (the linker exports it because libhdf5 refers to it), so
+ * HDF5's calls land here, and go on to zlib's own until
+ * xio_deflate_install() turns libdeflate on.  Files look the same to every
+ * tool; only the compressed bytes differ (sizes within about 1%). */
+#ifndef XIO_DEFLATE_H
+#define XIO_DEFLATE_H
+
+#include <stdint.h>
+
+#include "h5_error.h"
+
+/* Compresses HDF5's deflate chunks with libdeflate from now on, in this
+ * process, unless XPOSE_DEFLATE is "zlib", xpose was built without
+ * libdeflate, or HDF5's calls to compress2() do not reach this file's
+ * (XPOSE_DEFLATE=libdeflate then fails). */
+int xio_deflate_install(xio_error *err);
+
+/* What compresses: "libdeflate 1.14", say, or "zlib". */
+const char *xio_deflate_name(void);
+
+/* How many chunks libdeflate has compressed in this process (for tests). */
+uint64_t xio_deflate_chunks(void);
+
+#endif
