@@ -11,6 +11,7 @@
 #   ncpdq-tas        the same, tas alone (-v tas)
 #   nccopy           nccopy rechunking tas for time series (-c time/T,lat/8,lon/32)
 #   xpose            xpose --dims lat,lon,time on the whole file, default budget
+#   xpose-zlib       the same, zlib compressing the chunks (XPOSE_DEFLATE=zlib)
 #   xpose-128M       the same with --memory 128M
 #   xpose-only-128M  the same, tas alone (--only)
 # Each row: mean time, its ratios to ncpdq-all's and nccopy's, and the
@@ -42,7 +43,7 @@ timed() {  # name, command...: appends "seconds max_rss_kb" of the run
 gnu_time() { /usr/bin/time -f %M -o "$dir/time.$$.$RANDOM" "$@"; }
 export -f gnu_time
 export dir
-variants=(ncpdq-all ncpdq-tas nccopy xpose xpose-128M xpose-only-128M)
+variants=(ncpdq-all ncpdq-tas nccopy xpose xpose-zlib xpose-128M xpose-only-128M)
 for rep in $(seq "$reps"); do
   for v in "${variants[@]}"; do
     case "$v" in
@@ -54,6 +55,8 @@ for rep in $(seq "$reps"); do
         -c "time/$times,lat/8,lon/32" "$dir/in.nc" "$dir/out.nc" ;;
       xpose) timed "$v" mpirun -q -n "$ranks" bash -c 'gnu_time "$0" "$@"' "$build/xpose" \
         --quiet --dims lat,lon,time "$dir/in.nc" "$dir/out.nc" ;;
+      xpose-zlib) timed "$v" mpirun -q -n "$ranks" -x XPOSE_DEFLATE=zlib bash -c \
+        'gnu_time "$0" "$@"' "$build/xpose" --quiet --dims lat,lon,time "$dir/in.nc" "$dir/out.nc" ;;
       xpose-128M) timed "$v" mpirun -q -n "$ranks" bash -c 'gnu_time "$0" "$@"' "$build/xpose" \
         --quiet --memory 128M --dims lat,lon,time "$dir/in.nc" "$dir/out.nc" ;;
       xpose-only-128M) timed "$v" mpirun -q -n "$ranks" bash -c 'gnu_time "$0" "$@"' \
