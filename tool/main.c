@@ -1,7 +1,6 @@
 /* xpose: transpose a 2-D HDF5 dataset with MPI ranks, out of core. */
 #define _POSIX_C_SOURCE 200809L /* localtime_r */
 #include <errno.h>
-#include <fcntl.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -834,13 +833,17 @@ static int planned_source(const transpose_run *run, int j, xio_matrix *m, xio_er
   return xio_matrix_fold(m, m->shape.lead, m->shape.split, m->shape.trail, err);
 }
 
+/* Local.  Folds m as the transpose of what move j reads: what move j
+ * writes (a scratch file, or for the last move the output). */
+static int fold_as_written_by(const transpose_run *run, int j, xio_matrix *m, xio_error *err) {
+  xio_matrix source;
+  return planned_source(run, j, &source, err) || xio_matrix_fold_as_transpose(m, &source, err) ? -1
+                                                                                               : 0;
+}
+
 /* Local.  Folds run->out as the transpose of what the last move reads. */
 static int fold_output(transpose_run *run, xio_error *err) {
-  xio_matrix last;
-  return planned_source(run, run->moves - 1, &last, err) ||
-                 xio_matrix_fold_as_transpose(&run->out, &last, err)
-             ? -1
-             : 0;
+  return fold_as_written_by(run, run->moves - 1, &run->out, err);
 }
 
 /* The checksums a dataset's move leaves for verify_output: of what was
@@ -889,11 +892,9 @@ static int begin_move(transpose_run *run, int resuming, xio_error *err) {
   xio_matrix *src = j == 0 ? &run->in : &run->scratch[(j - 1) % 2], *dst = &run->out;
   if (j > 0 && src->comm == MPI_COMM_NULL) { /* resumed: read back as it was written */
     scratch_path(run, j - 1, path, sizeof path);
-    xio_matrix writer;
     uint64_t sum = 0;
     if (xio_open_existing(run->comm, path, shown, "/xpose-scratch", 0, src, err) ||
-        planned_source(run, j - 1, &writer, err) ||
-        xio_matrix_fold_as_transpose(src, &writer, err) ||
+        fold_as_written_by(run, j - 1, src, err) ||
         xio_checksum_matrix(src, 1, piece_budget(run), NULL, &sum, err))
       return -1;
     if (sum != run->record.source_sum)
@@ -943,8 +944,7 @@ static int move_variable(transpose_run *run, xio_transpose_options *topt,
        * each rank drops its node's */
       char path[sizeof run->output.final_path + 32];
       scratch_path(run, run->move, path, sizeof path);
-      const int fd = open(path, O_RDONLY | O_CLOEXEC);
-      if (fd >= 0) (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), (void)close(fd);
+      (void)tool_drop_cached_pages(path);
       rc = xio_checksum_matrix(run->dst, 1, piece_budget(run), tool_stop_requested, &sum, err);
       if (rc) return rc;
       run->scratch_lost = sum != stats->done.sums.written;

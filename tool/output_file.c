@@ -316,15 +316,21 @@ static int sync_on_root(void *arg, xio_error *err) {
   return sync_path(((const tool_output_file *)arg)->partial_path, err);
 }
 
+int tool_drop_cached_pages(const char *path) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED); /* an errno value, not errno */
+  (void)close(fd);
+  return rc;
+}
+
 int tool_output_evict(MPI_Comm comm, const tool_output_file *out, xio_error *err) {
   if (xio_on_root(comm, sync_on_root, (void *)out, err)) return -1;
   /* Every rank, for its node's cache; clean pages only, hence the sync. */
-  int rc = 0;
-  const int fd = open(out->partial_path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
-    rc =
-        xio_fail(err, "cannot drop %s from the page cache: %s", out->partial_path, strerror(errno));
-  if (fd >= 0) (void)close(fd);
+  const int why = tool_drop_cached_pages(out->partial_path);
+  const int rc = why ? xio_fail(err, "cannot drop %s from the page cache: %s", out->partial_path,
+                                strerror(why))
+                     : 0;
   return xio_agree(comm, rc, err);
 }
 

@@ -69,6 +69,10 @@ int tool_output_check_room(MPI_Comm comm, const tool_output_file *out, uint64_t 
  * from every node's page cache, so that reading it back reads storage. */
 int tool_output_evict(MPI_Comm comm, const tool_output_file *out, xio_error *err);
 
+/* Local.  Drops path's clean pages from this node's page cache: 0, or
+ * why not (an errno value). */
+int tool_drop_cached_pages(const char *path);
+
 /* Local.  After a failure: when the partial's file system has less than
  * `next_bytes` (what the next pass would write) or 1 MiB free, err becomes
  * a full-disk message with the space written and, where passes_done > 0,
