@@ -244,6 +244,22 @@ int xio_checksum_passes(const xio_matrix *out, const xio_progress *done,
   return XIO_MPI(MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, out->comm), err);
 }
 
+/* Both verifications: the datatypes first (1 where they differ, said in
+ * detail), then the two checksums. */
+static int types_differ(const xio_matrix *in, const xio_matrix *out, char *detail,
+                        size_t detail_size) {
+  if (H5Tequal(in->type, out->type) > 0) return 0;
+  snprintf(detail, detail_size, "output datatype differs from the input's");
+  return 1;
+}
+
+static void compare_sums(uint64_t in_sum, uint64_t out_sum, int *match, char *detail,
+                         size_t detail_size) {
+  *match = in_sum == out_sum;
+  snprintf(detail, detail_size, "checksums %016llx (input) and %016llx (output)",
+           (unsigned long long)in_sum, (unsigned long long)out_sum);
+}
+
 int xio_verify_transpose(const xio_matrix *in, const xio_matrix *out, uint64_t memory_budget,
                          int *match, char *detail, size_t detail_size, xio_error *err) {
   *match = 0;
@@ -253,17 +269,12 @@ int xio_verify_transpose(const xio_matrix *in, const xio_matrix *out, uint64_t m
              (long long)xio_item_rows(in));
     return 0;
   }
-  if (H5Tequal(in->type, out->type) <= 0) {
-    snprintf(detail, detail_size, "output datatype differs from the input's");
-    return 0;
-  }
+  if (types_differ(in, out, detail, detail_size)) return 0;
   uint64_t in_sum = 0, out_sum = 0;
   if (xio_checksum_matrix(in, 0, memory_budget, NULL, &in_sum, err) ||
       xio_checksum_matrix(out, 1, memory_budget, NULL, &out_sum, err))
     return -1;
-  *match = in_sum == out_sum;
-  snprintf(detail, detail_size, "checksums %016llx (input) and %016llx (output)",
-           (unsigned long long)in_sum, (unsigned long long)out_sum);
+  compare_sums(in_sum, out_sum, match, detail, detail_size);
   return 0;
 }
 
@@ -278,16 +289,11 @@ int xio_verify_permutation(const xio_matrix *in, const xio_matrix *out, const in
     snprintf(detail, detail_size, "output is not shaped as the input's axes moved so");
     return 0;
   }
-  if (H5Tequal(in->type, out->type) <= 0) {
-    snprintf(detail, detail_size, "output datatype differs from the input's");
-    return 0;
-  }
+  if (types_differ(in, out, detail, detail_size)) return 0;
   uint64_t in_sum = 0, out_sum = 0;
   if (xio_checksum_values(in, NULL, memory_budget, NULL, &in_sum, err) ||
       xio_checksum_values(out, source, memory_budget, NULL, &out_sum, err))
     return -1;
-  *match = in_sum == out_sum;
-  snprintf(detail, detail_size, "checksums %016llx (input) and %016llx (output)",
-           (unsigned long long)in_sum, (unsigned long long)out_sum);
+  compare_sums(in_sum, out_sum, match, detail, detail_size);
   return 0;
 }
