@@ -36,15 +36,15 @@ uint64_t xio_checksum_block_isa(xio_checksum_isa isa, const void *block, int64_t
 
 /* The first key of a block of the output B starting at B's (row, col),
  * where A is a stack of items, each in_item_rows x in_cols, and B the
- * stack of their transposes: B(row + i, col + j) is A(item * in_item_rows
- * + col + j, row % in_cols + i), item being row / in_cols; the steps are
- * 1 and in_cols, within one item.  With one item, B(row + i, col + j) is
- * A(col + j, row + i). */
-static inline uint64_t xio_output_first_key(int64_t row, int64_t col, int64_t in_cols,
+ * stack of their transposes, the one of A's item `item` in B's rows
+ * around `row` (at that item's place, or at another where h5_matrix.h's
+ * lead order moves it): B(row + i, col + j) is A(item * in_item_rows + col
+ * + j, row % in_cols + i); the steps are 1 and in_cols, within one item.
+ * With one item, B(row + i, col + j) is A(col + j, row + i). */
+static inline uint64_t xio_output_first_key(int64_t item, int64_t row, int64_t col, int64_t in_cols,
                                             int64_t in_item_rows) {
   if (in_cols == 0) return 0;
-  const uint64_t item = (uint64_t)(row / in_cols);
-  return (item * (uint64_t)in_item_rows + (uint64_t)col) * (uint64_t)in_cols +
+  return ((uint64_t)item * (uint64_t)in_item_rows + (uint64_t)col) * (uint64_t)in_cols +
          (uint64_t)(row % in_cols);
 }
 

@@ -36,20 +36,66 @@ void xio_matrix_reset(xio_matrix *m) { matrix_init(m, MPI_COMM_NULL); }
 int xio_shape_source_axis(const xio_shape *in, int axis) {
   /* the transpose starts with in's leading axes, then its column axes */
   const int columns = in->trail - in->split;
-  if (axis < in->lead) return axis;
+  if (axis < in->lead) return in->lead_reordered ? in->lead_order[axis] : axis;
   if (axis < in->lead + columns) return in->split + axis - in->lead;
   if (axis < in->trail) return axis - columns;
   return axis;
 }
 
 xio_shape xio_shape_transposed(const xio_shape *in) {
-  xio_shape out = {in->ndims, in->lead, in->lead + in->trail - in->split, in->trail, {0}, 0};
+  xio_shape out = {.ndims = in->ndims,
+                   .lead = in->lead,
+                   .split = in->lead + in->trail - in->split,
+                   .trail = in->trail};
   for (int i = 0; i < in->ndims; i++) {
     const int from = xio_shape_source_axis(in, i);
     out.dims[i] = in->dims[from];
     if (in->unlimited >> from & 1u) out.unlimited |= 1u << i;
   }
   return out;
+}
+
+void xio_shape_set_lead_order(xio_shape *in, const int *order) {
+  in->lead_reordered = 0;
+  memset(in->lead_order, 0, sizeof in->lead_order);
+  for (int i = 0; order && i < in->lead; i++) {
+    in->lead_order[i] = order[i];
+    if (order[i] != i) in->lead_reordered = 1;
+  }
+  if (!in->lead_reordered) memset(in->lead_order, 0, sizeof in->lead_order);
+}
+
+/* The leading axes' positions of an item, row-major over `lengths`; and
+ * back. */
+static void item_position(int64_t item, int n, const int64_t *lengths, int64_t *at) {
+  for (int a = n - 1; a >= 0; a--) {
+    at[a] = lengths[a] ? item % lengths[a] : 0;
+    item = lengths[a] ? item / lengths[a] : 0;
+  }
+}
+
+static int64_t item_at(int n, const int64_t *lengths, const int64_t *at) {
+  int64_t item = 0;
+  for (int a = 0; a < n; a++) item = item * lengths[a] + at[a];
+  return item;
+}
+
+int64_t xio_shape_moved_item(const xio_shape *in, int64_t item) {
+  if (!in->lead_reordered) return item;
+  int64_t at[XIO_MAX_DIMS], moved_at[XIO_MAX_DIMS], moved_lengths[XIO_MAX_DIMS];
+  item_position(item, in->lead, in->dims, at);
+  for (int i = 0; i < in->lead; i++)
+    moved_at[i] = at[in->lead_order[i]], moved_lengths[i] = in->dims[in->lead_order[i]];
+  return item_at(in->lead, moved_lengths, moved_at);
+}
+
+int64_t xio_shape_item_source(const xio_shape *in, int64_t out_item) {
+  if (!in->lead_reordered) return out_item;
+  int64_t at[XIO_MAX_DIMS], moved_at[XIO_MAX_DIMS], moved_lengths[XIO_MAX_DIMS];
+  for (int i = 0; i < in->lead; i++) moved_lengths[i] = in->dims[in->lead_order[i]];
+  item_position(out_item, in->lead, moved_lengths, moved_at);
+  for (int i = 0; i < in->lead; i++) at[in->lead_order[i]] = moved_at[i];
+  return item_at(in->lead, in->dims, at);
 }
 
 int xio_shape_same_dims(const xio_shape *a, const xio_shape *b) {
@@ -88,6 +134,14 @@ int xio_matrix_fold(xio_matrix *m, int lead, int split, int trail, xio_error *er
       (rows > 0 && cols > 0 && inside > 0 &&
        (cols > INT64_MAX / rows || rows * cols > INT64_MAX / inside / (int64_t)m->type_size)))
     return xio_fail(err, "%s has more elements than 64-bit sizes count", m->dataset);
+  unsigned seen = 0; /* the lead order: each leading axis once */
+  for (int i = 0; s->lead_reordered && i < s->ndims; i++) {
+    const int from = s->lead_order[i];
+    if (i < lead ? from < 0 || from >= lead || (seen >> from & 1u) : from != 0)
+      return xio_fail(err, "%s: the order of its %d leading axes is not one of them", m->dataset,
+                      lead);
+    if (i < lead) seen |= 1u << from;
+  }
   m->shape.lead = lead;
   m->shape.split = split;
   m->shape.trail = trail;

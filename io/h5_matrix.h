@@ -26,12 +26,32 @@ typedef struct {
   int ndims, lead, split, trail;
   int64_t dims[XIO_MAX_DIMS];
   unsigned unlimited; /* bit i: axis i may grow (netCDF's record dimension) */
+  /* With lead_reordered, the transpose's leading axes are these ones in
+   * another order: its axis i (< lead) is axis lead_order[i] here.  Each
+   * item's matrix then lands at another item's place; a move that does
+   * this saves a move of its own ((time, lev, lat, lon) reversed is two
+   * moves, not three).  Without, they keep their order. */
+  int lead_reordered;
+  int lead_order[XIO_MAX_DIMS];
 } xio_shape;
 
-/* The shape of the transpose of `in`: its leading axes, its column axes,
- * its row axes, then the axes inside the elements; folded to be that
- * transpose's matrices. */
+/* The shape of the transpose of `in`: its leading axes (in lead_order),
+ * its column axes, its row axes, then the axes inside the elements; folded
+ * to be that transpose's matrices, its leading axes in their own order. */
 xio_shape xio_shape_transposed(const xio_shape *in);
+
+/* Reorders in's leading axes (in->lead of them: set it first) in its
+ * transpose: order[i] (a permutation of 0 .. in->lead - 1, which
+ * xio_matrix_fold checks) becomes its axis i; NULL, or the same order,
+ * keeps them. */
+void xio_shape_set_lead_order(xio_shape *in, const int *order);
+
+/* Which item (position of the leading axes) of in's transpose input item
+ * `item` becomes, and the inverse: the input item that output item
+ * `out_item` came from.  The same item where in keeps the leading axes'
+ * order. */
+int64_t xio_shape_moved_item(const xio_shape *in, int64_t item);
+int64_t xio_shape_item_source(const xio_shape *in, int64_t out_item);
 
 /* Whether a and b have the same axes, of the same lengths (folds aside). */
 int xio_shape_same_dims(const xio_shape *a, const xio_shape *b);
@@ -61,8 +81,10 @@ typedef struct {
 } xio_matrix;
 
 /* Local.  Folds m at lead, split, trail (see xio_shape), setting rows,
- * cols, items, elem_size and the chunk units.  -1 with a message when
- * 0 <= lead < split < trail <= ndims does not hold or a size passes 64 bits. */
+ * cols, items, elem_size and the chunk units; a lead order set before
+ * stays.  -1 with a message when 0 <= lead < split < trail <= ndims does
+ * not hold, a lead order is not one of the leading axes, or a size passes
+ * 64 bits. */
 int xio_matrix_fold(xio_matrix *m, int lead, int split, int trail, xio_error *err);
 
 /* The rows of one item's matrix. */

@@ -74,8 +74,8 @@ typedef struct {
   int64_t write_row, write_rows, write_col, write_cols; /* of the output */
 } pass_geometry;
 
-static pass_geometry geometry_of(const xio_pass_grid *grid, int64_t pass, int rank, int nranks,
-                                 int local) {
+static pass_geometry geometry_of(const xio_pass_grid *grid, const xio_shape *in, int64_t pass,
+                                 int rank, int nranks, int local) {
   pass_geometry g;
   int64_t first, count;
   xio_pass_block(grid, pass, &g.item, &g.row0, &g.nrows, &g.col0, &g.ncols);
@@ -105,7 +105,7 @@ static pass_geometry geometry_of(const xio_pass_grid *grid, int64_t pass, int ra
     g.write_cols = g.nrows;
   }
   g.read_row += g.item * grid->rows;
-  g.write_row += g.item * grid->cols;
+  g.write_row += xio_shape_moved_item(in, g.item) * grid->cols;
   return g;
 }
 
@@ -145,8 +145,9 @@ static xio_block_sum input_keys(const pass_geometry *p, int64_t in_cols, uint64_
 
 static xio_block_sum output_keys(const pass_geometry *p, int64_t in_cols, int64_t in_item_rows,
                                  uint64_t *sum) {
-  return (xio_block_sum){xio_output_first_key(p->write_row, p->write_col, in_cols, in_item_rows), 1,
-                         (uint64_t)in_cols, sum};
+  return (xio_block_sum){
+      xio_output_first_key(p->item, p->write_row, p->write_col, in_cols, in_item_rows), 1,
+      (uint64_t)in_cols, sum};
 }
 
 static int run_read(void *arg) {
@@ -247,9 +248,9 @@ static int open_raw(const xio_matrix *in, const xio_matrix *out,
 
 /* Bytes of the largest part of a pass any rank moves raw (rank 0's of the
  * first). */
-static uint64_t raw_share(const xio_pass_grid *grid, int nranks, size_t elem_size) {
-  const pass_geometry g = geometry_of(grid, 0, 0, nranks, 1);
-  return (uint64_t)(g.read_rows * g.read_cols) * elem_size;
+static uint64_t raw_share(const xio_pass_grid *grid, const xio_matrix *in, int nranks) {
+  const pass_geometry g = geometry_of(grid, &in->shape, 0, 0, nranks, 1);
+  return (uint64_t)(g.read_rows * g.read_cols) * in->elem_size;
 }
 
 /* The budget the pass grid is planned for: options' limits, and with raw
@@ -280,7 +281,7 @@ static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *o
   if (band < RAW_MIN_RUN_PAGES * *whole_rows_from) return limit;
   const xio_pass_grid bands = {1, rows, in->cols, (rows + band - 1) / band, 1, band, in->cols};
   const uint64_t band_bytes = xio_pass_bytes(band, in->cols, in->elem_size, nranks);
-  if (raw_share(&bands, nranks, in->elem_size) >= RAW_MIN_SHARE_BYTES && band_bytes < limit) {
+  if (raw_share(&bands, in, nranks) >= RAW_MIN_SHARE_BYTES && band_bytes < limit) {
     limit = band_bytes;
     *whole_rows_from = band;
   }
@@ -419,7 +420,7 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
     }
     /* Small passes go the collective way (every rank computes the same,
      * so no rank needs to ask; rank 0's share is the largest). */
-    planned = !(raw.on && raw_share(&done->grid, nranks, es) < RAW_MIN_SHARE_BYTES);
+    planned = !(raw.on && raw_share(&done->grid, in, nranks) < RAW_MIN_SHARE_BYTES);
     if (!planned) close_raw(&raw), raw.on = 0;
   }
   if (xio_agree(in->comm, rc, err)) {
@@ -439,7 +440,8 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   const int on_gpu = options->config.backend == XPOSE_BACKEND_CUDA;
   xio_error detail;
   MPI_Comm comm = MPI_COMM_NULL;
-  const pass_geometry largest = geometry_of(grid, 0, 0, nranks, local_passes); /* rank 0 has most */
+  const pass_geometry largest =
+      geometry_of(grid, &in->shape, 0, 0, nranks, local_passes); /* rank 0 has most */
   /* Who sums: the GPU, which holds each pass anyway; else raw transfers as
    * they move the bytes; else this thread, beside the transpose. */
   const int sums_in_io = raw.on && !on_gpu;
@@ -515,7 +517,7 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
     const int reading = k < passes, transposing = k - 1 >= first && k - 1 < passes,
               writing = k - 2 >= first;
     if (reading) {
-      at[k % RING] = geometry_of(grid, order[k], rank, nranks, local_passes);
+      at[k % RING] = geometry_of(grid, &in->shape, order[k], rank, nranks, local_passes);
       ring[k % RING] = (pass_sums){0, 0};
     }
     rjob->pass = reading ? &at[k % RING] : NULL;

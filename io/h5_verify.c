@@ -23,7 +23,7 @@ static int stop_agreed(MPI_Comm comm, int (*stop_requested)(void), xio_error *er
 
 typedef struct {
   const xio_raw_dataset *raw;
-  int transposed;
+  const xio_shape *transposed_from;
   uint64_t first, count;
   void *buf;
   int (*stop_requested)(void);
@@ -33,15 +33,16 @@ typedef struct {
 
 static int run_raw_reader(void *arg) {
   raw_reader *r = arg;
-  return xio_raw_checksum_range(r->raw, r->transposed, r->first, r->count, r->buf,
+  return xio_raw_checksum_range(r->raw, r->transposed_from, r->first, r->count, r->buf,
                                 RAW_PIECE_BYTES, r->stop_requested, &r->sum, &r->err);
 }
 
 /* Collective.  Where every rank can read m raw (raw_dataset.h), its share
  * of the elements in RAW_READERS threads: 1 with the sum in *sum (0, or
  * XIO_STOPPED, in *rc); 0 where the slab walk must do it. */
-static int checksum_raw(const xio_matrix *m, int transposed, uint64_t memory_budget,
-                        int (*stop_requested)(void), uint64_t *sum, int *rc, xio_error *err) {
+static int checksum_raw(const xio_matrix *m, const xio_shape *transposed_from,
+                        uint64_t memory_budget, int (*stop_requested)(void), uint64_t *sum, int *rc,
+                        xio_error *err) {
   int rank, nranks, usable, all = 0;
   uint64_t base = 0;
   xio_raw_dataset raw;
@@ -63,8 +64,14 @@ static int checksum_raw(const xio_matrix *m, int transposed, uint64_t memory_bud
   int failed = 0, stopped = 0, unallocated = 0;
   for (int t = 0; t < RAW_READERS; t++) {
     const int64_t lo = count * t / RAW_READERS, hi = count * (t + 1) / RAW_READERS;
-    readers[t] = (raw_reader){&raw,           transposed,     (uint64_t)(first + lo),
-                              (uint64_t)(hi - lo), malloc(RAW_PIECE_BYTES), stop_requested, 0, {""}};
+    readers[t] = (raw_reader){&raw,
+                              transposed_from,
+                              (uint64_t)(first + lo),
+                              (uint64_t)(hi - lo),
+                              malloc(RAW_PIECE_BYTES),
+                              stop_requested,
+                              0,
+                              {""}};
     if (!readers[t].buf) failed = unallocated = 1;
     xio_io_thread_start(&threads[t], 0);
   }
@@ -136,29 +143,34 @@ static uint64_t own_keys_sum(const xio_matrix *m, const unsigned char *buf, int6
                             (uint64_t)r0 * (uint64_t)m->cols + (uint64_t)c0, (uint64_t)m->cols, 1);
 }
 
-/* Keys in A of B = A^T, item by item: B's keys step evenly within one. */
+/* Keys in A of B = A^T, item by item: B's keys step evenly within one.
+ * keys: A's shape, as folded when B was written. */
 static uint64_t transposed_keys_sum(const xio_matrix *m, const unsigned char *buf, int64_t r0,
                                     int64_t nr, int64_t c0, int64_t nc, const void *keys) {
-  (void)keys;
+  const xio_shape *from = keys;
   const int64_t item_rows = xio_item_rows(m);
   uint64_t total = 0;
   for (int64_t r = r0; r < r0 + nr;) {
     const int64_t item_end = (r / item_rows + 1) * item_rows,
                   n = (item_end < r0 + nr ? item_end : r0 + nr) - r;
-    total +=
-        xio_checksum_block(buf + (size_t)((r - r0) * nc) * m->elem_size, n, nc, m->elem_size,
-                           xio_output_first_key(r, c0, item_rows, m->cols), 1, (uint64_t)item_rows);
+    total += xio_checksum_block(
+        buf + (size_t)((r - r0) * nc) * m->elem_size, n, nc, m->elem_size,
+        xio_output_first_key(xio_shape_item_source(from, r / item_rows), r, c0, item_rows, m->cols),
+        1, (uint64_t)item_rows);
     r += n;
   }
   return total;
 }
 
-int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_budget,
-                        int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
+int xio_checksum_matrix(const xio_matrix *m, const xio_shape *transposed_from,
+                        uint64_t memory_budget, int (*stop_requested)(void), uint64_t *sum,
+                        xio_error *err) {
   int raw_rc = 0;
-  if (checksum_raw(m, transposed, memory_budget, stop_requested, sum, &raw_rc, err)) return raw_rc;
+  if (checksum_raw(m, transposed_from, memory_budget, stop_requested, sum, &raw_rc, err))
+    return raw_rc;
   return walk_checksum(m, memory_budget, stop_requested,
-                       transposed ? transposed_keys_sum : own_keys_sum, NULL, sum, err);
+                       transposed_from ? transposed_keys_sum : own_keys_sum, transposed_from, sum,
+                       err);
 }
 
 /* Value keys of a permuted dataset: its axis i is axis source[i] of the
@@ -199,8 +211,9 @@ int xio_checksum_values(const xio_matrix *m, const int *source, uint64_t memory_
                         int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
   xio_matrix values = *m; /* the same datasets, refolded: one value per element */
   const int n = m->shape.ndims;
+  xio_shape_set_lead_order(&values.shape, NULL); /* m's, for its own fold */
   if (xio_matrix_fold(&values, 0, n - 1, n, err)) return -1;
-  if (!source) return xio_checksum_matrix(&values, 0, memory_budget, stop_requested, sum, err);
+  if (!source) return xio_checksum_matrix(&values, NULL, memory_budget, stop_requested, sum, err);
   permuted_keys keys = {n, {0}, {0}};
   uint64_t from_step[XIO_MAX_DIMS], step = 1;
   int64_t from_dims[XIO_MAX_DIMS];
@@ -211,7 +224,7 @@ int xio_checksum_values(const xio_matrix *m, const int *source, uint64_t memory_
   return walk_checksum(&values, memory_budget, stop_requested, permuted_keys_sum, &keys, sum, err);
 }
 
-int xio_checksum_passes(const xio_matrix *out, const xio_progress *done,
+int xio_checksum_passes(const xio_matrix *out, const xio_shape *in, const xio_progress *done,
                         int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
   int rank, nranks;
   if (XIO_MPI(MPI_Comm_rank(out->comm, &rank), err) ||
@@ -231,12 +244,12 @@ int xio_checksum_passes(const xio_matrix *out, const xio_progress *done,
     int64_t item, row0, nrows, col0, ncols, out_first, out_rows;
     xio_pass_block(grid, order[k], &item, &row0, &nrows, &col0, &ncols);
     xpose_block_range(ncols, nranks, rank, &out_first, &out_rows);
-    const int64_t out_row = item * grid->cols + col0 + out_first;
+    const int64_t out_row = xio_shape_moved_item(in, item) * grid->cols + col0 + out_first;
     rc = xio_read_block(out, out_row, out_rows, row0, nrows, buf, err);
     if (rc == 0)
       total += xio_checksum_block(buf, out_rows, nrows, es,
-                                  xio_output_first_key(out_row, row0, grid->cols, grid->rows), 1,
-                                  (uint64_t)grid->cols);
+                                  xio_output_first_key(item, out_row, row0, grid->cols, grid->rows),
+                                  1, (uint64_t)grid->cols);
   }
   free(order);
   free(buf);
@@ -271,8 +284,8 @@ int xio_verify_transpose(const xio_matrix *in, const xio_matrix *out, uint64_t m
   }
   if (types_differ(in, out, detail, detail_size)) return 0;
   uint64_t in_sum = 0, out_sum = 0;
-  if (xio_checksum_matrix(in, 0, memory_budget, NULL, &in_sum, err) ||
-      xio_checksum_matrix(out, 1, memory_budget, NULL, &out_sum, err))
+  if (xio_checksum_matrix(in, NULL, memory_budget, NULL, &in_sum, err) ||
+      xio_checksum_matrix(out, &in->shape, memory_budget, NULL, &out_sum, err))
     return -1;
   compare_sums(in_sum, out_sum, match, detail, detail_size);
   return 0;

@@ -11,11 +11,13 @@
  * raw where it can be (raw_dataset.h: each rank a contiguous share of the
  * elements, in several sequential streams, from any node), else by
  * contiguous row slabs within memory_budget bytes per rank.  With
- * `transposed`, m is an output B = A^T and its elements carry their keys
- * in A.  Calls stop_requested() (when not NULL) between slabs; a stop
- * agreed by any rank returns 1 with no sum. */
-int xio_checksum_matrix(const xio_matrix *m, int transposed, uint64_t memory_budget,
-                        int (*stop_requested)(void), uint64_t *sum, xio_error *err);
+ * transposed_from (NULL: keys of m's own positions), m is an output B =
+ * A^T, A shaped and folded so, and its elements carry their keys in A.
+ * Calls stop_requested() (when not NULL) between slabs; a stop agreed by
+ * any rank returns 1 with no sum. */
+int xio_checksum_matrix(const xio_matrix *m, const xio_shape *transposed_from,
+                        uint64_t memory_budget, int (*stop_requested)(void), uint64_t *sum,
+                        xio_error *err);
 
 /* Collective.  The checksum of m's values (whatever its fold), each keyed
  * by its row-major position in m, or with `source` by the position it came
@@ -25,12 +27,13 @@ int xio_checksum_values(const xio_matrix *m, const int *source, uint64_t memory_
                         int (*stop_requested)(void), uint64_t *sum, xio_error *err);
 
 /* Collective.  The checksum of what the first done->passes_done passes
- * (xio_pass_order) of done->grid wrote into `out`, read back from storage:
+ * (xio_pass_order) of done->grid wrote into `out` (the transpose of a
+ * dataset shaped and folded as `in`), read back from storage:
  * a resumed partial holds what its record says only when this equals
  * done->sums.written.  Each rank reads its share of each pass's output
  * block, which the pass buffers of that grid held.  Stops as
  * xio_checksum_matrix does. */
-int xio_checksum_passes(const xio_matrix *out, const xio_progress *done,
+int xio_checksum_passes(const xio_matrix *out, const xio_shape *in, const xio_progress *done,
                         int (*stop_requested)(void), uint64_t *sum, xio_error *err);
 
 /* Collective.  Reads the whole of `in` and of `out` and compares their

@@ -122,9 +122,9 @@ int xio_raw_sync(const xio_raw_dataset *raw, xio_error *err) {
   return 0;
 }
 
-int xio_raw_checksum_range(const xio_raw_dataset *raw, int transposed, uint64_t first,
-                           uint64_t count, void *buf, size_t buf_bytes, int (*stop_requested)(void),
-                           uint64_t *sum, xio_error *err) {
+int xio_raw_checksum_range(const xio_raw_dataset *raw, const xio_shape *transposed_from,
+                           uint64_t first, uint64_t count, void *buf, size_t buf_bytes,
+                           int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
   const size_t es = raw->elem_size;
   const uint64_t cols = (uint64_t)raw->cols, rows = (uint64_t)raw->rows;
   const uint64_t in_cols = rows / (uint64_t)raw->items; /* transposed: of A's items */
@@ -137,11 +137,13 @@ int xio_raw_checksum_range(const xio_raw_dataset *raw, int transposed, uint64_t 
     for (uint64_t k = 0; k < n;) { /* the piece's runs within rows */
       const uint64_t r = (e + k) / cols, c = (e + k) % cols;
       const uint64_t len = cols - c < n - k ? cols - c : n - k;
-      *sum += transposed
-                  ? xio_checksum_block(bytes + k * es, 1, (int64_t)len, es,
-                                       xio_output_first_key((int64_t)r, (int64_t)c,
-                                                            (int64_t)in_cols, (int64_t)cols),
-                                       1, in_cols)
+      *sum += transposed_from
+                  ? xio_checksum_block(
+                        bytes + k * es, 1, (int64_t)len, es,
+                        xio_output_first_key(
+                            xio_shape_item_source(transposed_from, (int64_t)(r / in_cols)),
+                            (int64_t)r, (int64_t)c, (int64_t)in_cols, (int64_t)cols),
+                        1, in_cols)
                   : xio_checksum_block(bytes + k * es, 1, (int64_t)len, es, r * cols + c, cols, 1);
       k += len;
     }

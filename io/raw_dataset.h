@@ -62,12 +62,13 @@ int xio_raw_sync(const xio_raw_dataset *raw, xio_error *err);
 
 /* Adds to *sum the checksum (checksum.h) of `count` elements from element
  * `first` (row-major) of the dataset, read in pieces of buf_bytes; with
- * `transposed` the dataset is an output B = A^T (each item's matrix
- * transposed), its elements keyed by their place in A.  Returns XIO_STOPPED when stop_requested()
- * (if not NULL) says so between pieces. */
-int xio_raw_checksum_range(const xio_raw_dataset *raw, int transposed, uint64_t first,
-                           uint64_t count, void *buf, size_t buf_bytes, int (*stop_requested)(void),
-                           uint64_t *sum, xio_error *err);
+ * transposed_from (NULL: keys of its own positions) the dataset is an
+ * output B = A^T (each item's matrix transposed), A shaped and folded so,
+ * its elements keyed by their place in A.  Returns XIO_STOPPED when
+ * stop_requested() (if not NULL) says so between pieces. */
+int xio_raw_checksum_range(const xio_raw_dataset *raw, const xio_shape *transposed_from,
+                           uint64_t first, uint64_t count, void *buf, size_t buf_bytes,
+                           int (*stop_requested)(void), uint64_t *sum, xio_error *err);
 
 void xio_raw_close(xio_raw_dataset *raw);
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_AXES = 32 };
+enum { MAX_AXES = TOOL_MAX_AXES };
 
 void tool_axes_describe(int ndims, const char *const *names, const long long *dims, char *text,
                         size_t size) {
@@ -109,42 +109,66 @@ int tool_axes_check_names(const char *dims, char *error, size_t error_size) {
 /* ---- orders of several moves ---- */
 
 /* The search tries every sequence of up to TOOL_MAX_MOVES moves, over
- * groups of axes: (n + 1)^3 / 6 moves each, 10.6 million sequences of 3
- * for 10 groups. */
-enum { MAX_SEARCHED_GROUPS = 10 };
+ * groups of axes: (n + 1)^3 / 6 folds each, 10.6 million sequences of 3
+ * for 10 groups.  Of up to 6 groups it also tries every order of the
+ * groups in front (79 moves each for 6 groups: 0.5 million sequences of
+ * 3); more would take seconds. */
+enum { MAX_SEARCHED_GROUPS = 10, MAX_REORDERED_GROUPS = 6 };
 
-/* arrangement after move (l, s, t): [0, l), [s, t), [l, s), [t, n) */
-static void apply_move(int n, const int *from, int l, int s, int t, int *to) {
+/* A move of groups: [0, l) in the order perm gives, then [s, t), [l, s),
+ * [t, n). */
+typedef struct {
+  int l, s, t, reordered;
+  int perm[MAX_AXES];
+} group_move;
+
+static void apply_move(int n, const int *from, const group_move *m, int *to) {
   int k = 0;
-  for (int i = 0; i < l; i++) to[k++] = from[i];
-  for (int i = s; i < t; i++) to[k++] = from[i];
-  for (int i = l; i < s; i++) to[k++] = from[i];
-  for (int i = t; i < n; i++) to[k++] = from[i];
+  for (int i = 0; i < m->l; i++) to[k++] = from[m->perm[i]];
+  for (int i = m->s; i < m->t; i++) to[k++] = from[i];
+  for (int i = m->l; i < m->s; i++) to[k++] = from[i];
+  for (int i = m->t; i < n; i++) to[k++] = from[i];
+}
+
+/* The next order of p[0, n) in lexical order; 0 after the last. */
+static int next_order(int *p, int n) {
+  int i = n - 2;
+  while (i >= 0 && p[i] > p[i + 1]) i--;
+  if (i < 0) return 0;
+  int j = n - 1;
+  while (p[j] < p[i]) j--;
+  int swap = p[i];
+  p[i] = p[j], p[j] = swap;
+  for (int a = i + 1, b = n - 1; a < b; a++, b--) swap = p[a], p[a] = p[b], p[b] = swap;
+  return 1;
 }
 
 /* The search for an order's moves, over groups of axes. */
 typedef struct {
   int n, target[MAX_AXES];
   double length[MAX_AXES]; /* of each group (by input position): its values */
-  int found, best[TOOL_MAX_MOVES][3], moves[TOOL_MAX_MOVES][3];
+  int found, best_reordered;
+  group_move best[TOOL_MAX_MOVES], moves[TOOL_MAX_MOVES];
   double best_element, best_items;
 } move_search;
 
 /* The most matrices (items) of any of the moves in s->moves (depth of
- * them), from the input's arrangement, and the last one's element (its
- * values). */
-static void move_costs(const move_search *s, int depth, double *element, double *items) {
+ * them), from the input's arrangement, the last one's element (its
+ * values), and how many reorder the groups in front. */
+static void move_costs(const move_search *s, int depth, double *element, double *items,
+                       int *reordered) {
   int now[MAX_AXES], next[MAX_AXES];
   for (int g = 0; g < s->n; g++) now[g] = g;
-  *element = *items = 0;
-  for (int k = 0; k < depth; k++) {
-    const int *m = s->moves[k];
+  *element = *items = 0, *reordered = 0;
+  for (int k = 0; k < depth && k < TOOL_MAX_MOVES; k++) {
+    const group_move *m = &s->moves[k];
     double inside = 1, lead = 1;
-    for (int p = m[2]; p < s->n; p++) inside *= s->length[now[p]];
-    for (int p = 0; p < m[0]; p++) lead *= s->length[now[p]];
+    for (int p = m->t; p < s->n; p++) inside *= s->length[now[p]];
+    for (int p = 0; p < m->l; p++) lead *= s->length[now[p]];
     *element = inside;
     if (lead > *items) *items = lead;
-    apply_move(s->n, now, m[0], m[1], m[2], next);
+    *reordered += m->reordered;
+    apply_move(s->n, now, m, next);
     memcpy(now, next, sizeof *now * (size_t)s->n);
   }
 }
@@ -154,36 +178,46 @@ static void move_costs(const move_search *s, int depth, double *element, double 
  * the first of fewest matrices (each takes passes of its own, and the
  * output's chunks are one value thick along the axes in front), then of
  * the smallest element in the last move (which writes the output, its
- * chunks shaped by that move's passes).  Measured on the 2-core VM,
- * 365 x 8 x 90 x 180 float32 compressed: (lat, lev, lon, time) took 4.2 s
- * as one 8 x 90 matrix of lon x time elements, 5.0 s as 90 matrices of
- * single values; reversed, 4.2 s with single values in the last move,
- * 6.0 s with time in each element there (the other moves' elements, in
- * uncompressed scratch files, cost little either way). */
+ * chunks shaped by that move's passes), then of fewest reorderings.
+ * Measured on the 2-core VM, 365 x 8 x 90 x 180 float32 compressed:
+ * (lat, lev, lon, time) took 4.2 s as one 8 x 90 matrix of lon x time
+ * elements, 5.0 s as 90 matrices of single values; reversed, 4.2 s with
+ * single values in the last move, 6.0 s with time in each element there
+ * (the other moves' elements, in uncompressed scratch files, cost little
+ * either way). */
 static void find_moves(move_search *s, const int *now, int level, int depth) {
   if (depth == 0) {
     if (memcmp(now, s->target, sizeof *now * (size_t)s->n) != 0) return;
     double element, items;
-    move_costs(s, level, &element, &items);
+    int reordered;
+    move_costs(s, level, &element, &items, &reordered);
     if (!s->found || items < s->best_items ||
-        (items == s->best_items && element < s->best_element)) { /* ties: the first */
+        (items == s->best_items &&
+         (element < s->best_element ||
+          (element == s->best_element && reordered < s->best_reordered)))) { /* ties: the first */
       s->found = 1, s->best_element = element, s->best_items = items;
+      s->best_reordered = reordered;
       memcpy(s->best, s->moves, sizeof s->best);
     }
     return;
   }
   int next[MAX_AXES];
-  for (int l = 0; l < s->n; l++)
-    for (int st = l + 1; st < s->n; st++)
-      for (int t = st + 1; t <= s->n; t++) {
-        apply_move(s->n, now, l, st, t, next);
-        s->moves[level][0] = l, s->moves[level][1] = st, s->moves[level][2] = t;
-        find_moves(s, next, level + 1, depth - 1);
+  group_move *m = &s->moves[level];
+  for (m->l = 0; m->l < s->n; m->l++)
+    for (m->s = m->l + 1; m->s < s->n; m->s++)
+      for (m->t = m->s + 1; m->t <= s->n; m->t++) {
+        for (int i = 0; i < m->l; i++) m->perm[i] = i;
+        do {
+          m->reordered = 0;
+          for (int i = 0; i < m->l; i++) m->reordered |= m->perm[i] != i;
+          apply_move(s->n, now, m, next);
+          find_moves(s, next, level + 1, depth - 1);
+        } while (s->n <= MAX_REORDERED_GROUPS && next_order(m->perm, m->l));
       }
 }
 
 int tool_axes_moves(int ndims, const int *order, const int64_t *dims, int max_moves,
-                    int (*moves)[3]) {
+                    tool_move *moves) {
   if (max_moves > TOOL_MAX_MOVES) max_moves = TOOL_MAX_MOVES;
   /* Axes that stay next to each other move together: one group each run
    * of them, numbered in input order. */
@@ -209,22 +243,26 @@ int tool_axes_moves(int ndims, const int *order, const int64_t *dims, int max_mo
   int now[MAX_AXES], next[MAX_AXES];
   memcpy(now, start, sizeof *now * (size_t)n);
   for (int k = 0; k < depth; k++) {
-    const int *found = search.best[k];
-    int at[3] = {0, 0, 0};
-    for (int p = 0, axes = 0; p <= n; p++) {
-      for (int c = 0; c < 3; c++)
-        if (found[c] == p) at[c] = axes;
-      if (p < n) axes += group_size[now[p]];
-    }
-    moves[k][0] = at[0], moves[k][1] = at[1], moves[k][2] = at[2];
-    apply_move(n, now, found[0], found[1], found[2], next);
+    const group_move *found = &search.best[k];
+    int first_axis[MAX_AXES + 1]; /* of each group position */
+    first_axis[0] = 0;
+    for (int p = 0; p < n; p++) first_axis[p + 1] = first_axis[p] + group_size[now[p]];
+    tool_move *move = &moves[k];
+    move->lead = first_axis[found->l];
+    move->split = first_axis[found->s];
+    move->trail = first_axis[found->t];
+    memset(move->lead_order, 0, sizeof move->lead_order);
+    for (int i = 0, axis = 0; i < found->l; i++)
+      for (int a = first_axis[found->perm[i]]; a < first_axis[found->perm[i] + 1]; a++)
+        move->lead_order[axis++] = a;
+    apply_move(n, now, found, next);
     memcpy(now, next, sizeof *now * (size_t)n);
   }
   return depth;
 }
 
 int tool_axes_plan(int ndims, const char *const *names, const int64_t *lengths, const char *axes,
-                   const char *dims, const char *shown, int *order, int (*moves)[3], char *error,
+                   const char *dims, const char *shown, int *order, tool_move *moves, char *error,
                    size_t error_size) {
   if (ndims < 2 || ndims > MAX_AXES) {
     snprintf(error, error_size, "%s has %d axes", shown, ndims);

@@ -4,17 +4,27 @@
  * the run [lead, split), the axes before and after them staying in place,
  * is the transpose of the dataset folded at lead, split, trail
  * (h5_matrix.h's xio_shape): (time, lat, lon) -> (lat, lon, time) is 0, 1,
- * 3, and (time, lat, lon) -> (time, lon, lat) is 1, 2, 3.  Every other
- * order is a few such moves, one after the other. */
+ * 3, and (time, lat, lon) -> (time, lon, lat) is 1, 2, 3.  A move may also
+ * reorder the axes in front (each item's matrix then lands at another
+ * item's place: h5_matrix.h's lead order).  Every other order is a few
+ * such moves, one after the other. */
 #ifndef TOOL_AXES_H
 #define TOOL_AXES_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* The most moves xpose makes one after the other for one order: enough
- * for every order of up to 5 axes (reversing 4 takes 3). */
-enum { TOOL_MAX_MOVES = 3 };
+/* The most moves xpose makes one after the other for one order: two make
+ * every order of up to 4 axes, three every order of 5. */
+enum { TOOL_MAX_MOVES = 3, TOOL_MAX_AXES = 32 };
+
+/* One move: the dataset folded at lead, split, trail, its transpose's
+ * leading axes in lead_order (its axis i < lead is axis lead_order[i] of
+ * the dataset moved; h5_matrix.h's xio_shape_set_lead_order). */
+typedef struct {
+  int lead, split, trail;
+  int lead_order[TOOL_MAX_AXES];
+} tool_move;
 
 /* Local.  The order (order[i]: the input axis that becomes axis i) that
  * `axes` ("2,0,1": input axis numbers) or `dims` ("lat,lon,time", by
@@ -24,20 +34,20 @@ enum { TOOL_MAX_MOVES = 3 };
  * with one line in error (the command line's fault: exit 2).  `shown`
  * names the dataset in messages. */
 int tool_axes_plan(int ndims, const char *const *names, const int64_t *lengths, const char *axes,
-                   const char *dims, const char *shown, int *order, int (*moves)[3], char *error,
+                   const char *dims, const char *shown, int *order, tool_move *moves, char *error,
                    size_t error_size);
 
-/* Local.  The fewest moves (h5_matrix.h's folds: lead, split, trail) that
- * make `order` (order[i]: the input axis that becomes axis i), each of the
- * dataset as the moves before it left it, into moves[k]: how many (0 for
- * the identity), or -1 where more than max_moves (at most TOOL_MAX_MOVES)
- * are needed or the order has too many axes to search.  Of as few, with
- * the axes' lengths (NULL: the first found), the one of fewest matrices
- * (positions of the axes a move leaves in front), then the one whose last
- * move's element (the axes it leaves in place after the moved ones) is
- * smallest. */
+/* Local.  The fewest moves that make `order` (order[i]: the input axis
+ * that becomes axis i), each of the dataset as the moves before it left
+ * it, into moves[k]: how many (0 for the identity), or -1 where more than
+ * max_moves (at most TOOL_MAX_MOVES) are needed or the order has too many
+ * axes to search.  Of as few, with the axes' lengths (NULL: the first
+ * found), the one of fewest matrices (positions of the axes a move leaves
+ * in front), then the one whose last move's element (the axes it leaves
+ * in place after the moved ones) is smallest, then one that keeps the
+ * axes in front in their order. */
 int tool_axes_moves(int ndims, const int *order, const int64_t *lengths, int max_moves,
-                    int (*moves)[3]);
+                    tool_move *moves);
 
 /* Local.  NCO ncpdq's rule for a dataset whose axis i is named names[i]:
  * the axes that `dims` ("lat,lon,time") names take the places those axes

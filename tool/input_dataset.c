@@ -65,7 +65,7 @@ static int choose(dataset_choice *choice, const xio_dataset_axes *list, int coun
     if (identity) continue;
     /* every one checked before any is moved: a run refused at its start */
     char shown[1100], why[sizeof err->message];
-    int moves[TOOL_MAX_MOVES][3];
+    tool_move moves[TOOL_MAX_MOVES];
     snprintf(shown, sizeof shown, "%.500s:%.500s", choice->path, list[d].path);
     if (tool_axes_plan(list[d].ndims, names, NULL, NULL, choice->dims, shown, order, moves, why,
                        sizeof why) < 0) {

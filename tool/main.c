@@ -162,7 +162,7 @@ typedef struct {
   int reversed;     /* N-D with no order given: numpy's .T */
   int scratch_lost; /* a scratch file read back wrong: nothing to keep */
   int moves, move;
-  int folds[TOOL_MAX_MOVES][3];
+  tool_move folds[TOOL_MAX_MOVES];
   xio_matrix scratch[2]; /* move j writes scratch[j % 2]; move j + 1 reads it */
   xio_matrix *src, *dst; /* the move's: `in` or a scratch; a scratch or `out` */
   tool_output_file output;
@@ -178,6 +178,7 @@ typedef struct {
 } transpose_run;
 
 static int fold_output(transpose_run *run, xio_error *err);
+static xio_shape move_source_shape(const transpose_run *run, int j);
 static int planned_source(const transpose_run *run, int j, xio_matrix *m, xio_error *err);
 static int begin_move(transpose_run *run, int resuming, xio_error *err);
 static void drop_scratch(transpose_run *run, int remove_files);
@@ -249,7 +250,8 @@ static int check_recorded_passes(transpose_run *run, xio_error *err) {
   tool_report_verbose("reading back the %lld recorded passes of %s", (long long)done->passes_done,
                       run->dst == &run->out ? run->output.partial_path : "a scratch file");
   uint64_t sum = 0;
-  const int rc = xio_checksum_passes(run->dst, done, tool_stop_requested, &sum, err);
+  const int rc =
+      xio_checksum_passes(run->dst, &run->src->shape, done, tool_stop_requested, &sum, err);
   if (rc == XIO_STOPPED) return rc;
   if (rc == 0 && sum == done->sums.written) return 0;
   if (rc == 0)
@@ -655,7 +657,7 @@ static int verify_output(transpose_run *run, double *seconds, xio_error *err) {
   if (run->output_read_back) { /* one dataset, resumed complete: read back at the start */
     found.written = expected.written;
     if (against_input)
-      rc = xio_checksum_matrix(&run->in, 0, piece_budget(run), tool_stop_requested, &found.read,
+      rc = xio_checksum_matrix(&run->in, NULL, piece_budget(run), tool_stop_requested, &found.read,
                                err);
   } else {
     rc = tool_output_evict(run->comm, &run->output, err);
@@ -665,11 +667,12 @@ static int verify_output(transpose_run *run, double *seconds, xio_error *err) {
       if (rc == 0)
         rc = open_output_of(run, k, run->output.partial_path, run->output.final_path, err);
       if (rc == 0) rc = fold_output(run, err);
+      const xio_shape written_from = move_source_shape(run, run->moves - 1);
       if (rc == 0)
-        rc = xio_checksum_matrix(&run->out, 1, piece_budget(run), tool_stop_requested,
+        rc = xio_checksum_matrix(&run->out, &written_from, piece_budget(run), tool_stop_requested,
                                  &sums.written, err);
       if (rc == 0 && against_input)
-        rc = xio_checksum_matrix(&run->in, 0, piece_budget(run), tool_stop_requested, &sums.read,
+        rc = xio_checksum_matrix(&run->in, NULL, piece_budget(run), tool_stop_requested, &sums.read,
                                  err);
       found = tool_checksums_chain(found, sums);
     }
@@ -762,6 +765,14 @@ static int folds_giving(const xio_shape *in, const xio_shape *like, int *lead, i
   return found;
 }
 
+/* Local.  Folds m for `move`, its transpose's leading axes in the move's
+ * order. */
+static int fold_for_move(xio_matrix *m, const tool_move *move, xio_error *err) {
+  m->shape.lead = move->lead; /* the axes the order reorders; the fold checks it */
+  xio_shape_set_lead_order(&m->shape, move->lead_order);
+  return xio_matrix_fold(m, move->lead, move->split, move->trail, err);
+}
+
 /* Collective.  Plans the order --axes or --dims give (else all axes
  * reversed; for `xpose verify`, `like` its OUT, with neither, the one fold
  * whose transpose is shaped as OUT, where one is) and folds run->in for
@@ -777,9 +788,11 @@ static int fold_input(transpose_run *run, const xio_matrix *like, xio_error *err
   char shown[1100], why[sizeof err->message];
   snprintf(shown, sizeof shown, "%.500s:%.500s", run->in_path.file, run->in.dataset);
   const tool_options *opt = run->opt;
-  int found = 0, *fold = run->folds[0];
+  int found = 0;
+  tool_move *fold = &run->folds[0];
   if (like && shape->ndims > 2 && !opt->axes && !opt->dims) {
-    found = folds_giving(shape, &like->shape, &fold[0], &fold[1], &fold[2]);
+    for (int i = 0; i < TOOL_MAX_AXES; i++) fold->lead_order[i] = i < shape->ndims ? i : 0;
+    found = folds_giving(shape, &like->shape, &fold->lead, &fold->split, &fold->trail);
     if (found > 1) {
       xio_fail(err,
                "%s could be %s moved in more than one way: name the order with --dims or "
@@ -798,7 +811,7 @@ static int fold_input(transpose_run *run, const xio_matrix *like, xio_error *err
   run->move = 0;
   run->src = &run->in, run->dst = &run->out;
   run->reversed = found == 0 && shape->ndims > 2 && !opt->axes && !opt->dims;
-  if (xio_matrix_fold(&run->in, fold[0], fold[1], fold[2], err)) return TOOL_EXIT_ERROR;
+  if (fold_for_move(&run->in, fold, err)) return TOOL_EXIT_ERROR;
   if (found == 1)
     for (int i = 0; i < shape->ndims; i++) run->order[i] = xio_shape_source_axis(shape, i);
   for (int i = 0; i < shape->ndims; i++)
@@ -814,7 +827,9 @@ static xio_shape move_source_shape(const transpose_run *run, int j) {
   xio_shape shape = run->in.shape;
   for (int m = 0; m <= j; m++) {
     if (m > 0) shape = xio_shape_transposed(&shape);
-    shape.lead = run->folds[m][0], shape.split = run->folds[m][1], shape.trail = run->folds[m][2];
+    const tool_move *fold = &run->folds[m];
+    shape.lead = fold->lead, shape.split = fold->split, shape.trail = fold->trail;
+    xio_shape_set_lead_order(&shape, fold->lead_order);
   }
   return shape;
 }
@@ -893,9 +908,10 @@ static int begin_move(transpose_run *run, int resuming, xio_error *err) {
   if (j > 0 && src->comm == MPI_COMM_NULL) { /* resumed: read back as it was written */
     scratch_path(run, j - 1, path, sizeof path);
     uint64_t sum = 0;
+    const xio_shape written_from = move_source_shape(run, j - 1);
     if (xio_open_existing(run->comm, path, shown, "/xpose-scratch", 0, src, err) ||
         fold_as_written_by(run, j - 1, src, err) ||
-        xio_checksum_matrix(src, 1, piece_budget(run), NULL, &sum, err))
+        xio_checksum_matrix(src, &written_from, piece_budget(run), NULL, &sum, err))
       return -1;
     if (sum != run->record.source_sum)
       return xio_fail(err,
@@ -903,8 +919,7 @@ static int begin_move(transpose_run *run, int resuming, xio_error *err) {
                       "recorded %016llx",
                       path, (unsigned long long)sum, (unsigned long long)run->record.source_sum);
   }
-  const int *fold = run->folds[j];
-  if (j > 0 && xio_matrix_fold(src, fold[0], fold[1], fold[2], err)) return -1;
+  if (j > 0 && fold_for_move(src, &run->folds[j], err)) return -1;
   if (j + 1 < run->moves) { /* into a scratch file, contiguous and uncompressed */
     dst = &run->scratch[j % 2];
     xio_error ignored;
@@ -945,7 +960,8 @@ static int move_variable(transpose_run *run, xio_transpose_options *topt,
       char path[sizeof run->output.final_path + 32];
       scratch_path(run, run->move, path, sizeof path);
       (void)tool_drop_cached_pages(path);
-      rc = xio_checksum_matrix(run->dst, 1, piece_budget(run), tool_stop_requested, &sum, err);
+      rc = xio_checksum_matrix(run->dst, &run->src->shape, piece_budget(run), tool_stop_requested,
+                               &sum, err);
       if (rc) return rc;
       run->scratch_lost = sum != stats->done.sums.written;
       if (run->scratch_lost)

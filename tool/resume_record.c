@@ -15,7 +15,7 @@
 #include "output_file.h"
 
 #define SLOT_BYTES 4096
-static const char header[] = "xpose partial output, resume record 6\n";
+static const char header[] = "xpose partial output, resume record 7\n";
 /* An older xpose's: recognised, to say so, never resumed. */
 static const char older_header[] = "xpose partial output, resume record ";
 
@@ -125,6 +125,10 @@ static int format_slot(const tool_resume_record *r, char slot[SLOT_BYTES]) {
                 shape->split, shape->trail);
   for (int i = 0; i < shape->ndims && n < SLOT_BYTES; i++)
     n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), " %" PRId64, shape->dims[i]);
+  /* where each item goes: how many leading axes, the order they go in */
+  n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "\nlead_order %d", shape->lead);
+  for (int i = 0; i < shape->lead && n < SLOT_BYTES; i++)
+    n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), " %d", xio_shape_source_axis(shape, i));
   if (n + 200 >= SLOT_BYTES) return -1;
   n += snprintf(slot + n, (size_t)(SLOT_BYTES - n),
                 "\nvariables %d %d %016" PRIx64 " %016" PRIx64 "\nfinished %016" PRIx64
@@ -200,6 +204,21 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
     if (sscanf(v + used, " %" SCNd64 "%n", &shape->dims[i], &more) != 1) return -1;
     used += more;
   }
+  int lead_order[XIO_MAX_DIMS];
+  unsigned seen = 0; /* each leading axis once */
+  int leading = 0;
+  used = 0;
+  if (!(v = field(text, "lead_order")) || sscanf(v, "%d%n", &leading, &used) != 1 ||
+      leading != shape->lead)
+    return -1;
+  for (int i = 0; i < shape->lead; i++) {
+    int more = 0;
+    if (sscanf(v + used, " %d%n", &lead_order[i], &more) != 1 || lead_order[i] < 0 ||
+        lead_order[i] >= shape->lead || (seen >> lead_order[i] & 1u))
+      return -1;
+    seen |= 1u << lead_order[i], used += more;
+  }
+  xio_shape_set_lead_order(shape, lead_order);
   if (!(v = field(text, "variables")) ||
       sscanf(v, "%d %d %" SCNx64 " %" SCNx64, &r->variables, &r->variable, &r->list_hash,
              &r->order_hash) != 4 ||
@@ -264,6 +283,14 @@ int tool_resume_record_write(const char *path, tool_resume_record *record, xio_e
   return rc;
 }
 
+/* Whether a's and b's transposes order their leading axes alike. */
+static int same_lead_order(const xio_shape *a, const xio_shape *b) {
+  int same = a->lead == b->lead;
+  for (int i = 0; same && i < a->lead; i++)
+    same = xio_shape_source_axis(a, i) == xio_shape_source_axis(b, i);
+  return same;
+}
+
 const char *tool_resume_record_mismatch(const tool_resume_record *found,
                                         const tool_resume_record *wanted) {
   if (found->sequence == 0)
@@ -291,7 +318,7 @@ const char *tool_resume_record_mismatch(const tool_resume_record *found,
     return "it holds another shape or datatype";
   if (found->shape.lead != wanted->shape.lead || found->shape.split != wanted->shape.split ||
       found->shape.trail != wanted->shape.trail || found->rows != wanted->rows ||
-      found->cols != wanted->cols)
+      found->cols != wanted->cols || !same_lead_order(&found->shape, &wanted->shape))
     return "it was started for another order of the axes";
   if (strcmp(found->output_dataset, wanted->output_dataset) != 0)
     return "it was started for another output dataset";

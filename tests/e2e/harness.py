@@ -79,7 +79,7 @@ def resume_record(partial):
     best = None
     for slot in (block[:4096], block[4096:]):
         text = slot.split(b"\0", 1)[0].decode("utf-8", "replace")
-        if not text.startswith("xpose partial output, resume record 6\n") or "\ncheck " not in text:
+        if not text.startswith("xpose partial output, resume record 7\n") or "\ncheck " not in text:
             continue
         fields = dict(line.split(" ", 1) for line in text.splitlines()[1:] if " " in line)
         if best is None or int(fields["sequence"]) > int(best["sequence"]):

@@ -130,17 +130,18 @@ class Axes(ToolTestCase):
                     self.assertPermuted(data, order)
 
     def test_other_orders_are_refused_with_one_message(self):
-        self.write((2, 3, 2, 3, 2, 3), "<f4", name="six.h5")
-        for order, why in (("5,4,3,2,1,0", "more than 3 moves"),
-                           ("0,1,2,3,4,5", "nothing to transpose")):
+        # 7 axes: too many to search with the axes in front reordered
+        self.write((2, 3, 2, 3, 2, 3, 2), "<f4", name="seven.h5")
+        for order, why in (("6,5,4,3,2,1,0", "more than 3 moves"),
+                           ("0,1,2,3,4,5,6", "nothing to transpose")):
             with self.subTest(order=order):
-                result = self.xpose(2, "--axes", order, "six.h5", "out.h5")
+                result = self.xpose(2, "--axes", order, "seven.h5", "out.h5")
                 self.assertEqual(result.returncode, USAGE, result)
                 self.assertEqual(result.stderr.count("xpose: error:"), 1, result)
                 self.assertIn(why, result.stderr)
                 self.assertEqual(self.leftovers(), [])
                 self.assertFalse(os.path.exists(self.path("out.h5")))
-        result = self.xpose(2, "six.h5", "out.h5")  # its reversal, the default
+        result = self.xpose(2, "seven.h5", "out.h5")  # its reversal, the default
         self.assertEqual(result.returncode, USAGE, result)
         self.assertIn("give the output's axis order with --dims", result.stderr)
         self.write((4, 3, 2, 5), "<f4")
@@ -170,6 +171,32 @@ class Axes(ToolTestCase):
         self.assertIn("(resumed)", result.stdout)
         self.assertPermuted(data, [2, 1, 0])
         self.assertEqual(self.leftovers(), [])
+
+    def test_a_run_stopped_in_a_move_that_reorders_the_axes_in_front_resumes(self):
+        # (t, z, y, x) reversed in two moves: the first transposes (y, x) in
+        # each (t, z) matrix and writes those in (z, t) order
+        data = self.write((30, 7, 20, 24), "<f4")
+        args = ["--memory", "4K", "--checkpoint", "0", "--axes", "3,2,1,0", "in.h5", "out.h5"]
+        for move in (0, 1):
+            with self.subTest(stopped_in_move=move + 1):
+                proc = start(2, [XPOSE, *args], cwd=self.dir)
+                partial = self.path("out.h5.xpose-partial")
+                record = wait_for_record(proc, partial, lambda r: r["move"].startswith(f"{move} ")
+                                         and int(r["passes_done"]) >= 20, timeout=120, poll=0.02)
+                self.assertIsNotNone(record, "the run ended before its stop")
+                if move == 0:
+                    self.assertEqual(record["lead_order"], "2 1 0")
+                os.kill(proc.pid, signal.SIGUSR1)
+                result = finish(proc)
+                self.assertEqual(result.returncode, 4, result)
+                self.assertIn(f"passes of move {move + 1} of 2", result.stderr)
+                result = self.xpose(3, "--resume", "--memory", "8K", "--axes", "3,2,1,0",
+                                    "in.h5", "out.h5")
+                self.assertEqual(result.returncode, 0, result)
+                self.assertIn("(resumed)", result.stdout)
+                self.assertPermuted(data, [3, 2, 1, 0])
+                self.assertEqual(self.leftovers(), [])
+                os.remove(self.path("out.h5"))
 
     def test_dims_by_label_and_by_netcdf_dimension(self):
         data = pattern((6, 5, 4), "<f4")

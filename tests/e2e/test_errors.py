@@ -100,14 +100,14 @@ class BadInput(ToolTestCase):
         self.expect_failure(["g.h5:/grp", "out.h5"], "g.h5:/grp is not a dataset")
 
     def test_not_two_dimensional(self):
-        self.write_h5("nd.h5", {"/six": np.ones((2, 3, 2, 3, 2, 3)), "/one": np.arange(5.0),
+        self.write_h5("nd.h5", {"/seven": np.ones((2, 3, 2, 3, 2, 3, 2)), "/one": np.arange(5.0),
                                 "/scalar": np.float64(3.0)})
-        self.expect_failure(["nd.h5:/six", "out.h5"], "reversing the 6 axes of nd.h5:/six takes "
+        self.expect_failure(["nd.h5:/seven", "out.h5"], "reversing the 7 axes of nd.h5:/seven takes "
                             "more than 3 moves: give the output's axis order with --dims (by "
                             "name) or --axes (by number)", code=2)
         self.expect_failure(["nd.h5:/one", "out.h5"], "nd.h5:/one is 1-D (5)", ranks=3)
         self.expect_failure(["nd.h5:/scalar", "out.h5"], "nd.h5:/scalar is a scalar")
-        self.expect_failure(["nd.h5", "out.h5"], "reversing the 6 axes of nd.h5:/six", code=2)
+        self.expect_failure(["nd.h5", "out.h5"], "reversing the 7 axes of nd.h5:/seven", code=2)
         self.write_h5("1d.h5", {"/one": np.arange(5.0)})
         self.expect_failure(["1d.h5", "out.h5"], "1d.h5 holds no dataset of 2 or more axes")
 

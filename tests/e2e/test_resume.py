@@ -126,7 +126,7 @@ class Resume(ToolTestCase):
             self.assertEqual(f.read(8), b"\x89HDF\r\n\x1a\n")
         record = self.path("out.h5.xpose-resume")
         with open(record, "rb") as f:
-            self.assertIn(b"xpose partial output, resume record 6\n", f.read())
+            self.assertIn(b"xpose partial output, resume record 7\n", f.read())
         # A partial whose record is gone cannot be resumed, and says why.
         os.rename(record, record + ".saved")
         result = self.xpose(2, "--resume", "in.h5", "out.h5")
