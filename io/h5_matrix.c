@@ -316,11 +316,44 @@ static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
   return rc ? -1 : xio_matrix_fold(m, 0, 1, ndims == 2 ? 2 : ndims, err);
 }
 
+typedef struct {
+  const char *path, *shown;
+} named_file;
+
+/* A stopped run's file: chunks it wrote after its last flush can lie past
+ * the end of allocation its superblock holds, while the chunk index,
+ * written out by the metadata cache meanwhile, already points at them.
+ * HDF5 would rewrite such a chunk in place beyond that end and refuse
+ * ("addr overflow": about one resume in 300 of a compressed output killed
+ * mid-run; in the one kept, two chunks of the index lay past that end,
+ * and it resumed exactly with this), or allocate new space over it.  So
+ * rank 0 first opens the file alone and sets its end of allocation to its
+ * real end, which the superblock keeps: with HDF5's default driver
+ * (H5Fincrement_filesize refuses MPI-IO's), without its file lock (which
+ * MPI-IO opens do not take either, and some parallel file systems refuse;
+ * xpose's own lock guards the output). */
+static int allocate_to_end(void *arg, xio_error *err) {
+  const named_file *f = arg;
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), file = H5I_INVALID_HID;
+  int rc = fapl < 0 || H5Pset_file_locking(fapl, 0, 1) < 0
+               ? xio_fail_h5(err, "cannot set up file access to %s", f->shown)
+               : 0;
+  if (rc == 0 && (file = H5Fopen(f->path, H5F_ACC_RDWR, fapl)) < 0)
+    rc = xio_fail_h5(err, "%s: cannot open as an HDF5 file", f->shown);
+  if (rc == 0 && H5Fincrement_filesize(file, 0) < 0)
+    rc = xio_fail_h5(err, "%s: cannot set its end of allocation to its end", f->shown);
+  xio_release(H5Pclose, &fapl, &rc, err);
+  xio_release(H5Fclose, &file, &rc, err);
+  return rc;
+}
+
 /* `path` is opened; `shown` names it in messages (the user's name for a
  * file written under a temporary one). */
 static int open_dataset(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
                         int search, unsigned flags, xio_matrix *m, xio_error *err) {
   matrix_init(m, comm);
+  named_file file = {path, shown};
+  if ((flags & H5F_ACC_RDWR) && xio_on_root(comm, allocate_to_end, &file, err)) return -1;
   int rc = 0;
   hid_t fapl = file_access(comm);
   if (fapl < 0) rc = xio_fail_h5(err, "cannot set up MPI-IO file access");
