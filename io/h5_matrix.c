@@ -324,7 +324,7 @@ typedef struct {
  * the end of allocation its superblock holds, while the chunk index,
  * written out by the metadata cache meanwhile, already points at them.
  * HDF5 would rewrite such a chunk in place beyond that end and refuse
- * ("addr overflow": about one resume in 300 of a compressed output killed
+ * ("addr overflow": 2 of 750 resumes of a compressed output killed
  * mid-run; in the one kept, two chunks of the index lay past that end,
  * and it resumed exactly with this), or allocate new space over it.  So
  * rank 0 first opens the file alone and sets its end of allocation to its
