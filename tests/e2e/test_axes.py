@@ -1,8 +1,9 @@
 """End to end: N-D datasets and their axes (--axes, --dims).  Every
 move (one run of adjacent axes moved in front of the run before it, the
 axes before and after both in place) of 3-, 4- and 5-D datasets, and every
-order of 3 and 4 axes (up to three moves, through scratch files), against numpy's
-transpose, at 1 to 3 ranks, odd sizes, element sizes 1 to 16 bytes,
+order of 3 and 4 axes (up to two moves, through scratch files, a move
+reordering the axes in front), and orders of 5 axes that take two and three
+moves, against numpy's transpose, at 1 to 3 ranks, odd sizes, element sizes 1 to 16 bytes,
 contiguous (raw) and chunked, compressed outputs, in passes far smaller
 than the data; numpy's .T by default; orders of more moves refused with one
 message and nothing written; names from netCDF dimensions and from labels; resuming
@@ -94,6 +95,25 @@ class Axes(ToolTestCase):
                     self.assertEqual(self.leftovers(), [])
                     result = self.xpose(ranks, "verify", "--axes", axes, "in.h5", "out.h5")
                     self.assertEqual(result.returncode, 0, result)
+
+    def test_orders_of_5_axes_in_two_and_three_moves(self):
+        # reversed (two moves); 2,4,1,3,0 and 4,1,3,2,0 (three, the axes in
+        # front reordered on the way); 1,0,3,2,4 (one move that reorders)
+        shape = (3, 4, 2, 5, 3)
+        for case, order in enumerate(((4, 3, 2, 1, 0), (2, 4, 1, 3, 0), (4, 1, 3, 2, 0),
+                                      (1, 0, 3, 2, 4))):
+            dtype, storage = DTYPES[case % len(DTYPES)], STORAGES[case % len(STORAGES)]
+            ranks = 2 + case % 2
+            with self.subTest(order=order, dtype=dtype, storage=storage, ranks=ranks):
+                data = self.write(shape, dtype, storage)
+                axes = ",".join(map(str, order))
+                result = self.xpose(ranks, "--force", "--memory", "2K", "--axes", axes, "in.h5",
+                                    "out.h5")
+                self.assertEqual(result.returncode, 0, result)
+                self.assertPermuted(data, order)
+                self.assertEqual(self.leftovers(), [])
+                result = self.xpose(ranks, "verify", "--axes", axes, "in.h5", "out.h5")
+                self.assertEqual(result.returncode, 0, result)
 
     def test_n_d_default_reverses_the_axes(self):
         data = self.write((4, 3, 5, 2), "<i2")
