@@ -37,19 +37,6 @@ static void expect_bad_size(const char *text) {
          (unsigned long long)got);
 }
 
-/* The next permutation in lexicographic order; 0 after the last. */
-static int next_permutation(int *p, int n) {
-  int i = n - 2;
-  while (i >= 0 && p[i] > p[i + 1]) i--;
-  if (i < 0) return 0;
-  int j = n - 1;
-  while (p[j] < p[i]) j--;
-  int swap = p[i];
-  p[i] = p[j], p[j] = swap;
-  for (int a = i + 1, b = n - 1; a < b; a++, b--) swap = p[a], p[a] = p[b], p[b] = swap;
-  return 1;
-}
-
 int main(void) {
   tool_options o;
   char error[256];
@@ -217,7 +204,7 @@ int main(void) {
       EXPECT(count >= 0 && memcmp(now, perm, sizeof *now * (size_t)n) == 0,
              "%d axes: %d %d %d ... in %d moves", n, perm[0], perm[1], perm[2], count);
       if (count > most) most = count;
-    } while (next_permutation(perm, n));
+    } while (tool_axes_next_order(perm, n));
     EXPECT(most == (n <= 4 ? 2 : 3), "%d axes: at most %d moves", n, most);
   }
   const int reversed3[] = {2, 1, 0}, rotated[] = {1, 2, 0}, reversed4[] = {3, 2, 1, 0};

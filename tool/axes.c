@@ -130,8 +130,7 @@ static void apply_move(int n, const int *from, const group_move *m, int *to) {
   for (int i = m->t; i < n; i++) to[k++] = from[i];
 }
 
-/* The next order of p[0, n) in lexical order; 0 after the last. */
-static int next_order(int *p, int n) {
+int tool_axes_next_order(int *p, int n) {
   int i = n - 2;
   while (i >= 0 && p[i] > p[i + 1]) i--;
   if (i < 0) return 0;
@@ -212,7 +211,7 @@ static void find_moves(move_search *s, const int *now, int level, int depth) {
           for (int i = 0; i < m->l; i++) m->reordered |= m->perm[i] != i;
           apply_move(s->n, now, m, next);
           find_moves(s, next, level + 1, depth - 1);
-        } while (s->n <= MAX_REORDERED_GROUPS && next_order(m->perm, m->l));
+        } while (s->n <= MAX_REORDERED_GROUPS && tool_axes_next_order(m->perm, m->l));
       }
 }
 

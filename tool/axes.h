@@ -61,6 +61,10 @@ int tool_axes_by_names(int ndims, const char *const *names, const char *dims, in
  * NULL after the last) into item; 0 past the end. */
 int tool_axes_next_name(const char **p, char *item, size_t size);
 
+/* Local.  The next order of p[0, n) in lexical order (from 0, 1, ...,
+ * n - 1, every order once); 0 after the last. */
+int tool_axes_next_order(int *p, int n);
+
 /* Local.  0, or -1 with one line in error, for a --dims list with an
  * empty name or a name twice. */
 int tool_axes_check_names(const char *dims, char *error, size_t error_size);
