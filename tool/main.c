@@ -306,13 +306,15 @@ static int resume_partial(transpose_run *run, const xio_transpose_options *topt,
                     "start over",
                     partial, need, run->nranks, have);
   }
-  if (xio_open_existing(run->comm, partial, shown, out_dataset, 1, &run->out, err)) return -1;
-  if (fold_output(run, err) || H5Tequal(run->out.type, run->in.type) <= 0)
-    return xio_fail(err, "cannot resume from %s: its dataset is not shaped for this transpose",
-                    partial);
   int checked = 1;
   run->move = run->record.move;
-  if (begin_move(run, 1, err))
+  if (xio_open_existing(run->comm, partial, shown, out_dataset, 1, &run->out, err))
+    ; /* unreadable (killed while HDF5 flushed it: its superblock past the
+       * file's end, or its root group lost) is as good as wrong */
+  else if (fold_output(run, err) || H5Tequal(run->out.type, run->in.type) <= 0)
+    return xio_fail(err, "cannot resume from %s: its dataset is not shaped for this transpose",
+                    partial);
+  else if (begin_move(run, 1, err))
     ; /* a scratch file lost: started over */
   else if (run->dst->filtered &&
            !xio_pass_grid_aligned(grid, run->dst->chunk_cols, run->dst->chunk_rows))

@@ -226,6 +226,29 @@ class CompressedResume(Hostile):
                          r"out.h5.xpose-partial are redone: they read back with checksum "
                          r"[0-9a-f]{16}, not the recorded [0-9a-f]{16}")
 
+    def test_a_partial_that_hdf5_cannot_open_is_redone(self):
+        # What a kill while HDF5 flushes the file can leave (2 of 97 kills at
+        # the last pass in a loop): a superblock whose end lies past the
+        # file's, or a root group lost.  Made here: the partial cut short.
+        self.write_h5("in.h5", {"/m": pattern((400, 371), "<f8")})
+        for damage in ("cut short", "no root group"):
+            with self.subTest(damage=damage):
+                proc = start(2, [XPOSE, *SLOW, "--layout", "chunked=53x47", "--filter", "gzip=1",
+                                 "in.h5", "out.h5"], cwd=self.dir)
+                self.wait_for_passes(proc, 5)
+                os.kill(proc.pid, signal.SIGUSR1)
+                self.assertEqual(finish(proc).returncode, STOPPED)
+                if damage == "cut short":
+                    os.truncate(self.partial, os.path.getsize(self.partial) - 100)
+                else:  # the root group's object header, just after the superblock
+                    with open(self.partial, "r+b") as f:
+                        f.seek(48)
+                        f.write(bytes(64))
+                result = self.finish_with_resume(2, "in.h5")
+                self.assertRegex(result.stderr, r"warning: starting over: the \d+ passes recorded "
+                                 r"in out.h5.xpose-partial are redone: ")
+                os.remove(self.out)
+
 
 class Inputs(Hostile):
     def setUp(self):
