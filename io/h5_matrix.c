@@ -55,14 +55,11 @@ xio_shape xio_shape_transposed(const xio_shape *in) {
   return out;
 }
 
-void xio_shape_set_lead_order(xio_shape *in, const int *order) {
+void xio_shape_set_lead_order(xio_shape *in, int lead, const int *order) {
   in->lead_reordered = 0;
+  for (int i = 0; order && i < lead; i++) in->lead_reordered |= order[i] != i;
   memset(in->lead_order, 0, sizeof in->lead_order);
-  for (int i = 0; order && i < in->lead; i++) {
-    in->lead_order[i] = order[i];
-    if (order[i] != i) in->lead_reordered = 1;
-  }
-  if (!in->lead_reordered) memset(in->lead_order, 0, sizeof in->lead_order);
+  if (in->lead_reordered) memcpy(in->lead_order, order, sizeof *order * (size_t)lead);
 }
 
 /* The leading axes' positions of an item, row-major over `lengths`; and

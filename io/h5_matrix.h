@@ -40,11 +40,11 @@ typedef struct {
  * to be that transpose's matrices, its leading axes in their own order. */
 xio_shape xio_shape_transposed(const xio_shape *in);
 
-/* Reorders in's leading axes (in->lead of them: set it first) in its
- * transpose: order[i] (a permutation of 0 .. in->lead - 1, which
- * xio_matrix_fold checks) becomes its axis i; NULL, or the same order,
- * keeps them. */
-void xio_shape_set_lead_order(xio_shape *in, const int *order);
+/* Reorders the first `lead` axes of `in` (its leading axes once folded
+ * at lead) in its transpose: order[i] (a permutation of 0 .. lead - 1,
+ * which xio_matrix_fold checks) becomes its axis i; NULL, or the same
+ * order, keeps them. */
+void xio_shape_set_lead_order(xio_shape *in, int lead, const int *order);
 
 /* Which item (position of the leading axes) of in's transpose input item
  * `item` becomes, and the inverse: the input item that output item

@@ -211,7 +211,7 @@ int xio_checksum_values(const xio_matrix *m, const int *source, uint64_t memory_
                         int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
   xio_matrix values = *m; /* the same datasets, refolded: one value per element */
   const int n = m->shape.ndims;
-  xio_shape_set_lead_order(&values.shape, NULL); /* m's, for its own fold */
+  xio_shape_set_lead_order(&values.shape, 0, NULL); /* m's, for its own fold */
   if (xio_matrix_fold(&values, 0, n - 1, n, err)) return -1;
   if (!source) return xio_checksum_matrix(&values, NULL, memory_budget, stop_requested, sum, err);
   permuted_keys keys = {n, {0}, {0}};

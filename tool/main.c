@@ -770,8 +770,7 @@ static int folds_giving(const xio_shape *in, const xio_shape *like, int *lead, i
 /* Local.  Folds m for `move`, its transpose's leading axes in the move's
  * order. */
 static int fold_for_move(xio_matrix *m, const tool_move *move, xio_error *err) {
-  m->shape.lead = move->lead; /* the axes the order reorders; the fold checks it */
-  xio_shape_set_lead_order(&m->shape, move->lead_order);
+  xio_shape_set_lead_order(&m->shape, move->lead, move->lead_order);
   return xio_matrix_fold(m, move->lead, move->split, move->trail, err);
 }
 
@@ -831,7 +830,7 @@ static xio_shape move_source_shape(const transpose_run *run, int j) {
     if (m > 0) shape = xio_shape_transposed(&shape);
     const tool_move *fold = &run->folds[m];
     shape.lead = fold->lead, shape.split = fold->split, shape.trail = fold->trail;
-    xio_shape_set_lead_order(&shape, fold->lead_order);
+    xio_shape_set_lead_order(&shape, fold->lead, fold->lead_order);
   }
   return shape;
 }

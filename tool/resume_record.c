@@ -218,7 +218,7 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
       return -1;
     seen |= 1u << lead_order[i], used += more;
   }
-  xio_shape_set_lead_order(shape, lead_order);
+  xio_shape_set_lead_order(shape, shape->lead, lead_order);
   if (!(v = field(text, "variables")) ||
       sscanf(v, "%d %d %" SCNx64 " %" SCNx64, &r->variables, &r->variable, &r->list_hash,
              &r->order_hash) != 4 ||
