@@ -118,6 +118,10 @@ int main(int argc, char **argv) {
     check(sizes[s], 4099, 3001, 0, 0);
     check(sizes[s], 1024, 2048, 16, 0); /* aligned with padding */
     check(sizes[s], 257, 129, 1, 1);    /* elements off their natural alignment */
+    /* Odd pitches whose last full tile ends at the matrix's last element,
+     * one tile row and two (1- and 2-byte tile rows overlap). */
+    check(sizes[s], 512, 128, 3, 0);
+    check(sizes[s], 992, 256, 3, 0);
     check(sizes[s], 3000, 1, 0, 0);
     check(sizes[s], 1, 3000, 0, 0);
   }

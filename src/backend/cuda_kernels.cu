@@ -1,7 +1,7 @@
 // Tiled GPU transpose.
 //
-// Kernels depend only on the element size S (types are bytes).  In both
-// tilings below a block stages a tile in shared memory, read from input
+// Kernels depend only on the element size S (types are bytes).  In each of
+// the tilings below a block stages a tile in shared memory, read from input
 // rows and written to output rows in coalesced runs.
 //
 // Vector tiles (1-, 2-, 4- and 16-byte elements, rows 16-byte aligned):
@@ -14,21 +14,28 @@
 // padded in effect by an XOR swizzle of 16-byte chunks instead of extra
 // bytes, which would break 16-byte alignment.
 //
-// Word tiles (8-byte elements, and 1, 2 and 4 bytes on rows that are not
-// 16-byte aligned, such as odd leading dimensions): 4-byte words (8-byte for
-// 8-byte elements) of E = W / S elements.  A warp reads one input row
-// segment of 32 words; when it does not start on a word, each lane loads the
-// aligned word, takes its neighbour's and cuts its own 4 bytes out.  Shared
-// memory holds the input tile, swizzled so that neither the row writes nor
-// the column gathers conflict.  On the way out each lane gathers the E
-// elements of one aligned word of an output row, so every store is a whole
-// aligned word except the two ends of each output segment, which the
-// neighbouring tiles share and which go element by element.
+// Word tiles (8-byte elements, and 4 bytes on rows that are not 16-byte
+// aligned, such as odd leading dimensions): 4-byte words (8-byte for 8-byte
+// elements).  A warp reads one input row segment of 32 words; shared memory
+// holds the input tile, swizzled so that neither the row writes nor the
+// column gathers conflict.  On the way out each lane gathers one aligned
+// word of an output row, so every store is a whole aligned word except the
+// two ends of each output segment, which the neighbouring tiles share and
+// which go element by element.
+//
+// Shifted tiles (1- and 2-byte elements on rows that are not 16-byte
+// aligned): the vector tiles' micro-blocks, with each input row's 128 bytes
+// staged in shared memory as the aligned 16-byte chunks that hold them
+// (cp.async), and each thread cutting its chunk of a row out of two staged
+// ones by the row's own offset.  Tile rows overlap by 32 bytes of output so
+// that each tile writes whole 32-byte sectors of every output row, those
+// that start in its rows, with aligned 16-byte stores: rows that start
+// anywhere cost no partial sectors.
 //
 // Elements off their natural alignment, and other element sizes, use a
 // plain element-wise kernel.
 //
-// Both tilings also write into several destination matrices at once
+// Every tiling also writes into several destination matrices at once
 // (xpose_cuda_transpose_parts): a table in the kernel's parameters says
 // which output rows go where, and each thread finds its rows' part with a
 // cursor that only moves forward.  The tile walk then interleaves the
@@ -60,20 +67,24 @@ constexpr int kVectorMinBlocks = 2;
 constexpr int input_segment(int S) { return S == 16 ? 512 : 128; }
 constexpr int tile_group(int S) { return S == 16 ? 32 : 1; }
 
-// Word tiles, per element size and, for 8 bytes (the one size that takes
-// them on 16-byte aligned rows too), per alignment: words per lane along each
-// output row (the tile is 32 E depth input rows tall), and how many tiles
-// down consecutive blocks walk.  On odd pitches every output segment shares
-// its end sectors with the tile below; walking down, the two run together
-// and their halves meet in L2 instead of each costing DRAM a partial write.
-// Then blocks per SM the register budget must allow (a 64-register cap) and
-// input rows a warp loads before using any.
-constexpr int word_tile_depth(int S, bool aligned) {
-  return S == 4 ? 8 : S == 2 || (S == 8 && !aligned) ? 4 : 2;
-}
-constexpr int word_tile_group(int S, bool aligned) { return S == 4 ? 128 : S == 8 && !aligned ? 64 : 1; }
+// Word tiles (4 and 8 bytes), per element size and, for 8 bytes (the one
+// size that takes them on 16-byte aligned rows too), per alignment: elements
+// per lane along each output row (the tile is 32 depth input rows tall), and
+// how many tiles down consecutive blocks walk.  On odd pitches every output
+// segment shares its end sectors with the tile below; walking down, the two
+// run together and their halves meet in L2 instead of each costing DRAM a
+// partial write.  Then blocks per SM the register budget must allow (a
+// 64-register cap) and input rows a warp loads before using any.
+constexpr int word_tile_depth(int S, bool aligned) { return S == 4 ? 8 : aligned ? 2 : 4; }
+constexpr int word_tile_group(int S, bool aligned) { return S == 4 ? 128 : aligned ? 1 : 64; }
 constexpr int kWordMinBlocks = 4;
 constexpr int kWordBatch = 8;
+
+// Shifted tiles: blocks per SM the register budget must allow (two tiles of
+// 1-byte elements fill shared memory), and how many tiles down consecutive
+// blocks walk.
+constexpr int kShiftedMinBlocks = 2;
+constexpr int shifted_tile_group(int S) { return S == 1 ? 32 : 1; }
 // Tiles of either kind that write into other GPUs' outputs (several
 // destinations) walk at least this many down, so that the tiles sharing the
 // lines at an output segment's ends run together.  Walking across, 65568^2
@@ -172,6 +183,7 @@ struct Tile {
   static constexpr int U_wanted = input_segment(S) / 128, U_fits = 65536 / (8 * V * 512);
   static constexpr int U = U_wanted < U_fits ? U_wanted : U_fits;
   static constexpr int rows = 32 * V;  // 512 bytes of every output row
+  static constexpr int stride = rows;  // input rows from one tile row to the next
   static constexpr int cols = 8 * V * U;  // 128 U bytes of every input row
   static constexpr int smem_bytes = cols * 32 * 16;
 };
@@ -224,6 +236,12 @@ __device__ __forceinline__ Chunk load_vector(const char *p) {
 
 __device__ __forceinline__ void store_vector(char *p, const Chunk &c) {
   *reinterpret_cast<uint4 *>(p) = make_uint4(c.w[0], c.w[1], c.w[2], c.w[3]);
+}
+
+// Shared memory seen as chunks, moved 16 bytes at a time.
+__device__ __forceinline__ Chunk load_chunk(const uint4 *p) {
+  const uint4 v = *p;
+  return {{v.x, v.y, v.z, v.w}};
 }
 
 // The first `valid` elements of a chunk, one element at a time; zeros after.
@@ -309,22 +327,19 @@ __global__ void __launch_bounds__(kThreads, kVectorMinBlocks)
 
 template <int S, bool kAligned>
 struct WordTile {
-  static constexpr int W = S > 4 ? S : 4;  // bytes per word
-  static constexpr int E = W / S;  // elements per word
-  static constexpr int depth = word_tile_depth(S, kAligned);  // words per lane of every output row
+  static_assert(S == 4 || S == 8, "word tiles move 4- and 8-byte elements");
+  static constexpr int depth = word_tile_depth(S, kAligned);  // elements per lane of every output row
   static constexpr int group = word_tile_group(S, kAligned);
-  static constexpr int cols = 32 * E;  // one word per lane of every input row
-  static constexpr int rows = 32 * E * depth;
-  static constexpr int smem_bytes = rows * 32 * W;
+  static constexpr int cols = 32;  // one element per lane of every input row
+  static constexpr int rows = 32 * depth;
+  static constexpr int stride = rows;
+  static constexpr int smem_bytes = rows * 32 * S;
 };
 
-// Shared-memory word t, w: word w of input row t of the tile.  The XOR makes
-// a warp's row writes (w = lane) and its column gathers (t = E lane + c)
-// fall in 32 different banks.
-template <int E>
-__device__ __forceinline__ int swizzled(int t, int w) {
-  return t * 32 + (w ^ ((t / E) & 31));
-}
+// Shared-memory element t, w: element w of input row t of the tile.  The XOR
+// makes a warp's row writes (w = lane) and its column gathers (t = lane + 32
+// j) fall in 32 different banks.
+__device__ __forceinline__ int swizzled(int t, int w) { return t * 32 + (w ^ (t & 31)); }
 
 template <int S, bool kParts, bool kAligned>
 __global__ void __launch_bounds__(kThreads, kWordMinBlocks)
@@ -333,12 +348,10 @@ __global__ void __launch_bounds__(kThreads, kWordMinBlocks)
                          int64_t tiles_across, int64_t tiles_down, int64_t tiles) {
   using G = WordTile<S, kAligned>;
   using T = typename Element<S>::type;
-  using Word = typename Element<G::W>::type;
-  constexpr int E = G::E, W = G::W, kRowsPerWarp = G::rows / 8, kColsPerWarp = G::cols / 8;
+  constexpr int kRowsPerWarp = G::rows / 8, kColsPerWarp = G::cols / 8;
   constexpr int kBatch = kRowsPerWarp < kWordBatch ? kRowsPerWarp : kWordBatch;
   extern __shared__ uint4 smem_storage[];
-  Word *smem = reinterpret_cast<Word *>(smem_storage);
-  const char *smem_raw = reinterpret_cast<const char *>(smem_storage);
+  T *smem = reinterpret_cast<T *>(smem_storage);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t walk_across = tiles / tiles_down;
   constexpr int kGroup = walk_group(G::group, kParts);
@@ -349,57 +362,25 @@ __global__ void __launch_bounds__(kThreads, kWordMinBlocks)
       continue;
     const int64_t r0 = tile_row * G::rows, c0 = tile_col * G::cols;
     const bool full = r0 + G::rows <= rows && c0 + G::cols <= cols;
-    // Word loads reach up to 3 bytes past a segment: never past the matrix's
-    // last element, which lies in the last tile.
-    const bool last = tile_row == tiles_down - 1 && tile_col == tiles_across - 1;
 
-    // In: word `lane` of input rows warp + 8 i, in batches whose loads are
+    // In: element `lane` of input rows warp + 8 i, in batches whose loads are
     // all issued before any is used.
 #pragma unroll
     for (int first = 0; first < kRowsPerWarp; first += kBatch) {
-      Word words[kBatch];
-      if (full && !last) {
-        uint32_t next[kBatch];  // E > 1: the word after the segment (lane 31)
+      T words[kBatch];
 #pragma unroll
-        for (int i = 0; i < kBatch; i++) {
-          const char *segment = src + (r0 + warp + 8 * (first + i)) * src_pitch + c0 * S;
-          if constexpr (E == 1) {
-            words[i] = reinterpret_cast<const Word *>(segment)[lane];
-          } else {
-            const int shift = (int)(reinterpret_cast<uintptr_t>(segment) & 3);
-            const uint32_t *aligned = reinterpret_cast<const uint32_t *>(segment - shift);
-            words[i] = aligned[lane];
-            if (lane == 31 && shift) next[i] = aligned[32];
-          }
-        }
-        if constexpr (E > 1) {
-#pragma unroll
-          for (int i = 0; i < kBatch; i++) {
-            const char *segment = src + (r0 + warp + 8 * (first + i)) * src_pitch + c0 * S;
-            const int shift = (int)(reinterpret_cast<uintptr_t>(segment) & 3);
-            const uint32_t following = __shfl_down_sync(0xffffffffu, words[i], 1);
-            words[i] = __funnelshift_r(words[i], lane == 31 ? next[i] : following, shift * 8);
-          }
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < kBatch; i++) {
-          const int64_t row = r0 + warp + 8 * (first + i);
-          const T *segment = reinterpret_cast<const T *>(src + row * src_pitch + c0 * S);
-          T e[E];
-#pragma unroll
-          for (int k = 0; k < E; k++)
-            e[k] = row < rows && c0 + E * lane + k < cols ? segment[E * lane + k] : T{};
-          memcpy(&words[i], e, W);
-        }
+      for (int i = 0; i < kBatch; i++) {
+        const int64_t row = r0 + warp + 8 * (first + i);
+        const T *segment = reinterpret_cast<const T *>(src + row * src_pitch + c0 * S);
+        words[i] = full || (row < rows && c0 + lane < cols) ? segment[lane] : T{};
       }
 #pragma unroll
-      for (int i = 0; i < kBatch; i++) smem[swizzled<E>(warp + 8 * (first + i), lane)] = words[i];
+      for (int i = 0; i < kBatch; i++) smem[swizzled(warp + 8 * (first + i), lane)] = words[i];
     }
     __syncthreads();
 
     // Out: output row oc of the tile (input column c0 + oc); lane gathers
-    // aligned word lane + 32 j of it, and lane 0 one more word at the end.
+    // its elements lane + 32 j.
     const int valid_rows = full ? G::rows : (int)clamp_count(rows - r0, G::rows);
     RowCursor<kParts> out_rows(out, c0);
 #pragma unroll
@@ -407,28 +388,204 @@ __global__ void __launch_bounds__(kThreads, kWordMinBlocks)
       const int oc = warp + 8 * i;
       const int64_t out_row = c0 + oc;
       if (!full && out_row >= cols) break;
-      char *segment = out_rows.row(out_row) + r0 * S;
-      const int lead = (int)(reinterpret_cast<uintptr_t>(segment) & (W - 1)) / S;  // elements before the first word
-      Word *aligned = reinterpret_cast<Word *>(segment - lead * S);
+      T *segment = reinterpret_cast<T *>(out_rows.row(out_row) + r0 * S);
 #pragma unroll
-      for (int j = 0; j <= G::depth; j++) {
-        const int g = lane + 32 * j, t0 = E * g - lead;  // word g holds tile rows t0 .. t0 + E - 1
-        if (t0 >= valid_rows) break;
-        T e[E];
+      for (int j = 0; j < G::depth; j++) {
+        const int t = lane + 32 * j;
+        if (t >= valid_rows) break;
+        segment[t] = smem[swizzled(t, oc)];
+      }
+    }
+    __syncthreads();  // the next tile reuses shared memory
+  }
+}
+
+// ---- Shifted tiles
+
+template <int S>
+struct ShiftedTile {
+  static constexpr int V = 16 / S;  // elements per 16-byte chunk
+  static constexpr int group = shifted_tile_group(S);
+  static constexpr int rows = 32 * V;  // input rows staged: 512 bytes of every output row
+  // A tile writes the 15 sectors of each output row that start in its first
+  // 480 bytes; the last 32 are the next tile row's first.
+  static constexpr int owned_bytes = 480;
+  static constexpr int stride = owned_bytes / S;  // input rows from one tile row to the next
+  static constexpr int cols = 8 * V;  // 128 bytes of every input row
+  static constexpr int window = 9;  // aligned 16-byte chunks that hold 128 bytes of a row
+  // The staged rows; the output tile (cols rows of 32 chunks) then takes their place.
+  static constexpr int smem_bytes = rows * window * 16;
+};
+
+// Chunk `lo` from byte `bytes` on, continued by `hi`; `bytes` the same in
+// every lane of the warp (a branch).
+__device__ __forceinline__ Chunk shift_chunks(const Chunk &lo, const Chunk &hi, int bytes) {
+  const uint32_t w[8] = {lo.w[0], lo.w[1], lo.w[2], lo.w[3], hi.w[0], hi.w[1], hi.w[2], hi.w[3]};
+  const int s = 8 * (bytes & 3);
+  Chunk c;
+  switch (bytes >> 2) {
+#define XPOSE_SHIFT_WORDS(o)                                                              \
+  case o:                                                                                 \
+    for (int i = 0; i < 4; i++) c.w[i] = __funnelshift_r(w[o + i], w[o + i + 1], s); \
+    break;
+    XPOSE_SHIFT_WORDS(0)
+    XPOSE_SHIFT_WORDS(1)
+    XPOSE_SHIFT_WORDS(2)
+    default: XPOSE_SHIFT_WORDS(3)
+#undef XPOSE_SHIFT_WORDS
+  }
+  return c;
+}
+
+// The same for a `bytes` that differs between lanes: selects, no branches.
+__device__ __forceinline__ Chunk shift_chunks_any(const Chunk &lo, const Chunk &hi, int bytes) {
+  const uint32_t w[8] = {lo.w[0], lo.w[1], lo.w[2], lo.w[3], hi.w[0], hi.w[1], hi.w[2], hi.w[3]};
+  uint32_t y[6], x[5];
+#pragma unroll
+  for (int k = 0; k < 6; k++) y[k] = bytes & 8 ? w[k + 2] : w[k];
+#pragma unroll
+  for (int k = 0; k < 5; k++) x[k] = bytes & 4 ? y[k + 1] : y[k];
+  const int s = 8 * (bytes & 3);
+  return {{__funnelshift_r(x[0], x[1], s), __funnelshift_r(x[1], x[2], s), __funnelshift_r(x[2], x[3], s),
+           __funnelshift_r(x[3], x[4], s)}};
+}
+
+// Out[m] = word m of the E x E block of E = 4 / S element words whose rows
+// are in[0..E-1]: element k of out[m] is element m of in[k].
+template <int S>
+__device__ __forceinline__ void transpose_word_block(const uint32_t (&in)[4 / S], uint32_t (&out)[4 / S]);
+
+template <>
+__device__ __forceinline__ void transpose_word_block<2>(const uint32_t (&in)[2], uint32_t (&out)[2]) {
+  out[0] = __byte_perm(in[0], in[1], 0x5410);
+  out[1] = __byte_perm(in[0], in[1], 0x7632);
+}
+
+template <>
+__device__ __forceinline__ void transpose_word_block<1>(const uint32_t (&in)[4], uint32_t (&out)[4]) {
+  const uint32_t b01 = __byte_perm(in[0], in[1], 0x5140), b23 = __byte_perm(in[0], in[1], 0x7362);
+  const uint32_t c01 = __byte_perm(in[2], in[3], 0x5140), c23 = __byte_perm(in[2], in[3], 0x7362);
+  out[0] = __byte_perm(b01, c01, 0x5410);
+  out[1] = __byte_perm(b01, c01, 0x7632);
+  out[2] = __byte_perm(b23, c23, 0x5410);
+  out[3] = __byte_perm(b23, c23, 0x7632);
+}
+
+__device__ __forceinline__ void copy_chunk_async(uint4 *smem_chunk, const char *global_chunk) {
+  const unsigned to = (unsigned)__cvta_generic_to_shared(smem_chunk);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to), "l"(global_chunk) : "memory");
+}
+
+template <int S, bool kParts>
+__global__ void __launch_bounds__(kThreads, kShiftedMinBlocks)
+    transpose_shifted_tiles(const char *__restrict__ src, int64_t src_pitch,
+                            const __grid_constant__ Destination out, int64_t rows, int64_t cols,
+                            int64_t tiles_across, int64_t tiles_down, int64_t tiles) {
+  using G = ShiftedTile<S>;
+  constexpr int V = G::V, E = 4 / S;
+  extern __shared__ uint4 smem[];
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  const int mj = t & 7, mi = t >> 3;  // this thread's micro-block: chunk column, chunk row
+  const int64_t walk_across = tiles / tiles_down;
+  constexpr int kGroup = walk_group(G::group, kParts);
+  const bool small = tiles <= UINT32_MAX && kGroup * walk_across <= UINT32_MAX;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int64_t tile_row, tile_col;
+    if (!tile_position<kGroup, kParts>(tile, out, tiles_across, tiles_down, small, tile_row, tile_col))
+      continue;
+    const int64_t r0 = tile_row * G::stride, c0 = tile_col * G::cols;
+    const bool full = r0 + G::rows <= rows && c0 + G::cols <= cols;
+    // Full tiles are staged as the aligned chunks that hold each row's 128
+    // bytes (cp.async: no registers wait for them), except the one holding
+    // the matrix's last element: its chunks may reach past the matrix.
+    const bool staged = full && !(r0 + G::rows == rows && c0 + G::cols == cols);
+    const char *first = src + r0 * src_pitch + c0 * S;
+    if (staged) {
+      for (int i = t; i < G::rows * G::window; i += kThreads) {
+        const int r = i / G::window, chunk = i - r * G::window;
+        const char *row = first + r * src_pitch;
+        const int shift = (int)(reinterpret_cast<uintptr_t>(row) & 15);
+        if (chunk < 8 || shift) copy_chunk_async(smem + i, row - shift + 16 * chunk);
+      }
+      asm volatile("cp.async.commit_group;\n" ::: "memory");
+      asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+      __syncthreads();
+    }
+
+    // In: chunk mj of rows mi V .. mi V + V - 1, cut from the two staged
+    // chunks it spans, in groups of E rows (one word of elements each): word
+    // Q of a group transposed is word P of output chunks E Q .. E Q + E - 1.
+    const uint32_t first_bits = (uint32_t)reinterpret_cast<uintptr_t>(first), pitch_bits = (uint32_t)src_pitch;
+    const int64_t col = c0 + mj * V;
+    Chunk block[V];
+#pragma unroll
+    for (int P = 0; P < 4; P++) {
+      Chunk in[E];
+      if (staged) {
 #pragma unroll
         for (int k = 0; k < E; k++) {
-          const int t = t0 + k < 0 ? 0 : (t0 + k < G::rows ? t0 + k : G::rows - 1);  // in the tile
-          e[k] = *reinterpret_cast<const T *>(smem_raw + W * swizzled<E>(t, oc / E) + (oc % E) * S);
+          const int r = mi * V + E * P + k;
+          const int shift = (int)((first_bits + (uint32_t)r * pitch_bits) & 15);
+          in[k] = shift_chunks_any(load_chunk(&smem[r * G::window + mj]), load_chunk(&smem[r * G::window + mj + 1]),
+                                   shift);
         }
-        if (t0 >= 0 && t0 + E <= valid_rows) {
-          Word word;  // assembled in registers: a memcpy straight to memory may go byte by byte
-          memcpy(&word, e, W);
-          aligned[g] = word;
-        } else {
+      } else {
 #pragma unroll
-          for (int k = 0; k < E; k++)
-            if (t0 + k >= 0 && t0 + k < valid_rows) reinterpret_cast<T *>(&aligned[g])[k] = e[k];
+        for (int k = 0; k < E; k++) {
+          const int64_t row = r0 + mi * V + E * P + k;
+          in[k] = load_elements<S>(src + row * src_pitch + col * S,
+                                   row < rows ? (int)clamp_count(cols - col, V) : 0);
         }
+      }
+#pragma unroll
+      for (int Q = 0; Q < 4; Q++) {
+        uint32_t words[E], turned[E];
+#pragma unroll
+        for (int k = 0; k < E; k++) words[k] = in[k].w[Q];
+        transpose_word_block<S>(words, turned);
+#pragma unroll
+        for (int m = 0; m < E; m++) block[E * Q + m].w[P] = turned[m];
+      }
+    }
+    __syncthreads();  // the output tile takes the staged rows' place
+    // The eight threads of a quarter-warp that store the same chunk column
+    // to eight rows land in eight banks.
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+      const Chunk &c = block[k];
+      smem[(mj * V + k) * 32 + (mi ^ mj)] = make_uint4(c.w[0], c.w[1], c.w[2], c.w[3]);
+    }
+    __syncthreads();
+
+    // Out: warp w writes output rows w + 8 j.  Lane l < 30 writes the
+    // 16-byte chunk l of the row's sectors that start in the tile's first
+    // 480 bytes, so that every sector has one writer and every store is
+    // whole sectors (odd pitches otherwise half-fill a sector at each end).
+    const int valid_bytes = S * (int)clamp_count(rows - r0, G::rows);
+    RowCursor<kParts> out_rows(out, c0);
+#pragma unroll 4
+    for (int j = 0; j < V; j++) {
+      const int orow = warp + 8 * j;
+      const int64_t out_row = c0 + orow;
+      if (!full && out_row >= cols) break;
+      char *start = out_rows.row(out_row) + r0 * S;
+      const int delta = (int)((0u - (uint32_t)reinterpret_cast<uintptr_t>(start)) & 31);  // to its first sector
+      const int swizzle = (orow / V) & 7;
+      if (lane < 30) {
+        const int b = delta + 16 * lane, chunk = b >> 4;
+        const Chunk c = shift_chunks(load_chunk(&smem[orow * 32 + (chunk ^ swizzle)]),
+                                     load_chunk(&smem[orow * 32 + ((chunk + 1) ^ swizzle)]), b & 15);
+        if (b + 16 <= valid_bytes) {
+          store_vector(start + b, c);
+        } else if (b < valid_bytes) {
+          uint8_t bytes[16];
+          memcpy(bytes, &c, 16);
+          for (int i = 0; i < valid_bytes - b; i++) start[b + i] = (char)bytes[i];
+        }
+      } else if (lane == 31 && r0 == 0) {  // no tile before: the bytes before the first sector too
+        const uint8_t *row_bytes = reinterpret_cast<const uint8_t *>(smem + orow * 32);
+        for (int i = 0; i < delta && i < valid_bytes; i++)
+          start[i] = (char)row_bytes[16 * ((i >> 4) ^ swizzle) + (i & 15)];
       }
     }
     __syncthreads();  // the next tile reuses shared memory
@@ -472,7 +629,7 @@ cudaError_t launch_tiles(Kernel kernel, const char *src, int64_t src_pitch, Dest
                          int64_t cols, cudaStream_t stream) {
   const cudaError_t err = allow_shared_memory(kernel, G::smem_bytes, shared_memory_configured<G, kParts>);
   if (err != cudaSuccess) return err;
-  const int64_t tiles_down = (rows + G::rows - 1) / G::rows;
+  const int64_t tiles_down = (rows + G::stride - 1) / G::stride;
   const int64_t tiles_across = (cols + G::cols - 1) / G::cols;
   out.segment_tiles = (tiles_across + out.segments - 1) / out.segments;
   out.walk_across = kParts ? out.segment_tiles * out.segments : tiles_across;
@@ -499,10 +656,14 @@ cudaError_t launch_sized(const char *src, int64_t src_pitch, Destination &out, i
     if (S == 16 || aligned)
       return launch_tiles<Tile<S>, kParts>(transpose_vector_tiles<S, kParts>, src, src_pitch, out, rows, cols,
                                            stream);
-    if constexpr (S < 16)
+    if constexpr (S < 4)
+      return launch_tiles<ShiftedTile<S>, kParts>(transpose_shifted_tiles<S, kParts>, src, src_pitch, out, rows,
+                                                  cols, stream);
+    else if constexpr (S == 4)
       return launch_tiles<WordTile<S, false>, kParts>(transpose_word_tiles<S, kParts, false>, src, src_pitch,
                                                       out, rows, cols, stream);
-    return cudaErrorInvalidValue;  // not reached: natural alignment makes 16-byte rows aligned
+    else
+      return cudaErrorInvalidValue;  // not reached: natural alignment makes 16-byte rows aligned
   }
 }
 
