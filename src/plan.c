@@ -67,20 +67,19 @@ static int chunk_count(const xpose_config *config, const xpose_exchange_engine *
 }
 
 /* Where auto may write into other GPUs' outputs: where it was measured
- * faster than the NCCL engine (2 H200s, tests/bench/RESULTS.md).  Since the
- * kernel's tiles walk down when they write into several outputs, every shape
- * measured was, with one exception: 1-byte elements on rows that are not a
- * power of two bytes long (65537^2: 2.17 times NCCL's exchange alone against
- * the NCCL engine's 1.98).  Mapping more than 16 GiB of other ranks' outputs
- * was not measured since, and was slow before (on shapes that were slow for
- * the walk): kept as a bound on what was measured.  From agreed values only. */
+ * faster than the NCCL engine (2 H200s and 2 H100s, tests/bench/RESULTS.md).
+ * Since the kernel's tiles walk down when they write into several outputs,
+ * every shape measured was; 1-byte elements on odd rows, the last exception,
+ * since their shifted tiles (65537^2 on 2 H100s: 1.25 times NCCL's exchange
+ * alone against the NCCL engine's 2.24).  Mapping more than 16 GiB of other
+ * ranks' outputs was not measured since, and was slow before (on shapes that
+ * were slow for the walk): kept as a bound on what was measured.  From
+ * agreed values only. */
 static const int64_t PEER_WRITES_MAPPED_BYTES = (int64_t)16 << 30;
 
 static int peer_writes_measured_fast(int64_t rows, int64_t cols, size_t elem_size, int nranks) {
   const int64_t es = (int64_t)elem_size;
   if (rows > INT64_MAX / es) return 0; /* with no columns, nothing bounds rows x size */
-  const int64_t row_bytes = rows * es;
-  if (elem_size == 1 && row_bytes > 0 && (row_bytes & (row_bytes - 1)) != 0) return 0;
   /* The largest output slab, as many times as there are other ranks. */
   const int64_t slab_rows = cols / nranks + (cols % nranks != 0);
   return slab_rows == 0 || rows == 0 ||
