@@ -48,6 +48,27 @@ static void check(size_t es, int64_t rows, int64_t cols, int64_t ld_extra, size_
   cases++;
 }
 
+/* A source that ends with its last element, no padding after it: no read
+ * may reach past it (compute-sanitizer's test).  Odd pitches. */
+static void check_ends_at_last_element(size_t es, int64_t rows, int64_t cols) {
+  const int64_t ld_src = cols + 3, ld_dst = rows + 3;
+  const size_t src_bytes = (size_t)((rows - 1) * ld_src + cols) * es,
+               dst_bytes = (size_t)(cols * ld_dst) * es;
+  char *src, *dst;
+  CUDA_OK(cudaMalloc((void **)&src, src_bytes));
+  CUDA_OK(cudaMalloc((void **)&dst, dst_bytes));
+  CUDA_OK(xpose_test_fill(src, ld_src, rows, cols, es, 5, 0));
+  CUDA_OK(cudaMemset(dst, POISON, dst_bytes));
+  CUDA_OK(xpose_cuda_transpose(src, ld_src, dst, ld_dst, rows, cols, es, 0));
+  unsigned long long wrong = 0;
+  CUDA_OK(xpose_test_count_wrong(src, ld_src, dst, ld_dst, rows, cols, es, &wrong, 0));
+  EXPECT(wrong == 0, "es=%zu %lldx%lld ending at its last element: %llu wrong", es, (long long)rows,
+         (long long)cols, wrong);
+  CUDA_OK(cudaFree(src));
+  CUDA_OK(cudaFree(dst));
+  cases++;
+}
+
 /* cols split over nparts parts of about equal width, except that every
  * fourth part but the last is empty; each part's matrix padded by ld_extra elements and
  * offset by `offset` bytes. */
@@ -125,6 +146,10 @@ int main(int argc, char **argv) {
     check(sizes[s], 3000, 1, 0, 0);
     check(sizes[s], 1, 3000, 0, 0);
   }
+  /* 1- and 2-byte tiles whose staged chunks would reach past the last row
+   * in the column before the last. */
+  check_ends_at_last_element(1, 512, 257);
+  check_ends_at_last_element(2, 256, 129);
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
     check_parts(sizes[s], 257, 1031, 3, 0, 0);
     check_parts(sizes[s], 129, 4099, 5, 3, sizes[s]); /* misaligned */

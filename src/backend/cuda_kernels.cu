@@ -496,9 +496,10 @@ __global__ void __launch_bounds__(kThreads, kShiftedMinBlocks)
     const int64_t r0 = tile_row * G::stride, c0 = tile_col * G::cols;
     const bool full = r0 + G::rows <= rows && c0 + G::cols <= cols;
     // Full tiles are staged as the aligned chunks that hold each row's 128
-    // bytes (cp.async: no registers wait for them), except the one holding
-    // the matrix's last element: its chunks may reach past the matrix.
-    const bool staged = full && !(r0 + G::rows == rows && c0 + G::cols == cols);
+    // bytes (cp.async: no registers wait for them).  Those reach up to 15
+    // bytes past the 128: on the matrix's last row, only where the row goes
+    // on that far.
+    const bool staged = full && (r0 + G::rows < rows || (c0 + G::cols) * S + 15 <= cols * S);
     const char *first = src + r0 * src_pitch + c0 * S;
     if (staged) {
       for (int i = t; i < G::rows * G::window; i += kThreads) {
