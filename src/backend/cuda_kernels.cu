@@ -80,10 +80,10 @@ constexpr int word_tile_group(int S, bool aligned) { return S == 4 ? 128 : align
 constexpr int kWordMinBlocks = 4;
 constexpr int kWordBatch = 8;
 
-// Shifted tiles: blocks per SM the register budget must allow (two tiles of
-// 1-byte elements fill shared memory), and how many tiles down consecutive
-// blocks walk.
-constexpr int kShiftedMinBlocks = 2;
+// Shifted tiles, per element size: blocks per SM the register budget must
+// allow (two tiles of 1-byte elements fill shared memory; 2-byte tiles lost
+// 2 points of 84 at two), and how many tiles down consecutive blocks walk.
+constexpr int shifted_min_blocks(int S) { return S == 1 ? 2 : 3; }
 constexpr int shifted_tile_group(int S) { return S == 1 ? 32 : 1; }
 // Tiles of either kind that write into other GPUs' outputs (several
 // destinations) walk at least this many down, so that the tiles sharing the
@@ -417,37 +417,35 @@ struct ShiftedTile {
   static constexpr int smem_bytes = rows * window * 16;
 };
 
+// Words o .. o + 4 of w, shifted right by s bits: 16 bytes from byte 4 o + s / 8.
+template <int o>
+__device__ __forceinline__ Chunk shift_words(const uint32_t (&w)[8], int s) {
+  return {{__funnelshift_r(w[o], w[o + 1], s), __funnelshift_r(w[o + 1], w[o + 2], s),
+           __funnelshift_r(w[o + 2], w[o + 3], s), __funnelshift_r(w[o + 3], w[o + 4], s)}};
+}
+
 // Chunk `lo` from byte `bytes` on, continued by `hi`; `bytes` the same in
 // every lane of the warp (a branch).
 __device__ __forceinline__ Chunk shift_chunks(const Chunk &lo, const Chunk &hi, int bytes) {
   const uint32_t w[8] = {lo.w[0], lo.w[1], lo.w[2], lo.w[3], hi.w[0], hi.w[1], hi.w[2], hi.w[3]};
   const int s = 8 * (bytes & 3);
-  Chunk c;
   switch (bytes >> 2) {
-#define XPOSE_SHIFT_WORDS(o)                                                              \
-  case o:                                                                                 \
-    for (int i = 0; i < 4; i++) c.w[i] = __funnelshift_r(w[o + i], w[o + i + 1], s); \
-    break;
-    XPOSE_SHIFT_WORDS(0)
-    XPOSE_SHIFT_WORDS(1)
-    XPOSE_SHIFT_WORDS(2)
-    default: XPOSE_SHIFT_WORDS(3)
-#undef XPOSE_SHIFT_WORDS
+    case 0: return shift_words<0>(w, s);
+    case 1: return shift_words<1>(w, s);
+    case 2: return shift_words<2>(w, s);
+    default: return shift_words<3>(w, s);
   }
-  return c;
 }
 
 // The same for a `bytes` that differs between lanes: selects, no branches.
 __device__ __forceinline__ Chunk shift_chunks_any(const Chunk &lo, const Chunk &hi, int bytes) {
   const uint32_t w[8] = {lo.w[0], lo.w[1], lo.w[2], lo.w[3], hi.w[0], hi.w[1], hi.w[2], hi.w[3]};
-  uint32_t y[6], x[5];
+  uint32_t y[6], x[8] = {};  // words bytes / 4 .. on; x[5..7] unused
 #pragma unroll
   for (int k = 0; k < 6; k++) y[k] = bytes & 8 ? w[k + 2] : w[k];
 #pragma unroll
   for (int k = 0; k < 5; k++) x[k] = bytes & 4 ? y[k + 1] : y[k];
-  const int s = 8 * (bytes & 3);
-  return {{__funnelshift_r(x[0], x[1], s), __funnelshift_r(x[1], x[2], s), __funnelshift_r(x[2], x[3], s),
-           __funnelshift_r(x[3], x[4], s)}};
+  return shift_words<0>(x, 8 * (bytes & 3));
 }
 
 // Out[m] = word m of the E x E block of E = 4 / S element words whose rows
@@ -477,7 +475,7 @@ __device__ __forceinline__ void copy_chunk_async(uint4 *smem_chunk, const char *
 }
 
 template <int S, bool kParts>
-__global__ void __launch_bounds__(kThreads, kShiftedMinBlocks)
+__global__ void __launch_bounds__(kThreads, shifted_min_blocks(S))
     transpose_shifted_tiles(const char *__restrict__ src, int64_t src_pitch,
                             const __grid_constant__ Destination out, int64_t rows, int64_t cols,
                             int64_t tiles_across, int64_t tiles_down, int64_t tiles) {
