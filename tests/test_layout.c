@@ -1,11 +1,11 @@
 /* The layout (src/layout.c) on its own, no MPI: for 1 to 6 ranks grouped
  * into nodes of every size, with the blocks within a node left out of the
  * exchange (the p2p engine writes those itself), every rank's layout is
- * built, the two sides of every message are checked to agree, and a
- * transpose is carried out on the host through the layouts' pieces alone
- * (pack, exchange by memcpy, place; the own block and the node's blocks
- * written directly), then compared with the definition.  Shapes include
- * empty ranks and uneven splits. */
+ * built, the two sides of every message are checked to agree and to start
+ * aligned, and a transpose is carried out on the host through the layouts'
+ * pieces alone (pack, exchange by memcpy, place; the own block and the
+ * node's blocks written directly), then compared with the definition.
+ * Shapes include empty ranks and uneven splits. */
 #include <string.h>
 
 #include "backend/host_kernels.h"
@@ -87,6 +87,10 @@ static void check(int nranks, int group, int64_t rows, int64_t cols, size_t es, 
       for (int q = 0; q < nranks; q++) {
         const xpose_exchange_layout *x = &layouts[p].chunks[k].exchange, *y = &layouts[q].chunks[k].exchange;
         EXPECT(x->send_bytes[q] == y->recv_bytes[p], "chunk %d: %d -> %d", k, p, q);
+        /* Every chunk starts aligned (NCCL is slow on messages that do not). */
+        EXPECT(x->send_offsets[q] % 256 == 0 && y->recv_offsets[p] % 256 == 0,
+               "chunk %d: %d -> %d at offsets %lld and %lld", k, p, q,
+               (long long)x->send_offsets[q], (long long)y->recv_offsets[p]);
         if (x->send_bytes[q] > 0 && x->send_bytes[q] == y->recv_bytes[p])
           memcpy(recv[q] + y->recv_offsets[p], send[p] + x->send_offsets[q], (size_t)x->send_bytes[q]);
       }
