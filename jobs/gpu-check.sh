@@ -23,22 +23,9 @@ build="$root/build-gpu${XPOSE_MPI:+-$XPOSE_MPI}"  # one build per MPI (setup.sh'
 mkdir -p "$out"
 cd "$root"
 
-# Debian's h5pcc hardcodes prefix=/usr; the packages are unpacked elsewhere.
-hdf5_hint=()
-if [ -x /opt/debroot/usr/bin/h5pcc.openmpi ]; then
-  sed 's#^prefix="/usr"#prefix="/opt/debroot/usr"#' /opt/debroot/usr/bin/h5pcc.openmpi > /tmp/h5pcc
-  chmod +x /tmp/h5pcc
-  export HDF5_CC=mpicc HDF5_CLINKER=mpicc
-  hdf5_hint=(-DHDF5_C_COMPILER_EXECUTABLE=/tmp/h5pcc)
-fi
+source "$root/jobs/gpu-configure.sh"
 nvidia-smi -L
-configure() {  # build dir, then extra cmake arguments
-  local dir="$1"
-  shift
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DXPOSE_CUDA=ON \
-    "${hdf5_hint[@]}" "$@"
-}
-if ! { configure "$build" && cmake --build "$build" -j "$(nproc)"; } > "$out/build.log" 2>&1; then
+if ! { gpu_configure . "$build" && cmake --build "$build" -j "$(nproc)"; } > "$out/build.log" 2>&1; then
   tail -40 "$out/build.log"
   exit 1
 fi

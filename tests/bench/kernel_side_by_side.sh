@@ -23,14 +23,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
 
-# Debian's h5pcc hardcodes prefix=/usr; the packages are unpacked elsewhere.
-hdf5_hint=()
-if [ -x /opt/debroot/usr/bin/h5pcc.openmpi ]; then
-  sed 's#^prefix="/usr"#prefix="/opt/debroot/usr"#' /opt/debroot/usr/bin/h5pcc.openmpi > "$work/h5pcc"
-  chmod +x "$work/h5pcc"
-  export HDF5_CC=mpicc HDF5_CLINKER=mpicc
-  hdf5_hint=(-DHDF5_C_COMPILER_EXECUTABLE="$work/h5pcc")
-fi
+source "$root/jobs/gpu-configure.sh"
 
 # The base tree: this one without its builds and packages, the kernel replaced.
 mkdir "$work/base-src"
@@ -39,8 +32,7 @@ tar -C "$root" --exclude=./.git --exclude=./.device --exclude=./build --exclude=
 cp "$base_kernel" "$work/base-src/src/backend/cuda_kernels.cu"
 
 build() {  # name, source tree, extra CUDA flags
-  cmake -S "$2" -B "$work/$1" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DXPOSE_CUDA=ON \
-    "${hdf5_hint[@]}" -DCMAKE_CUDA_FLAGS="$3" > "$out/side-by-side-$1-build.log" 2>&1 &&
+  gpu_configure "$2" "$work/$1" -DCMAKE_CUDA_FLAGS="$3" > "$out/side-by-side-$1-build.log" 2>&1 &&
     cmake --build "$work/$1" -j "$(nproc)" --target xpose-bench >> "$out/side-by-side-$1-build.log" 2>&1
 }
 build base "$work/base-src" "" & base_pid=$!
