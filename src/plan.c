@@ -91,19 +91,37 @@ static xpose_status create_backend(xpose_backend_kind kind, xpose_backend **back
                                     : xpose_backend_host_create(backend);
 }
 
-/* The layout's scratch: none for engines that write every block into its
- * owner's output. */
-static xpose_status allocate_buffers(xpose_plan plan) {
+/* The output slab, where the plan owns it: before the engine, which may
+ * map it for the other ranks. */
+static xpose_status allocate_output(xpose_plan plan) {
+  if (!plan->own_output) return XPOSE_SUCCESS;
   xpose_backend *b = plan->backend;
+  return b->ops->alloc(b, (size_t)plan->layout.out.count * (size_t)plan->rows * plan->elem_size,
+                       &plan->output);
+}
+
+/* The layout's scratch (none for blocks that go straight into their
+ * owners' outputs), from the engine where it has memory of its own. */
+static xpose_status allocate_scratch(xpose_plan plan, size_t bytes, void **ptr) {
+  xpose_exchange *e = plan->exchange;
+  return e->ops->alloc ? e->ops->alloc(e, bytes, ptr)
+                       : plan->backend->ops->alloc(plan->backend, bytes, ptr);
+}
+
+static void release_scratch(xpose_plan plan, void *ptr) {
+  xpose_exchange *e = plan->exchange;
+  if (e->ops->release)
+    e->ops->release(e, ptr);
+  else
+    plan->backend->ops->release(plan->backend, ptr);
+}
+
+static xpose_status allocate_buffers(xpose_plan plan) {
   xpose_status res = XPOSE_SUCCESS;
-  if (plan->own_output)
-    XPOSE_CHECKGOTO(b->ops->alloc(b,
-                                  (size_t)plan->layout.out.count * (size_t)plan->rows *
-                                      plan->elem_size,
-                                  &plan->output),
-                    res, fail);
-  XPOSE_CHECKGOTO(b->ops->alloc(b, (size_t)plan->layout.send_bytes, &plan->send_buf), res, fail);
-  XPOSE_CHECKGOTO(b->ops->alloc(b, (size_t)plan->layout.recv_bytes, &plan->recv_buf), res, fail);
+  XPOSE_CHECKGOTO(allocate_scratch(plan, (size_t)plan->layout.send_bytes, &plan->send_buf), res,
+                  fail);
+  XPOSE_CHECKGOTO(allocate_scratch(plan, (size_t)plan->layout.recv_bytes, &plan->recv_buf), res,
+                  fail);
 fail:
   return res;
 }
@@ -135,10 +153,12 @@ fail:
 }
 
 static void free_plan(xpose_plan plan) {
-  if (plan->exchange) plan->exchange->ops->destroy(plan->exchange);
+  if (plan->exchange) { /* the scratch exists only with an engine */
+    release_scratch(plan, plan->send_buf);
+    release_scratch(plan, plan->recv_buf);
+    plan->exchange->ops->destroy(plan->exchange);
+  }
   if (plan->backend) {
-    plan->backend->ops->release(plan->backend, plan->send_buf);
-    plan->backend->ops->release(plan->backend, plan->recv_buf);
     plan->backend->ops->release(plan->backend, plan->output);
     plan->backend->ops->destroy(plan->backend);
   }
@@ -208,12 +228,13 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   const int chunks = chunk_count(config, engine, rows, cols, elem_size, plan->nranks);
   local = xpose_layout_build(plan->rank, plan->nranks, rows, cols, elem_size, chunks, direct,
                              &plan->layout);
-  if (local == XPOSE_SUCCESS) local = allocate_buffers(plan);
+  if (local == XPOSE_SUCCESS) local = allocate_output(plan);
   /* Engines may be collective to create (NCCL): only when all ranks got here. */
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);
   const xpose_exchange_setup setup = {plan->comm, plan->backend, &plan->layout.whole, max_message,
                                       plan->output};
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, engine->create(&setup, &plan->exchange)), res, fail);
+  XPOSE_CHECKGOTO(xpose_agree(plan->comm, allocate_buffers(plan)), res, fail);
   if (engine->writes_peer_outputs)
     XPOSE_CHECKGOTO(xpose_agree(plan->comm, build_peer_parts(plan, direct)), res, fail);
   free(direct);

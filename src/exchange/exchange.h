@@ -1,8 +1,8 @@
 /* Exchange engines move every rank's blocks to every other rank.  Each
  * engine is an entry of the registry in select.c, in the order `auto`
  * prefers them:
- *   nccl.c    grouped ncclSend/ncclRecv on device buffers (NCCL loaded at
- *             run time)
+ *   nccl.c    grouped ncclSend/ncclRecv on device buffers it registers
+ *             with NCCL (NCCL loaded at run time)
  *   mpi.c     MPI point-to-point on host buffers, or on device buffers where
  *             MPI is CUDA-aware
  *   staged.c  device -> pinned host -> MPI -> pinned host -> device
@@ -43,6 +43,12 @@ typedef struct {
    * itself; NULL for an empty slab).  start and wait then move the blocks
    * of the other ranks, in one slot. */
   void *(*peer_output)(xpose_exchange *exchange, int peer);
+  /* Optional: the send and receive buffers, where the engine moves data
+   * faster from memory of its own (NCCL: registered memory, which it sends
+   * and receives without copies through its own buffers); without them the
+   * backend's.  release frees what alloc gave, before destroy. */
+  xpose_status (*alloc)(xpose_exchange *exchange, size_t bytes, void **ptr);
+  void (*release)(xpose_exchange *exchange, void *ptr);
 } xpose_exchange_ops;
 
 struct xpose_exchange {

@@ -32,6 +32,7 @@ typedef struct {
   void **outputs;         /* per rank, mapped here; [rank] is this rank's own */
   int *opened;            /* outputs[q] came from cudaIpcOpenMemHandle */
   xpose_exchange *inner;  /* for ranks on other nodes; NULL on one node */
+  xpose_backend *backend;
 } p2p_state;
 
 typedef struct {
@@ -171,6 +172,22 @@ static void *p2p_peer_output(xpose_exchange *exchange, int peer) {
   return st->outputs[peer];
 }
 
+/* The buffers for other nodes: the inner engine's memory where it has its
+ * own. */
+static xpose_status p2p_alloc(xpose_exchange *exchange, size_t bytes, void **ptr) {
+  p2p_state *st = exchange->state;
+  if (st->inner && st->inner->ops->alloc) return st->inner->ops->alloc(st->inner, bytes, ptr);
+  return st->backend->ops->alloc(st->backend, bytes, ptr);
+}
+
+static void p2p_release(xpose_exchange *exchange, void *ptr) {
+  p2p_state *st = exchange->state;
+  if (st->inner && st->inner->ops->release)
+    st->inner->ops->release(st->inner, ptr);
+  else
+    st->backend->ops->release(st->backend, ptr);
+}
+
 static void p2p_destroy(xpose_exchange *exchange) {
   if (!exchange) return;
   p2p_state *st = exchange->state;
@@ -190,6 +207,8 @@ static const xpose_exchange_ops p2p_ops = {
     .wait = p2p_wait,
     .destroy = p2p_destroy,
     .peer_output = p2p_peer_output,
+    .alloc = p2p_alloc,
+    .release = p2p_release,
 };
 
 /* Maps the outputs of the other ranks on the node.  Every rank goes through
@@ -244,6 +263,7 @@ static xpose_status p2p_create(const xpose_exchange_setup *setup, xpose_exchange
                     "cannot allocate the p2p engine");
   exchange->ops = &p2p_ops;
   exchange->state = st;
+  st->backend = setup->backend;
   XPOSE_MPICHECKGOTO(MPI_Comm_size(setup->comm, &st->nranks), res, fail);
   XPOSE_MPICHECKGOTO(MPI_Comm_rank(setup->comm, &st->rank), res, fail);
   st->outputs = calloc((size_t)st->nranks, sizeof *st->outputs);
