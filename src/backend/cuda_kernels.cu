@@ -82,9 +82,12 @@ constexpr int kWordBatch = 8;
 
 // Shifted tiles, per element size: blocks per SM the register budget must
 // allow (two tiles of 1-byte elements fill shared memory; 2-byte tiles lost
-// 2 points of 84 at two), and how many tiles down consecutive blocks walk.
+// 2 points of 84 at two; at four they gained 0.5-0.7 but spill writing into
+// several outputs), and how many tiles down consecutive blocks walk (1
+// byte: 64 gained up to 2 points on 32, as did 128 and 256; 2 bytes: 2-16
+// lost 1-4 points on two shapes of three).
 constexpr int shifted_min_blocks(int S) { return S == 1 ? 2 : 3; }
-constexpr int shifted_tile_group(int S) { return S == 1 ? 32 : 1; }
+constexpr int shifted_tile_group(int S) { return S == 1 ? 64 : 1; }
 // Tiles of either kind that write into other GPUs' outputs (several
 // destinations) walk at least this many down, so that the tiles sharing the
 // lines at an output segment's ends run together.  Walking across, 65568^2
