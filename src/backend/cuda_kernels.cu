@@ -65,11 +65,11 @@ template <> struct Element<16> { using type = uint4; };
 // many tiles down consecutive blocks walk before moving across.  16-byte
 // tiles walk down where output rows start inside a 32-byte sector (the
 // tiles that share a row's end sectors then run together; across, 20011 x
-// 30011 lost 10 points) and across where every output row starts a sector
-// (1-1.2 points gained on squares).
+// 30011 lost 10 points; 64 down gained 0.4-0.6 on 32, 16 lost 1) and across
+// where every output row starts a sector (1-1.2 points gained on squares).
 constexpr int kVectorMinBlocks = 2;
 constexpr int input_segment(int S) { return S == 16 ? 256 : 128; }
-constexpr int tile_group(int S, bool sector_rows) { return S == 16 && !sector_rows ? 32 : 1; }
+constexpr int tile_group(int S, bool sector_rows) { return S == 16 && !sector_rows ? 64 : 1; }
 
 // Word tiles (4 and 8 bytes), per element size and, for 8 bytes (the one
 // size that takes them on 16-byte aligned rows too), per alignment: elements
@@ -77,10 +77,12 @@ constexpr int tile_group(int S, bool sector_rows) { return S == 16 && !sector_ro
 // how many tiles down consecutive blocks walk.  On odd pitches every output
 // segment shares its end sectors with the tile below; walking down, the two
 // run together and their halves meet in L2 instead of each costing DRAM a
-// partial write.  Then blocks per SM the register budget must allow (a
-// 64-register cap) and input rows a warp loads before using any.
+// partial write (8 bytes: 256 down gained 1-3.5 points on 64, and put every
+// odd shape measured ahead of cuBLAS geam).  Then blocks per SM the register
+// budget must allow (a 64-register cap) and input rows a warp loads before
+// using any.
 constexpr int word_tile_depth(int S, bool aligned) { return S == 4 ? 8 : aligned ? 2 : 4; }
-constexpr int word_tile_group(int S, bool aligned) { return S == 4 ? 128 : aligned ? 1 : 64; }
+constexpr int word_tile_group(int S, bool aligned) { return S == 4 ? 128 : aligned ? 1 : 256; }
 constexpr int kWordMinBlocks = 4;
 constexpr int kWordBatch = 8;
 
