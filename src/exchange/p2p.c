@@ -221,7 +221,7 @@ static xpose_status map_node_outputs(const xpose_exchange_setup *setup, p2p_stat
   memset(&mine, 0, sizeof mine);
   XPOSE_MPICHECKGOTO(MPI_Comm_size(node, &node_ranks), res, fail);
   all = calloc((size_t)node_ranks, sizeof *all);
-  XPOSE_CHECKGOTO(all_of_node(node, all && st->outputs && st->opened), res, fail);
+  XPOSE_CHECKGOTO(all_of_node(node, all != NULL), res, fail);
   mine.rank = st->rank;
   mine.has_output = setup->output != NULL;
   mine.ok = 1;
@@ -258,16 +258,27 @@ static xpose_status p2p_create(const xpose_exchange_setup *setup, xpose_exchange
   MPI_Comm node = MPI_COMM_NULL;
   p2p_state *st = calloc(1, sizeof *st);
   xpose_exchange *exchange = calloc(1, sizeof *exchange);
+  int nranks = 0, rank = 0;
   *exchange_out = NULL;
-  XPOSE_REQUIREGOTO(st && exchange, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
-                    "cannot allocate the p2p engine");
+  XPOSE_MPICHECKGOTO(MPI_Comm_size(setup->comm, &nranks), res, fail);
+  XPOSE_MPICHECKGOTO(MPI_Comm_rank(setup->comm, &rank), res, fail);
+  if (st) {
+    st->outputs = calloc((size_t)nranks, sizeof *st->outputs);
+    st->opened = calloc((size_t)nranks, sizeof *st->opened);
+  }
+  /* Every rank learns whether all have their tables before the first
+   * collective that not every rank would otherwise reach (node_comm). */
+  const int allocated = st && exchange && st->outputs && st->opened;
+  int all_allocated = 0;
+  XPOSE_MPICHECKGOTO(MPI_Allreduce(&allocated, &all_allocated, 1, MPI_INT, MPI_LAND, setup->comm),
+                     res, fail);
+  XPOSE_REQUIREGOTO(all_allocated, XPOSE_ERROR_OUT_OF_MEMORY, res, fail,
+                    "a rank cannot allocate the p2p engine");
   exchange->ops = &p2p_ops;
   exchange->state = st;
   st->backend = setup->backend;
-  XPOSE_MPICHECKGOTO(MPI_Comm_size(setup->comm, &st->nranks), res, fail);
-  XPOSE_MPICHECKGOTO(MPI_Comm_rank(setup->comm, &st->rank), res, fail);
-  st->outputs = calloc((size_t)st->nranks, sizeof *st->outputs);
-  st->opened = calloc((size_t)st->nranks, sizeof *st->opened);
+  st->nranks = nranks;
+  st->rank = rank;
   XPOSE_REQUIREGOTO(node_comm(setup->comm, &node), XPOSE_ERROR_MPI, res, fail,
                     "cannot find the ranks of this node");
   /* Every rank learns whether all mapped their node's outputs, and whether
@@ -297,8 +308,16 @@ static xpose_status p2p_create(const xpose_exchange_setup *setup, xpose_exchange
   return XPOSE_SUCCESS;
 fail:
   if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
-  p2p_destroy(exchange);
-  if (!exchange) free(st);
+  if (exchange && exchange->state) {
+    p2p_destroy(exchange);
+  } else { /* before the state was the engine's */
+    if (st) {
+      free(st->outputs);
+      free(st->opened);
+    }
+    free(st);
+    free(exchange);
+  }
   return res;
 }
 
