@@ -70,9 +70,9 @@ static int chunk_count(const xpose_config *config, const xpose_exchange_engine *
  * faster than the NCCL engine (2 H200s and 2 H100s, tests/bench/RESULTS.md).
  * Since the kernel's tiles walk down when they write into several outputs,
  * every shape measured was; 1-byte elements on odd rows, the last exception,
- * since their shifted tiles (65537^2 on 2 H100s: 1.25 times NCCL's exchange
- * alone against the NCCL engine's 2.24, 1.53 since it registers its
- * buffers).  Mapping more than 16 GiB of other
+ * since their shifted tiles (65537^2 on 2 H100s: 1.03 times NCCL's exchange
+ * alone since the tiles walk whole columns, against the NCCL engine's
+ * 1.53).  Mapping more than 16 GiB of other
  * ranks' outputs was not measured since, and was slow before (on shapes that
  * were slow for the walk): kept as a bound on what was measured.  From
  * agreed values only. */

@@ -94,12 +94,16 @@ constexpr int kWordBatch = 8;
 // lost 1-4 points on two shapes of three).
 constexpr int shifted_min_blocks(int S) { return S == 1 ? 2 : 3; }
 constexpr int shifted_tile_group(int S) { return S == 1 ? 64 : 1; }
-// Tiles of either kind that write into other GPUs' outputs (several
+// Tiles of any kind that write into other GPUs' outputs (several
 // destinations) walk at least this many down, so that the tiles sharing the
 // lines at an output segment's ends run together.  Walking across, 65568^2
 // floats on 2 GPUs ran 24 times slower than 65536^2, with NVLink carrying
-// twice as many protocol bytes as data.
-constexpr int kPartsTileGroup = 32;
+// twice as many protocol bytes as data.  1024 is a whole tile column of a
+// rank's slab on every shape measured, so the blocks running at once fill
+// the same few output rows: on 2 H100s, 1- and 2-byte 65537^2 went from
+// 1.25x and 1.22x NCCL's exchange alone to 1.03x, odd 4- and 16-byte shapes
+// gained 6-11%, against 32 tiles (512 gained as much but on 16 bytes).
+constexpr int kPartsTileGroup = 1024;
 __host__ __device__ constexpr int walk_group(int group, bool parts) {
   return parts && group < kPartsTileGroup ? kPartsTileGroup : group;
 }
