@@ -1,7 +1,9 @@
 /* xpose-bench --distributed: the distributed GPU transpose under mpirun,
  * for each exchange engine, beside that engine's exchange of the same
  * bytes alone (the plan's own send/receive layout, nothing packed or
- * placed), all at once and in the pipeline's chunks; the NCCL engine's
+ * placed), all at once and in the pipeline's chunks, and, for engines on
+ * the GPU's lanes, all at once beside plain copies of the bytes the
+ * pipeline's local passes move (exchange_with_copies); the NCCL engine's
  * first row is a plain grouped NCCL all-to-all.  The p2p engine exchanges
  * nothing; its ratio is to NCCL's exchange alone in the same run.  Time
  * is the maximum over ranks of each run, median over runs; every transpose
@@ -22,7 +24,13 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-typedef enum { TIME_TRANSPOSE, TIME_EXCHANGE, TIME_EXCHANGE_CHUNKS } timed_part;
+typedef enum {
+  TIME_TRANSPOSE,
+  TIME_EXCHANGE,
+  TIME_EXCHANGE_CHUNKS,
+  TIME_EXCHANGE_WITH_COPIES,
+  TIME_EXCHANGE_WITH_PASSES
+} timed_part;
 
 /* The plan's exchange with nothing packed or placed: all at once, or chunk
  * by chunk as the pipeline starts and waits for them. */
@@ -44,6 +52,77 @@ static xpose_status exchange_only(xpose_plan plan, int chunked) {
   return res;
 }
 
+/* The exchange alone with, beside it on a local lane, plain copies of as
+ * many bytes as the pipeline's local passes read and write: packing and
+ * the own block (the input slab, into the output) and placing (what
+ * arrives, into the output).  Any engine that needs each block contiguous
+ * on both sides moves at least that much besides the transpose itself, so
+ * where memory bandwidth is shared with the transfer this is its floor.
+ * The copies race the exchange for data: timing only. */
+static xpose_status exchange_with_copies(xpose_plan plan, const void *in, void *out) {
+  xpose_exchange *ex = plan->exchange;
+  const xpose_layout *layout = &plan->layout;
+  cudaStream_t lane = plan->backend->ops->stream(plan->backend, XPOSE_LANE_SELF);
+  const size_t in_bytes = (size_t)(layout->in.count * plan->cols) * plan->elem_size;
+  const size_t out_bytes = (size_t)(layout->out.count * plan->rows) * plan->elem_size;
+  int64_t received = 0;
+  for (int q = 0; q < layout->whole.nranks; q++) received += layout->whole.recv_bytes[q];
+  xpose_status res = ex->ops->start(ex, 0, &layout->whole, plan->send_buf, plan->recv_buf);
+  if (res == XPOSE_SUCCESS && (cudaMemcpyAsync(out, in, in_bytes < out_bytes ? in_bytes : out_bytes,
+                                               cudaMemcpyDeviceToDevice, lane) != cudaSuccess ||
+                               cudaMemcpyAsync(out, plan->recv_buf, (size_t)received,
+                                               cudaMemcpyDeviceToDevice, lane) != cudaSuccess))
+    res = XPOSE_ERROR_CUDA;
+  if (res == XPOSE_SUCCESS) res = ex->ops->wait(ex, 0);
+  if (res == XPOSE_SUCCESS) res = plan->backend->ops->synchronize(plan->backend);
+  return res;
+}
+
+/* The exchange alone with, beside it, the pipeline's own local passes
+ * (every chunk's packing, own block and placing, on their lanes) in no
+ * order with it: what sharing the GPU costs, without the pipeline's
+ * waits.  Races the exchange for data: timing only. */
+static xpose_status exchange_with_passes(xpose_plan plan, const void *in, void *out) {
+  xpose_exchange *ex = plan->exchange;
+  xpose_backend *b = plan->backend;
+  const xpose_layout *layout = &plan->layout;
+  const size_t es = plan->elem_size;
+  xpose_status res = ex->ops->start(ex, 0, &layout->whole, plan->send_buf, plan->recv_buf);
+  for (int k = 0; k < layout->nchunks && res == XPOSE_SUCCESS; k++) {
+    const xpose_chunk_layout *c = &layout->chunks[k];
+    for (int i = 0; i < c->npeers && res == XPOSE_SUCCESS; i++) {
+      const xpose_transpose_piece *t = &c->pack[i];
+      res = b->ops->transpose(b, XPOSE_LANE_PACK, (const char *)in + t->src_offset, t->ld_src,
+                              (char *)plan->send_buf + t->dst_offset, t->ld_dst, t->rows, t->cols,
+                              es);
+    }
+    const xpose_transpose_piece *t = &c->own;
+    if (res == XPOSE_SUCCESS)
+      res = b->ops->transpose(b, XPOSE_LANE_SELF, (const char *)in + t->src_offset, t->ld_src,
+                              (char *)out + t->dst_offset, t->ld_dst, t->rows, t->cols, es);
+    for (int i = 0; i < c->npeers && res == XPOSE_SUCCESS; i++) {
+      const xpose_copy_piece *p = &c->place[i];
+      res = b->ops->copy_2d(b, XPOSE_LANE_UNPACK, (const char *)plan->recv_buf + p->src_offset,
+                            (size_t)p->src_pitch, (char *)out + p->dst_offset, (size_t)p->dst_pitch,
+                            p->rows, (size_t)p->row_bytes);
+    }
+  }
+  if (res == XPOSE_SUCCESS) res = ex->ops->wait(ex, 0);
+  if (res == XPOSE_SUCCESS) res = b->ops->synchronize(b);
+  return res;
+}
+
+static xpose_status run_part(xpose_plan plan, timed_part part, const void *in, void *out) {
+  switch (part) {
+    case TIME_TRANSPOSE: return xpose_execute(plan, in, out);
+    case TIME_EXCHANGE: return exchange_only(plan, 0);
+    case TIME_EXCHANGE_CHUNKS: return exchange_only(plan, 1);
+    case TIME_EXCHANGE_WITH_COPIES: return exchange_with_copies(plan, in, out);
+    case TIME_EXCHANGE_WITH_PASSES: return exchange_with_passes(plan, in, out);
+  }
+  return XPOSE_ERROR_INVALID_ARGUMENT;
+}
+
 /* Median over runs of the slowest rank's time, in seconds. */
 static double time_part(xpose_plan plan, timed_part part, const void *in, void *out, int warmup,
                         int iters) {
@@ -51,10 +130,7 @@ static double time_part(xpose_plan plan, timed_part part, const void *in, void *
   for (int r = -warmup; r < iters; r++) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    const xpose_status st = part == TIME_TRANSPOSE
-                                ? xpose_execute(plan, in, out)
-                                : exchange_only(plan, part == TIME_EXCHANGE_CHUNKS);
-    if (st != XPOSE_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
+    if (run_part(plan, part, in, out) != XPOSE_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
     double mine = MPI_Wtime() - t0, slowest = 0;
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (r >= 0) t[r] = slowest;
@@ -142,6 +218,12 @@ int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, i
     const int n = kinds[e] == XPOSE_EXCHANGE_STAGED && iters > 3 ? 3 : iters;
     const double exchange = p2p ? 0 : time_part(plan, TIME_EXCHANGE, in, out, 1, n);
     const double chunks_alone = p2p ? 0 : time_part(plan, TIME_EXCHANGE_CHUNKS, in, out, 1, n);
+    /* Only where the exchange runs on the GPU's lanes beside the copies. */
+    const int floor_row = !p2p && plan->exchange->stream_ordered;
+    const double with_copies =
+        floor_row ? time_part(plan, TIME_EXCHANGE_WITH_COPIES, in, out, 1, n) : 0;
+    const double with_passes =
+        floor_row ? time_part(plan, TIME_EXCHANGE_WITH_PASSES, in, out, 1, n) : 0;
     const double transpose = time_part(plan, TIME_TRANSPOSE, in, out, warmup < 1 ? 1 : warmup, n);
     if (kinds[e] == XPOSE_EXCHANGE_NCCL) nccl_exchange = exchange;
     /* Every block but the own one leaves the rank, whatever the engine. */
@@ -161,6 +243,14 @@ int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, i
       snprintf(what, sizeof what, "in %d chunks", plan->layout.nchunks);
       printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7s\n", name, what, (long long)most,
              chunks_alone * 1e3, (double)most / chunks_alone / 1e9, chunks_alone / exchange, "-");
+      if (floor_row) {
+        printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7s\n", name, "+ local copies",
+               (long long)most, with_copies * 1e3, (double)most / with_copies / 1e9,
+               with_copies / exchange, "-");
+        printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7s\n", name, "+ local passes",
+               (long long)most, with_passes * 1e3, (double)most / with_passes / 1e9,
+               with_passes / exchange, "-");
+      }
       printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7llu\n", name, "transpose", (long long)most,
              transpose * 1e3, (double)most / transpose / 1e9, transpose / exchange, total_wrong);
       fflush(stdout);
