@@ -12,6 +12,24 @@ static xpose_range split(int64_t n, int64_t parts, int64_t index) {
   return r;
 }
 
+/* Chunk k of a block's n rows (of the transposed block).  From three
+ * chunks on, the first and the last are half the others: the pipeline
+ * cannot send before the first is packed, nor finish before the last is
+ * placed.  On 2 H100s (NCCL engine, tests/bench/RESULTS.md) that took
+ * 65536^2 float32 in 8 chunks from 1.30x to 1.27x NCCL's exchange alone,
+ * and 65537^2 2-byte elements from 1.36x to 1.30x; quarter-size ends and
+ * smaller lost again. */
+static xpose_range chunk_range(int64_t n, int nchunks, int k) {
+  if (nchunks < 3) return split(n, nchunks, k);
+  /* 2 (nchunks - 1) halves: one for each end, two for every other chunk. */
+  const int64_t halves = 2 * (int64_t)(nchunks - 1);
+  const int64_t first_half = k == 0 ? 0 : 2 * (int64_t)k - 1;
+  const int64_t end_half = k == nchunks - 1 ? halves : 2 * (int64_t)k + 1;
+  const int64_t first = split(n, halves, first_half).first;
+  const int64_t end = end_half == halves ? n : split(n, halves, end_half).first;
+  return (xpose_range){first, end - first};
+}
+
 /* Chunks start this far apart in the send and receive buffers: NCCL moves a
  * message that starts off 16 bytes far slower.  On 2 H100s its exchange
  * alone in the pipeline's chunks, which started at odd offsets, took 1.52x
@@ -20,12 +38,12 @@ static xpose_range split(int64_t n, int64_t parts, int64_t index) {
 enum { CHUNK_ALIGN = 256 };
 
 /* Where chunk k of a block of `units` rows of unit_bytes each starts, from
- * the block's start: the chunks (split(units, nchunks, i)), each rounded up
+ * the block's start: the chunks (chunk_range), each rounded up
  * to CHUNK_ALIGN, one after another.  k = nchunks: the block's size. */
 static int64_t chunk_start(int64_t units, int nchunks, int k, int64_t unit_bytes) {
   int64_t start = 0;
   for (int i = 0; i < k; i++) {
-    const int64_t bytes = split(units, nchunks, i).count * unit_bytes;
+    const int64_t bytes = chunk_range(units, nchunks, i).count * unit_bytes;
     start += (bytes + CHUNK_ALIGN - 1) / CHUNK_ALIGN * CHUNK_ALIGN;
   }
   return start;
@@ -91,7 +109,7 @@ xpose_status xpose_layout_build(int rank, int nranks, int64_t rows, int64_t cols
     c->place = calloc((size_t)p, sizeof *c->place);
     XPOSE_REQUIREGOTO(exchange_layout_alloc(&c->exchange, p) == 0 && c->pack && c->place,
                       XPOSE_ERROR_OUT_OF_MEMORY, res, fail, "cannot allocate the chunk layouts");
-    const xpose_range mine = split(out.count, nchunks, k); /* of my output rows */
+    const xpose_range mine = chunk_range(out.count, nchunks, k); /* of my output rows */
     c->own = (xpose_transpose_piece){.src_offset = (out.first + mine.first) * es,
                                      .ld_src = cols,
                                      .dst_offset = (mine.first * rows + in.first) * es,
@@ -101,7 +119,7 @@ xpose_status xpose_layout_build(int rank, int nranks, int64_t rows, int64_t cols
     for (int step = 1; step < p; step++) { /* peers in a ring: no rank is everyone's first */
       const int q = (rank + step) % p;
       if (direct && direct[q]) continue;
-      const xpose_range theirs = split(cols_of[q].count, nchunks, k); /* of q's output rows */
+      const xpose_range theirs = chunk_range(cols_of[q].count, nchunks, k); /* of q's output rows */
       xpose_exchange_layout *x = &c->exchange;
       x->send_bytes[q] = in.count * theirs.count * es;
       x->send_offsets[q] =

@@ -137,7 +137,8 @@ int main(void) {
     for (int group = 0; group <= nranks; group++)
       for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
-          check(nranks, group, shapes[s][0], shapes[s][1], sizes[z], 3);
+          for (int nchunks = 2; nchunks <= 5; nchunks += 3) /* even chunks; half-size ends */
+            check(nranks, group, shapes[s][0], shapes[s][1], sizes[z], nchunks);
   if (test_failures) return 1;
   printf("layouts: %lld cases passed\n", cases);
   return 0;
