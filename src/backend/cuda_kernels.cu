@@ -102,7 +102,7 @@ constexpr int shifted_tile_group(int S) { return S == 1 ? 64 : 1; }
 // rank's slab on every shape measured, so the blocks running at once fill
 // the same few output rows: on 2 H100s, 1- and 2-byte 65537^2 went from
 // 1.25x and 1.22x NCCL's exchange alone to 1.03x, odd 4- and 16-byte shapes
-// gained 6-11%, against 32 tiles (512 gained as much but on 16 bytes).
+// gained 6-11%, against 32 tiles (512 did as well but on 16 bytes).
 constexpr int kPartsTileGroup = 1024;
 __host__ __device__ constexpr int walk_group(int group, bool parts) {
   return parts && group < kPartsTileGroup ? kPartsTileGroup : group;

@@ -3,7 +3,8 @@
  * bytes alone (the plan's own send/receive layout, nothing packed or
  * placed), all at once and in the pipeline's chunks, and, for engines on
  * the GPU's lanes, all at once beside plain copies of the bytes the
- * pipeline's local passes move (exchange_with_copies); the NCCL engine's
+ * pipeline's local passes move (exchange_with_copies) and beside those
+ * passes in no order (exchange_with_passes); the NCCL engine's
  * first row is a plain grouped NCCL all-to-all.  The p2p engine exchanges
  * nothing; its ratio is to NCCL's exchange alone in the same run.  Time
  * is the maximum over ranks of each run, median over runs; every transpose
@@ -123,6 +124,12 @@ static xpose_status run_part(xpose_plan plan, timed_part part, const void *in, v
   return XPOSE_ERROR_INVALID_ARGUMENT;
 }
 
+static void print_row(const char *engine, const char *what, int64_t bytes, double seconds,
+                      const char *ratio, const char *wrong) {
+  printf("%-15s %-16s %14lld %10.3f %9.1f %7s %7s\n", engine, what, (long long)bytes, seconds * 1e3,
+         (double)bytes / seconds / 1e9, ratio, wrong);
+}
+
 /* Median over runs of the slowest rank's time, in seconds. */
 static double time_part(xpose_plan plan, timed_part part, const void *in, void *out, int warmup,
                         int iters) {
@@ -229,30 +236,24 @@ int xpose_bench_distributed(int64_t rows, int64_t cols, size_t es, int warmup, i
     /* Every block but the own one leaves the rank, whatever the engine. */
     int64_t sent = in_rows.count * (cols - out_rows.count) * (int64_t)es, most = 0;
     MPI_Allreduce(&sent, &most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    char ratio[16] = "-", wrong_text[24];
+    snprintf(wrong_text, sizeof wrong_text, "%llu", total_wrong);
     if (rank == 0 && p2p) {
       /* Its yardstick is NCCL's exchange alone of the same bytes, this run. */
-      char ratio[16] = "-";
       if (nccl_exchange > 0) snprintf(ratio, sizeof ratio, "%.2f", transpose / nccl_exchange);
-      printf("%-15s %-16s %14lld %10.3f %9.1f %7s %7llu\n", name, "transpose", (long long)most,
-             transpose * 1e3, (double)most / transpose / 1e9, ratio, total_wrong);
+      print_row(name, "transpose", most, transpose, ratio, wrong_text);
       fflush(stdout);
     } else if (rank == 0) {
-      printf("%-15s %-16s %14lld %10.3f %9.1f %7s %7s\n", name, "exchange alone", (long long)most,
-             exchange * 1e3, (double)most / exchange / 1e9, "1.00", "-");
+      print_row(name, "exchange alone", most, exchange, "1.00", "-");
       char what[32];
       snprintf(what, sizeof what, "in %d chunks", plan->layout.nchunks);
-      printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7s\n", name, what, (long long)most,
-             chunks_alone * 1e3, (double)most / chunks_alone / 1e9, chunks_alone / exchange, "-");
-      if (floor_row) {
-        printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7s\n", name, "+ local copies",
-               (long long)most, with_copies * 1e3, (double)most / with_copies / 1e9,
-               with_copies / exchange, "-");
-        printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7s\n", name, "+ local passes",
-               (long long)most, with_passes * 1e3, (double)most / with_passes / 1e9,
-               with_passes / exchange, "-");
+      const char *const labels[] = {what, "+ local copies", "+ local passes", "transpose"};
+      const double times[] = {chunks_alone, with_copies, with_passes, transpose};
+      for (int i = 0; i < 4; i++) {
+        if (!floor_row && (i == 1 || i == 2)) continue;
+        snprintf(ratio, sizeof ratio, "%.2f", times[i] / exchange);
+        print_row(name, labels[i], most, times[i], ratio, i == 3 ? wrong_text : "-");
       }
-      printf("%-15s %-16s %14lld %10.3f %9.1f %7.2f %7llu\n", name, "transpose", (long long)most,
-             transpose * 1e3, (double)most / transpose / 1e9, transpose / exchange, total_wrong);
       fflush(stdout);
     }
     cudaFree(in);
