@@ -72,10 +72,9 @@ static int chunk_count(const xpose_config *config, const xpose_exchange_engine *
  * every shape measured was; 1-byte elements on odd rows, the last exception,
  * since their shifted tiles (65537^2 on 2 H100s: 1.03 times NCCL's exchange
  * alone since the tiles walk whole columns, against the NCCL engine's
- * 1.53).  Mapping more than 16 GiB of other
- * ranks' outputs was not measured since, and was slow before (on shapes that
- * were slow for the walk): kept as a bound on what was measured.  From
- * agreed values only. */
+ * 1.53).  Mapping more than 16 GiB of other ranks' outputs was not measured
+ * since, and was slow before (on shapes that were slow for the walk): kept
+ * as a bound on what was measured.  From agreed values only. */
 static const int64_t PEER_WRITES_MAPPED_BYTES = (int64_t)16 << 30;
 
 static int peer_writes_measured_fast(int64_t rows, int64_t cols, size_t elem_size, int nranks) {
@@ -103,26 +102,15 @@ static xpose_status allocate_output(xpose_plan plan) {
 
 /* The layout's scratch (none for blocks that go straight into their
  * owners' outputs), from the engine where it has memory of its own. */
-static xpose_status allocate_scratch(xpose_plan plan, size_t bytes, void **ptr) {
-  xpose_exchange *e = plan->exchange;
-  return e->ops->alloc ? e->ops->alloc(e, bytes, ptr)
-                       : plan->backend->ops->alloc(plan->backend, bytes, ptr);
-}
-
-static void release_scratch(xpose_plan plan, void *ptr) {
-  xpose_exchange *e = plan->exchange;
-  if (e->ops->release)
-    e->ops->release(e, ptr);
-  else
-    plan->backend->ops->release(plan->backend, ptr);
-}
-
 static xpose_status allocate_buffers(xpose_plan plan) {
   xpose_status res = XPOSE_SUCCESS;
-  XPOSE_CHECKGOTO(allocate_scratch(plan, (size_t)plan->layout.send_bytes, &plan->send_buf), res,
-                  fail);
-  XPOSE_CHECKGOTO(allocate_scratch(plan, (size_t)plan->layout.recv_bytes, &plan->recv_buf), res,
-                  fail);
+  xpose_exchange *e = plan->exchange;
+  XPOSE_CHECKGOTO(
+      xpose_exchange_alloc(e, plan->backend, (size_t)plan->layout.send_bytes, &plan->send_buf), res,
+      fail);
+  XPOSE_CHECKGOTO(
+      xpose_exchange_alloc(e, plan->backend, (size_t)plan->layout.recv_bytes, &plan->recv_buf), res,
+      fail);
 fail:
   return res;
 }
@@ -155,8 +143,8 @@ fail:
 
 static void free_plan(xpose_plan plan) {
   if (plan->exchange) { /* the scratch exists only with an engine */
-    release_scratch(plan, plan->send_buf);
-    release_scratch(plan, plan->recv_buf);
+    xpose_exchange_release(plan->exchange, plan->backend, plan->send_buf);
+    xpose_exchange_release(plan->exchange, plan->backend, plan->recv_buf);
     plan->exchange->ops->destroy(plan->exchange);
   }
   if (plan->backend) {

@@ -58,6 +58,22 @@ struct xpose_exchange {
   void *state;
 };
 
+/* Memory for an engine's send and receive buffers: its own where it has
+ * some (ops->alloc), else the backend's; `exchange` may be NULL (none). */
+static inline xpose_status xpose_exchange_alloc(xpose_exchange *exchange, xpose_backend *backend,
+                                                size_t bytes, void **ptr) {
+  if (exchange && exchange->ops->alloc) return exchange->ops->alloc(exchange, bytes, ptr);
+  return backend->ops->alloc(backend, bytes, ptr);
+}
+
+static inline void xpose_exchange_release(xpose_exchange *exchange, xpose_backend *backend,
+                                          void *ptr) {
+  if (exchange && exchange->ops->release)
+    exchange->ops->release(exchange, ptr);
+  else
+    backend->ops->release(backend, ptr);
+}
+
 /* What an engine is created for.  Every layout it will be started with
  * (the chunks' and `whole`) fits within `whole`, peer by peer. */
 typedef struct {

@@ -176,16 +176,12 @@ static void *p2p_peer_output(xpose_exchange *exchange, int peer) {
  * own. */
 static xpose_status p2p_alloc(xpose_exchange *exchange, size_t bytes, void **ptr) {
   p2p_state *st = exchange->state;
-  if (st->inner && st->inner->ops->alloc) return st->inner->ops->alloc(st->inner, bytes, ptr);
-  return st->backend->ops->alloc(st->backend, bytes, ptr);
+  return xpose_exchange_alloc(st->inner, st->backend, bytes, ptr);
 }
 
 static void p2p_release(xpose_exchange *exchange, void *ptr) {
   p2p_state *st = exchange->state;
-  if (st->inner && st->inner->ops->release)
-    st->inner->ops->release(st->inner, ptr);
-  else
-    st->backend->ops->release(st->backend, ptr);
+  xpose_exchange_release(st->inner, st->backend, ptr);
 }
 
 static void p2p_destroy(xpose_exchange *exchange) {
