@@ -44,8 +44,7 @@ static xpose_status transpose(xpose_plan plan, int lane, const xpose_transpose_p
                                        t->cols, plan->elem_size);
 }
 
-/* Transposes the chunk of every block for another rank into the send buffer. */
-static xpose_status pack_chunk(xpose_plan plan, const xpose_chunk_layout *c, const void *in) {
+xpose_status xpose_pack_chunk(xpose_plan plan, const xpose_chunk_layout *c, const void *in) {
   xpose_status res = XPOSE_SUCCESS;
   for (int i = 0; i < c->npeers; i++)
     XPOSE_CHECKGOTO(transpose(plan, XPOSE_LANE_PACK, &c->pack[i], in, plan->send_buf), res, fail);
@@ -53,8 +52,12 @@ fail:
   return res;
 }
 
-/* Copies the chunk of every received block into its place in out. */
-static xpose_status place_chunk(xpose_plan plan, const xpose_chunk_layout *c, void *out) {
+xpose_status xpose_own_chunk(xpose_plan plan, const xpose_chunk_layout *c, const void *in,
+                             void *out) {
+  return transpose(plan, XPOSE_LANE_SELF, &c->own, in, out);
+}
+
+xpose_status xpose_place_chunk(xpose_plan plan, const xpose_chunk_layout *c, void *out) {
   xpose_status res = XPOSE_SUCCESS;
   for (int i = 0; i < c->npeers; i++) {
     const xpose_copy_piece *p = &c->place[i];
@@ -103,7 +106,7 @@ static xpose_status execute_into_peers(xpose_plan plan, const void *in, void *ou
     if (local == XPOSE_SUCCESS) local = exchange->ops->wait(exchange, 0);
     if (local == XPOSE_SUCCESS) local = ops->record(backend, XPOSE_LANE_COMM, EVENT_RECEIVED);
     if (local == XPOSE_SUCCESS) local = ops->wait_event(backend, XPOSE_LANE_UNPACK, EVENT_RECEIVED);
-    if (local == XPOSE_SUCCESS) local = place_chunk(plan, &layout->chunks[0], out);
+    if (local == XPOSE_SUCCESS) local = xpose_place_chunk(plan, &layout->chunks[0], out);
   }
   /* Even after a failure: no write into a peer may still be in flight. */
   const xpose_status synchronized = ops->synchronize(backend);
@@ -140,9 +143,9 @@ static xpose_status execute_pipeline(xpose_plan plan, const void *in, void *out)
     if (k < layout->nchunks && started == k) {
       const xpose_chunk_layout *c = &layout->chunks[k];
       if (local == XPOSE_SUCCESS) local = packing_fault(plan, k);
-      if (local == XPOSE_SUCCESS) local = pack_chunk(plan, c, in);
+      if (local == XPOSE_SUCCESS) local = xpose_pack_chunk(plan, c, in);
       if (local == XPOSE_SUCCESS) local = ops->record(backend, XPOSE_LANE_PACK, EVENT_PACKED + k);
-      if (local == XPOSE_SUCCESS) local = transpose(plan, XPOSE_LANE_SELF, &c->own, in, out);
+      if (local == XPOSE_SUCCESS) local = xpose_own_chunk(plan, c, in, out);
       if (local == XPOSE_SUCCESS)
         local = ops->wait_event(backend, XPOSE_LANE_COMM, EVENT_PACKED + k);
       if (local == XPOSE_SUCCESS && !exchange->stream_ordered)
@@ -163,7 +166,7 @@ static xpose_status execute_pipeline(xpose_plan plan, const void *in, void *out)
         local = ops->record(backend, XPOSE_LANE_COMM, EVENT_RECEIVED + k - 1);
       if (local == XPOSE_SUCCESS)
         local = ops->wait_event(backend, XPOSE_LANE_UNPACK, EVENT_RECEIVED + k - 1);
-      if (local == XPOSE_SUCCESS) local = place_chunk(plan, &layout->chunks[k - 1], out);
+      if (local == XPOSE_SUCCESS) local = xpose_place_chunk(plan, &layout->chunks[k - 1], out);
     }
   }
   const xpose_status synchronized = ops->synchronize(backend);

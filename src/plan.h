@@ -14,7 +14,7 @@ struct xpose_plan_s {
   int64_t rows, cols;
   size_t elem_size;
   xpose_layout layout;
-  void *send_buf, *recv_buf; /* the layout's scratch, from the backend */
+  void *send_buf, *recv_buf; /* the layout's scratch, the engine's or the backend's */
   void *output;              /* the output slab, where the plan owns it */
   int own_output;
   /* Engines that write peers' outputs: where each rank's block of this
@@ -24,5 +24,14 @@ struct xpose_plan_s {
   xpose_backend *backend;
   xpose_exchange *exchange;
 };
+
+/* The local steps of one chunk of the pipeline (execute.c), each queued on
+ * its lane: every peer's block into the send buffer, the own block into
+ * out, and what arrived into its place in out.  xpose-bench also runs them
+ * beside the exchange alone. */
+xpose_status xpose_pack_chunk(xpose_plan plan, const xpose_chunk_layout *c, const void *in);
+xpose_status xpose_own_chunk(xpose_plan plan, const xpose_chunk_layout *c, const void *in,
+                             void *out);
+xpose_status xpose_place_chunk(xpose_plan plan, const xpose_chunk_layout *c, void *out);
 
 #endif

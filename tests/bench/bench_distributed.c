@@ -85,31 +85,16 @@ static xpose_status exchange_with_copies(xpose_plan plan, const void *in, void *
  * waits.  Races the exchange for data: timing only. */
 static xpose_status exchange_with_passes(xpose_plan plan, const void *in, void *out) {
   xpose_exchange *ex = plan->exchange;
-  xpose_backend *b = plan->backend;
   const xpose_layout *layout = &plan->layout;
-  const size_t es = plan->elem_size;
   xpose_status res = ex->ops->start(ex, 0, &layout->whole, plan->send_buf, plan->recv_buf);
   for (int k = 0; k < layout->nchunks && res == XPOSE_SUCCESS; k++) {
     const xpose_chunk_layout *c = &layout->chunks[k];
-    for (int i = 0; i < c->npeers && res == XPOSE_SUCCESS; i++) {
-      const xpose_transpose_piece *t = &c->pack[i];
-      res = b->ops->transpose(b, XPOSE_LANE_PACK, (const char *)in + t->src_offset, t->ld_src,
-                              (char *)plan->send_buf + t->dst_offset, t->ld_dst, t->rows, t->cols,
-                              es);
-    }
-    const xpose_transpose_piece *t = &c->own;
-    if (res == XPOSE_SUCCESS)
-      res = b->ops->transpose(b, XPOSE_LANE_SELF, (const char *)in + t->src_offset, t->ld_src,
-                              (char *)out + t->dst_offset, t->ld_dst, t->rows, t->cols, es);
-    for (int i = 0; i < c->npeers && res == XPOSE_SUCCESS; i++) {
-      const xpose_copy_piece *p = &c->place[i];
-      res = b->ops->copy_2d(b, XPOSE_LANE_UNPACK, (const char *)plan->recv_buf + p->src_offset,
-                            (size_t)p->src_pitch, (char *)out + p->dst_offset, (size_t)p->dst_pitch,
-                            p->rows, (size_t)p->row_bytes);
-    }
+    res = xpose_pack_chunk(plan, c, in);
+    if (res == XPOSE_SUCCESS) res = xpose_own_chunk(plan, c, in, out);
+    if (res == XPOSE_SUCCESS) res = xpose_place_chunk(plan, c, out);
   }
   if (res == XPOSE_SUCCESS) res = ex->ops->wait(ex, 0);
-  if (res == XPOSE_SUCCESS) res = b->ops->synchronize(b);
+  if (res == XPOSE_SUCCESS) res = plan->backend->ops->synchronize(plan->backend);
   return res;
 }
 
