@@ -24,13 +24,14 @@
 // which go element by element.
 //
 // Shifted tiles (1- and 2-byte elements on rows that are not 16-byte
-// aligned): the vector tiles' micro-blocks, with each input row's 128 bytes
-// staged in shared memory as the aligned 16-byte chunks that hold them
-// (cp.async), and each thread cutting its chunk of a row out of two staged
-// ones by the row's own offset.  Tile rows overlap by 32 bytes of output so
-// that each tile writes whole 32-byte sectors of every output row, those
-// that start in its rows, with aligned 16-byte stores: rows that start
-// anywhere cost no partial sectors.
+// aligned; every size where tiles write into other GPUs' outputs on rows
+// that are not 32-byte aligned): the vector tiles' micro-blocks, with each
+// input row's 128 bytes staged in shared memory as the aligned 16-byte
+// chunks that hold them (cp.async), and each thread cutting its chunk of a
+// row out of two staged ones by the row's own offset.  Tile rows overlap
+// by 32 bytes of output so that each tile writes whole 32-byte sectors of
+// every output row, those that start in its rows, with aligned 16-byte
+// stores: rows that start anywhere cost no partial sectors.
 //
 // Elements off their natural alignment, and other element sizes, use a
 // plain element-wise kernel.
@@ -208,6 +209,13 @@ __device__ __forceinline__ void transpose_block(const Chunk (&in)[16 / S], Chunk
 template <>
 __device__ __forceinline__ void transpose_block<16>(const Chunk (&in)[1], Chunk (&out)[1]) {
   out[0] = in[0];
+}
+
+template <>
+__device__ __forceinline__ void transpose_block<8>(const Chunk (&in)[2], Chunk (&out)[2]) {
+  // Element k of a row is words 2 k and 2 k + 1.
+#pragma unroll
+  for (int k = 0; k < 2; k++) out[k] = {{in[0].w[2 * k], in[0].w[2 * k + 1], in[1].w[2 * k], in[1].w[2 * k + 1]}};
 }
 
 template <>
@@ -525,38 +533,45 @@ __global__ void __launch_bounds__(kThreads, shifted_min_blocks(S))
     }
 
     // In: chunk mj of rows mi V .. mi V + V - 1, cut from the two staged
-    // chunks it spans, in groups of E rows (one word of elements each): word
-    // Q of a group transposed is word P of output chunks E Q .. E Q + E - 1.
+    // chunks it spans.  4 and 8 bytes: all V rows, then their V x V block
+    // transposed.  1 and 2 bytes: in groups of E rows (one word of elements
+    // each), which holds fewer registers: word Q of a group transposed is
+    // word P of output chunks E Q .. E Q + E - 1.
+    constexpr int kGroupRows = S >= 4 ? V : E, kGroups = V / kGroupRows;
     const uint32_t first_bits = (uint32_t)reinterpret_cast<uintptr_t>(first), pitch_bits = (uint32_t)src_pitch;
     const int64_t col = c0 + mj * V;
     Chunk block[V];
 #pragma unroll
-    for (int P = 0; P < 4; P++) {
-      Chunk in[E];
+    for (int P = 0; P < kGroups; P++) {
+      Chunk in[kGroupRows];
       if (staged) {
 #pragma unroll
-        for (int k = 0; k < E; k++) {
-          const int r = mi * V + E * P + k;
+        for (int k = 0; k < kGroupRows; k++) {
+          const int r = mi * V + kGroupRows * P + k;
           const int shift = (int)((first_bits + (uint32_t)r * pitch_bits) & 15);
           in[k] = shift_chunks_any(load_chunk(&smem[r * G::window + mj]), load_chunk(&smem[r * G::window + mj + 1]),
                                    shift);
         }
       } else {
 #pragma unroll
-        for (int k = 0; k < E; k++) {
-          const int64_t row = r0 + mi * V + E * P + k;
+        for (int k = 0; k < kGroupRows; k++) {
+          const int64_t row = r0 + mi * V + kGroupRows * P + k;
           in[k] = load_elements<S>(src + row * src_pitch + col * S,
                                    row < rows ? (int)clamp_count(cols - col, V) : 0);
         }
       }
+      if constexpr (S >= 4) {
+        transpose_block<S>(in, block);
+      } else {
 #pragma unroll
-      for (int Q = 0; Q < 4; Q++) {
-        uint32_t words[E], turned[E];
+        for (int Q = 0; Q < 4; Q++) {
+          uint32_t words[E], turned[E];
 #pragma unroll
-        for (int k = 0; k < E; k++) words[k] = in[k].w[Q];
-        transpose_word_block<S>(words, turned);
+          for (int k = 0; k < E; k++) words[k] = in[k].w[Q];
+          transpose_word_block<S>(words, turned);
 #pragma unroll
-        for (int m = 0; m < E; m++) block[E * Q + m].w[P] = turned[m];
+          for (int m = 0; m < E; m++) block[E * Q + m].w[P] = turned[m];
+        }
       }
     }
     __syncthreads();  // the output tile takes the staged rows' place
@@ -653,12 +668,21 @@ cudaError_t launch_tiles(Kernel kernel, const char *src, int64_t src_pitch, Dest
 }
 
 // Elements on their natural alignment.  16-byte elements always have
-// 16-byte aligned rows; 8-byte ones are fastest in word tiles either way.
-// alignment: of the source's and every destination's rows, at most 32.
+// 16-byte aligned rows; 8-byte ones are fastest in word tiles either way on
+// one GPU.  Tiles that write into other GPUs' outputs take shifted tiles
+// wherever a row may start off a 32-byte sector: only whole sectors then
+// cross NVLink (on 2 H100s, odd 4-, 8- and 16-byte shapes went from
+// 1.06-1.46x NCCL's exchange alone to 1.00-1.02x).  alignment: of the
+// source's and every destination's rows, at most 32.
 template <int S, bool kParts>
 cudaError_t launch_sized(const char *src, int64_t src_pitch, Destination &out, int64_t rows, int64_t cols,
                          int alignment, cudaStream_t stream) {
   const bool aligned = alignment >= 16;
+  if constexpr (S < 4 || kParts) {
+    if (kParts ? alignment < 32 : !aligned)
+      return launch_tiles<ShiftedTile<S>, kParts>(transpose_shifted_tiles<S, kParts>, src, src_pitch, out, rows,
+                                                  cols, stream);
+  }
   if constexpr (S == 16 && !kParts) {  // several outputs walk down anyway (walk_group)
     if (alignment >= 32)
       return launch_tiles<Tile<S, true>, kParts>(transpose_vector_tiles<S, kParts, true>, src, src_pitch, out,
@@ -674,14 +698,10 @@ cudaError_t launch_sized(const char *src, int64_t src_pitch, Destination &out, i
     if (S == 16 || aligned)
       return launch_tiles<Tile<S, false>, kParts>(transpose_vector_tiles<S, kParts, false>, src, src_pitch, out,
                                                   rows, cols, stream);
-    if constexpr (S < 4)
-      return launch_tiles<ShiftedTile<S>, kParts>(transpose_shifted_tiles<S, kParts>, src, src_pitch, out, rows,
-                                                  cols, stream);
-    else if constexpr (S == 4)
+    if constexpr (S == 4)
       return launch_tiles<WordTile<S, false>, kParts>(transpose_word_tiles<S, kParts, false>, src, src_pitch,
                                                       out, rows, cols, stream);
-    else
-      return cudaErrorInvalidValue;  // not reached: natural alignment makes 16-byte rows aligned
+    return cudaErrorInvalidValue;  // not reached: 1 and 2 bytes are shifted, 16-byte rows aligned
   }
 }
 
