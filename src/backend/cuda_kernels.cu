@@ -89,11 +89,13 @@ constexpr int kWordBatch = 8;
 
 // Shifted tiles, per element size: blocks per SM the register budget must
 // allow (two tiles of 1-byte elements fill shared memory; 2-byte tiles lost
-// 2 points of 84 at two; at four they gained 0.5-0.7 but spill writing into
-// several outputs), and how many tiles down consecutive blocks walk (1
-// byte: 64 gained up to 2 points on 32, as did 128 and 256; 2 bytes: 2-16
-// lost 1-4 points on two shapes of three).
-constexpr int shifted_min_blocks(int S) { return S == 1 ? 2 : 3; }
+// 2 points of 84 at two, and gained 0.3-1.2 at four, which spill only
+// writing into several outputs: those keep three), and how many tiles down
+// consecutive blocks walk (1 byte: 64 gained up to 2 points on 32, as did
+// 128 and 256; 2 bytes: 2-16 lost 1-4 points on two shapes of three).  Two
+// stages of staged rows (the next tile's loading while this one is written)
+// gained nothing on 2 bytes.
+constexpr int shifted_min_blocks(int S, bool parts) { return S == 1 ? 2 : S == 2 && !parts ? 4 : 3; }
 constexpr int shifted_tile_group(int S) { return S == 1 ? 64 : 1; }
 // Tiles of any kind that write into other GPUs' outputs (several
 // destinations) walk at least this many down, so that the tiles sharing the
@@ -496,7 +498,7 @@ __device__ __forceinline__ void copy_chunk_async(uint4 *smem_chunk, const char *
 }
 
 template <int S, bool kParts>
-__global__ void __launch_bounds__(kThreads, shifted_min_blocks(S))
+__global__ void __launch_bounds__(kThreads, shifted_min_blocks(S, kParts))
     transpose_shifted_tiles(const char *__restrict__ src, int64_t src_pitch,
                             const __grid_constant__ Destination out, int64_t rows, int64_t cols,
                             int64_t tiles_across, int64_t tiles_down, int64_t tiles) {
