@@ -199,10 +199,8 @@ int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, const 
   if (new_filter && storage->layout == XIO_LAYOUT_CONTIGUOUS)
     return xio_fail(err, "a compressed output must be chunked: --filter needs --layout chunked");
   const int input_chunked = like && like->chunked && like->shape.ndims == shape->ndims;
-  int chunked = storage->layout == XIO_LAYOUT_CHUNKED || new_filter ||
-                (storage->layout == XIO_LAYOUT_AS_INPUT && input_chunked);
-  for (int i = 0; i < shape->ndims; i++)
-    if (shape->dims[i] == 0) chunked = 0; /* no elements, nothing to chunk */
+  const int chunked = storage->layout == XIO_LAYOUT_CHUNKED || new_filter ||
+                      (storage->layout == XIO_LAYOUT_AS_INPUT && input_chunked);
   if (!chunked)
     return H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
                    H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0
@@ -243,6 +241,7 @@ int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, const 
   double bytes = (double)type_size;
   for (int i = 0; i < n; i++) {
     if (chunk[i] > (hsize_t)shape->dims[i]) chunk[i] = (hsize_t)shape->dims[i];
+    if (chunk[i] == 0) chunk[i] = 1; /* an axis of no records yet: chunks wait for them */
     bytes *= (double)chunk[i];
   }
   if (rc == 0 && bytes >= 4294967296.0)
