@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include "h5_attributes.h"
 
 #include <stdio.h>
@@ -126,29 +127,30 @@ int xio_copy_object_attributes(hid_t from, hid_t to, const char *shown,
   return iterate_attributes(from, &copy, shown);
 }
 
-/* The input's history attribute as text (netCDF's is a fixed-size string), or "". */
-static void read_history(hid_t file, char *text, size_t size) {
-  text[0] = '\0';
-  if (H5Aexists(file, "history") <= 0) return;
-  hid_t attr = H5Aopen(file, "history", H5P_DEFAULT);
+/* The input's history attribute as text (netCDF's is a fixed-size
+ * string), of any length; "" where it has none.  NULL when out of memory. */
+static char *read_history(hid_t file) {
+  char *text = NULL;
+  hid_t attr =
+      H5Aexists(file, "history") > 0 ? H5Aopen(file, "history", H5P_DEFAULT) : H5I_INVALID_HID;
   hid_t type = attr >= 0 ? H5Aget_type(attr) : H5I_INVALID_HID;
   hid_t space = attr >= 0 ? H5Aget_space(attr) : H5I_INVALID_HID;
   if (type >= 0 && space >= 0 && H5Tget_class(type) == H5T_STRING &&
       H5Sget_simple_extent_npoints(space) == 1) {
     if (H5Tis_variable_str(type) > 0) {
       char *value = NULL;
-      if (H5Aread(attr, type, &value) >= 0 && value) snprintf(text, size, "%s", value);
+      if (H5Aread(attr, type, &value) >= 0 && value) text = strdup(value);
       if (value) (void)XIO_RECLAIM(type, space, &value);
     } else {
       const size_t length = H5Tget_size(type);
-      char *value = calloc(length + 1, 1);
-      if (value && H5Aread(attr, type, value) >= 0) snprintf(text, size, "%s", value);
-      free(value);
+      text = calloc(length + 1, 1);
+      if (text && H5Aread(attr, type, text) < 0) text[0] = '\0';
     }
   }
   if (space >= 0) (void)H5Sclose(space); /* only read: nothing to report */
   if (type >= 0) (void)H5Tclose(type);
   if (attr >= 0) (void)H5Aclose(attr);
+  return text ? text : strdup("");
 }
 
 int xio_copy_file_attributes(const xio_matrix *from, const xio_matrix *to, const char *history,
@@ -159,11 +161,11 @@ int xio_copy_file_attributes(const xio_matrix *from, const xio_matrix *to, const
   int rc = root < 0 ? xio_fail_h5(err, "cannot open the root group of %s's file", from->dataset)
                     : iterate_attributes(root, &copy, "the input file");
   /* history: this run's line first, then the input's, as NCO writes it */
-  char *text = NULL, old[65536];
+  char *text = NULL, *old = NULL;
   if (rc == 0 && history && H5Aexists(to->file, "history") <= 0) {
-    read_history(from->file, old, sizeof old);
-    const size_t length = strlen(history) + 1 + strlen(old);
-    text = malloc(length + 1);
+    old = read_history(from->file);
+    const size_t length = strlen(history) + 1 + (old ? strlen(old) : 0);
+    text = old ? malloc(length + 1) : NULL;
     if (!text)
       rc = xio_fail(err, "cannot allocate the history attribute");
     else
@@ -180,6 +182,7 @@ int xio_copy_file_attributes(const xio_matrix *from, const xio_matrix *to, const
     xio_release(H5Tclose, &type, &rc, err);
   }
   free(text);
+  free(old);
   xio_release(H5Gclose, &root, &rc, err);
   return xio_agree(from->comm, rc, err);
 }
