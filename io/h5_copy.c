@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "h5_compat.h"
+#include "h5_matrix.h"
 #include "h5_types.h"
 #include "passes.h"
 
@@ -305,6 +306,7 @@ static int copy_dataset(copy_walk *walk, hid_t source, const char *path) {
   H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
   if (rc == 0 && H5Dget_space_status(source, &status) < 0)
     rc = xio_fail_h5(err, "%s:%s: cannot read its storage", walk->shown, path);
+  if (rc == 0) rc = xio_check_stored_in_file(walk->from, source, walk->shown, path, err);
   rc = xio_agree(walk->comm, rc, err);
   /* Never written in the input (netCDF's dimensions without coordinates):
    * nothing to copy, readers see the fill value in both. */

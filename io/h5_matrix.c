@@ -273,6 +273,28 @@ static int describe_storage(xio_matrix *m, hid_t dcpl, const char *path, xio_err
   return 0;
 }
 
+/* Local.  Fails where a contiguous dataset's data runs past the end of
+ * its file: a truncated file whose superblock was patched to match (HDF5
+ * refuses to open one whose superblock says it is longer).  Serial HDF5
+ * refuses such a read ("addr overflow"), as it does for chunks; its
+ * collective MPI-IO reads of contiguous data return zeros for the rest. */
+int xio_check_stored_in_file(hid_t file, hid_t dset, const char *shown, const char *dataset,
+                             xio_error *err) {
+  const haddr_t offset = H5Dget_offset(dset); /* undefined: compact, external, chunked, none */
+  if (offset == HADDR_UNDEF) return 0;
+  const uint64_t end = (uint64_t)offset + (uint64_t)H5Dget_storage_size(dset);
+  char path[4096];
+  struct stat st;
+  const ssize_t length = H5Fget_name(file, path, sizeof path);
+  if (length <= 0 || (size_t)length >= sizeof path || stat(path, &st) != 0)
+    return xio_fail(err, "%s: cannot read the size of the file", shown);
+  if (end <= (uint64_t)st.st_size) return 0;
+  return xio_fail(err,
+                  "%s:%s: its data ends at byte %llu, past the end of the file (%llu bytes): "
+                  "the file is truncated or damaged",
+                  shown, dataset, (unsigned long long)end, (unsigned long long)st.st_size);
+}
+
 static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
   hid_t space = H5Dget_space(m->dset);
   if (space < 0) return xio_fail_h5(err, "%s:%s: cannot read its shape", path, m->dataset);
@@ -310,6 +332,7 @@ static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
   rc = dcpl < 0 ? xio_fail_h5(err, "%s:%s: cannot read its layout", path, m->dataset)
                 : describe_storage(m, dcpl, path, err);
   xio_release(H5Pclose, &dcpl, &rc, err);
+  if (rc == 0) rc = xio_check_stored_in_file(m->file, m->dset, path, m->dataset, err);
   return rc ? -1 : xio_matrix_fold(m, 0, 1, ndims == 2 ? 2 : ndims, err);
 }
 

@@ -182,4 +182,10 @@ int xio_close(xio_matrix *m, xio_error *err);
 int xio_split_path(const char *arg, char *file_out, size_t file_size, char *dataset_out,
                    size_t dataset_size);
 
+/* Local.  Fails, naming FILE:DATASET (`shown`, `dataset`), where dset's
+ * contiguous data runs past the end of `file` or of the space allocated
+ * in it (collective MPI-IO would read the rest as zeros). */
+int xio_check_stored_in_file(hid_t file, hid_t dset, const char *shown, const char *dataset,
+                             xio_error *err);
+
 #endif
