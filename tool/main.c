@@ -870,9 +870,12 @@ static xio_checksums variable_sums(const transpose_run *run) {
                          run->record.progress.sums.written};
 }
 
+_Static_assert(TOOL_MAX_MOVES - 1 == TOOL_SCRATCH_FILES,
+               "a scratch file for each move but the last");
+
 /* The scratch file move j writes (of an order of several moves). */
-static void scratch_path(const transpose_run *run, int j, char *path, size_t size) {
-  snprintf(path, size, "%.4000s.xpose-scratch-%d", run->output.final_path, j + 1);
+static const char *scratch_path(const transpose_run *run, int j) {
+  return run->output.scratch_paths[j];
 }
 
 static int unlink_on_root(void *path, xio_error *err) {
@@ -882,18 +885,15 @@ static int unlink_on_root(void *path, xio_error *err) {
 }
 
 /* Collective where a scratch file is open.  Closes the scratch files of
- * the dataset moved and, with remove_files, rank 0 removes them (errors go
- * unreported: the run's outcome is decided, and a stale scratch file is
- * made anew).  A run of one move has none: nothing happens, so a failed
- * run's cleanup makes no call more than before. */
+ * the dataset moved and, with remove_files, rank 0 removes those its
+ * order makes (errors go unreported: the run's outcome is decided, and a
+ * stale scratch file is made anew).  A run of one move has none: nothing
+ * happens, so a failed run's cleanup makes no call more than before. */
 static void drop_scratch(transpose_run *run, int remove_files) {
   xio_error ignored;
   for (int i = 0; i < 2; i++) xio_close(&run->scratch[i], &ignored);
-  for (int j = 0; remove_files && run->rank == 0 && j + 1 < TOOL_MAX_MOVES; j++) {
-    char path[sizeof run->output.final_path + 32];
-    scratch_path(run, j, path, sizeof path);
-    (void)unlink(path);
-  }
+  for (int j = 0; remove_files && run->rank == 0 && j + 1 < run->moves; j++)
+    (void)unlink(scratch_path(run, j));
 }
 
 /* Collective.  Sets up move run->move of the dataset in run->in: its
@@ -904,10 +904,9 @@ static void drop_scratch(transpose_run *run, int remove_files) {
 static int begin_move(transpose_run *run, int resuming, xio_error *err) {
   const int j = run->move;
   const char *shown = run->output.final_path;
-  char path[sizeof run->output.final_path + 32];
   xio_matrix *src = j == 0 ? &run->in : &run->scratch[(j - 1) % 2], *dst = &run->out;
   if (j > 0 && src->comm == MPI_COMM_NULL) { /* resumed: read back as it was written */
-    scratch_path(run, j - 1, path, sizeof path);
+    const char *path = scratch_path(run, j - 1);
     uint64_t sum = 0;
     const xio_shape written_from = move_source_shape(run, j - 1);
     if (xio_open_existing(run->comm, path, shown, "/xpose-scratch", 0, src, err) ||
@@ -925,12 +924,12 @@ static int begin_move(transpose_run *run, int resuming, xio_error *err) {
     dst = &run->scratch[j % 2];
     xio_error ignored;
     xio_close(dst, &ignored); /* the file move j - 2 wrote, read by now */
-    scratch_path(run, j, path, sizeof path);
+    const char *path = scratch_path(run, j);
     const xio_shape shape = xio_shape_transposed(&src->shape);
     const xio_storage contiguous = {.layout = XIO_LAYOUT_CONTIGUOUS};
     if (resuming ? xio_open_existing(run->comm, path, shown, "/xpose-scratch", 1, dst, err) ||
                        xio_matrix_fold_as_transpose(dst, src, err)
-                 : xio_on_root(run->comm, unlink_on_root, path, err) ||
+                 : xio_on_root(run->comm, unlink_on_root, (void *)path, err) ||
                        xio_create_output(run->comm, path, shown, "/xpose-scratch", run->in.type,
                                          NULL, &contiguous, &shape, dst, err))
       return -1;
@@ -958,9 +957,7 @@ static int move_variable(transpose_run *run, xio_transpose_options *topt,
     if (run->opt->verify != TOOL_VERIFY_NONE) {
       /* from storage: its pages are clean (synced at the checkpoint), and
        * each rank drops its node's */
-      char path[sizeof run->output.final_path + 32];
-      scratch_path(run, run->move, path, sizeof path);
-      (void)tool_drop_cached_pages(path);
+      (void)tool_drop_cached_pages(scratch_path(run, run->move));
       rc = xio_checksum_matrix(run->dst, &run->src->shape, piece_budget(run), tool_stop_requested,
                                &sum, err);
       if (rc) return rc;
@@ -1567,13 +1564,10 @@ release : {
   const int drop = out->owned && !keep_partial;
   const char *const leftovers[] = {drop ? out->partial_path : NULL, drop ? out->record_path : NULL,
                                    out->owned && run->rank == 0 ? out->lock_path : NULL};
-  char scratch[TOOL_MAX_MOVES - 1][sizeof out->final_path + 32];
-  const char *all[3 + TOOL_MAX_MOVES - 1] = {leftovers[0], leftovers[1], leftovers[2]};
-  for (int j = 0; j + 1 < TOOL_MAX_MOVES; j++) {
-    scratch_path(run, j, scratch[j], sizeof scratch[j]);
-    all[3 + j] = drop && run->rank == 0 ? scratch[j] : NULL;
-  }
-  tool_watchdog_arm(all, 3 + TOOL_MAX_MOVES - 1);
+  const char *all[3 + TOOL_SCRATCH_FILES] = {leftovers[0], leftovers[1], leftovers[2]};
+  for (int j = 0; j + 1 < run->moves; j++)
+    all[3 + j] = drop && run->rank == 0 ? scratch_path(run, j) : NULL;
+  tool_watchdog_arm(all, 3 + TOOL_SCRATCH_FILES);
   xio_error ignored;
   xio_close(&run->out, &ignored);
   xio_close(&run->in, &ignored);

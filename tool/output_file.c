@@ -108,6 +108,7 @@ static int lock_output(tool_output_file *out, xio_error *err) {
 }
 
 typedef struct {
+  MPI_Comm comm;
   const char *path, *input;
   int force;
   tool_partial_policy partial;
@@ -119,9 +120,12 @@ typedef struct {
 static int check_input_is_not_ours(const output_check *c, xio_error *err) {
   struct stat in_st, st;
   if (!c->input || stat(c->input, &in_st) != 0) return 0; /* its own checks say why */
-  const char *const own[] = {c->out->partial_path, c->out->record_path, c->out->lock_path};
-  const char *const what[] = {"partial output", "resume record", "lock"};
-  for (int i = 0; i < 3; i++)
+  const tool_output_file *out = c->out;
+  const char *const own[] = {out->partial_path, out->record_path, out->lock_path,
+                             out->scratch_paths[0], out->scratch_paths[1]};
+  const char *const what[] = {"partial output", "resume record", "lock", "scratch file",
+                              "scratch file"};
+  for (int i = 0; i < (int)(sizeof own / sizeof *own); i++)
     if (stat(own[i], &st) == 0 && st.st_dev == in_st.st_dev && st.st_ino == in_st.st_ino) {
       c->out->usage_error = 1;
       if (strcmp(c->input, own[i]) == 0)
@@ -200,8 +204,13 @@ int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int 
   beside(path, ".xpose-partial", out->partial_path, sizeof out->partial_path);
   beside(path, ".xpose-resume", out->record_path, sizeof out->record_path);
   beside(path, ".xpose-lock", out->lock_path, sizeof out->lock_path);
+  for (int j = 0; j < TOOL_SCRATCH_FILES; j++) {
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, ".xpose-scratch-%d", j + 1);
+    beside(path, suffix, out->scratch_paths[j], sizeof out->scratch_paths[j]);
+  }
   out->force = force;
-  output_check check = {path, input, force, partial, out};
+  output_check check = {comm, path, input, force, partial, out};
   const int rc = xio_on_root(comm, check_output_on_root, &check, err);
   if (rc) unlock(out); /* rank 0's, if it took it */
   int flags[4] = {out->partial_found, out->owned, out->final_exists, out->usage_error};

@@ -5,8 +5,9 @@
  * OUT's, so a later run can resume it), with its resume record in
  * "<OUT>.xpose-resume" (resume_record.h), while rank 0 holds an flock on
  * "<OUT>.xpose-lock" (a second run to the same output fails at once with a
- * message; a killed run's lock dies with it).  Very long names are cut and
- * given a hash, so all three stay within NAME_MAX.  Space for the whole output
+ * message; a killed run's lock dies with it), and an order of several
+ * moves writes "<OUT>.xpose-scratch-J" (main.c).  Very long names are cut
+ * and given a hash, so all of them stay within NAME_MAX.  Space for the whole output
  * is reserved before the first pass.  Publishing syncs the file and renames
  * it to OUT, atomically, and without --force never over a file that
  * appeared meanwhile (renameat2 RENAME_NOREPLACE, else link + unlink). */
@@ -19,9 +20,14 @@
 
 #include "h5_error.h"
 
+/* The scratch files of an order of three moves at most: the first two
+ * moves write one each. */
+enum { TOOL_SCRATCH_FILES = 2 };
+
 typedef struct {
   char final_path[4096];
   char partial_path[4200], record_path[4200], lock_path[4200];
+  char scratch_paths[TOOL_SCRATCH_FILES][4200];
   int force;
   int partial_found;    /* an earlier run's partial, kept for resuming */
   int final_exists;     /* with --resume, no --force and no partial: OUT itself */
@@ -44,8 +50,8 @@ typedef enum {
  * exists and is writable; an existing regular file (or a symbolic link,
  * dangling or not) is replaced only with `force`, and never when it is
  * `input` (NULL: no input), by any name or link; other kinds of file never.
- * An input that is the output's partial, record or lock file is refused
- * (usage_error) before any is touched.  It takes the lock, then deals
+ * An input that is the output's partial, record, lock or scratch file is
+ * refused (usage_error) before any is touched.  It takes the lock, then deals
  * with any partial left by an earlier run as `partial` says (a record
  * with no partial beside it is removed).  With
  * TOOL_PARTIAL_KEEP and no `force`, an existing output with no partial
