@@ -8,6 +8,7 @@
 #include "h5_compat.h"
 #include "h5_types.h"
 #include "mpi_hints.h"
+#include "mpi_io_name.h"
 
 static void matrix_init(xio_matrix *m, MPI_Comm comm) {
   /* comm == MPI_COMM_NULL marks a matrix that was never opened */
@@ -377,8 +378,10 @@ static int open_dataset(MPI_Comm comm, const char *path, const char *shown, cons
   int rc = 0;
   hid_t fapl = file_access(comm);
   if (fapl < 0) rc = xio_fail_h5(err, "cannot set up MPI-IO file access");
+  char name[4096];
+  if (rc == 0) rc = xio_mpi_io_name(comm, path, shown, name, sizeof name, err);
   if (rc == 0) {
-    m->file = H5Fopen(path, flags, fapl);
+    m->file = H5Fopen(name, flags, fapl);
     if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot open as an HDF5 file", shown);
   }
   xio_release(H5Pclose, &fapl, &rc, err);
@@ -483,8 +486,10 @@ int xio_create_file(MPI_Comm comm, const char *path, const char *shown, xio_matr
       H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
       H5Pset_alignment(fapl, 1 << 20, 4096) < 0)
     rc = xio_fail_h5(err, "cannot set up the output file's properties");
+  char name[4096];
+  if (rc == 0) rc = xio_mpi_io_name(comm, path, shown, name, sizeof name, err);
   if (rc == 0) {
-    m->file = H5Fcreate(path, H5F_ACC_EXCL, fcpl, fapl);
+    m->file = H5Fcreate(name, H5F_ACC_EXCL, fcpl, fapl);
     if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot create", shown);
   }
   xio_release(H5Pclose, &fapl, &rc, err);

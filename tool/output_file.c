@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "mpi_io_name.h"
 #include "size.h"
 
 static int lock_fd = -1; /* rank 0's, for the whole run */
@@ -142,6 +143,11 @@ static int check_output_on_root(void *arg, xio_error *err) {
   tool_output_file *out = c->out;
   struct stat st, in_st;
   if (check_input_is_not_ours(c, err)) return -1;
+  char name[sizeof out->partial_path];
+  if (xio_mpi_io_name(c->comm, out->partial_path, out->partial_path, name, sizeof name, err)) {
+    out->usage_error = 1;
+    return -1;
+  }
   if (lstat(c->path, &st) == 0 && S_ISLNK(st.st_mode) && stat(c->path, &in_st) != 0) {
     if (!c->force) /* renaming onto it would replace the link: as good as a file */
       return xio_fail(
