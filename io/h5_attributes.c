@@ -10,7 +10,7 @@
 
 typedef struct {
   hid_t to;
-  const char *history;         /* the file's: its own history is written anew */
+  const char *history; /* the file's: its own history is written anew */
   /* The dataset itself, its axis i the input's source[i] (of ndims):
    * per-axis attributes are permuted; NULL for a scale. */
   const int *source;
@@ -195,4 +195,127 @@ int xio_copy_attributes(const xio_matrix *from, const xio_matrix *to, const int 
 int xio_copy_scale_attributes(const xio_matrix *from, const xio_matrix *to,
                               xio_skipped_attributes *skipped, xio_error *err) {
   return copy_attributes(from, to, NULL, skipped, err);
+}
+
+/* ---- comparing ---- */
+
+typedef struct {
+  hid_t other;       /* the copy, or walking the copy, the source */
+  const int *source; /* as attribute_copy's */
+  int ndims;
+  int root;     /* the files' root groups: history as xio_copy_file_attributes writes it */
+  int reversed; /* walking the copy's attributes: does the source have each? */
+  char *differs;
+  size_t size;
+} attribute_compare;
+
+/* Whether the copy functions leave `name` (of type `type`) out of a copy,
+ * or make it anew by attaching dimension scales. */
+static int not_copied(const attribute_compare *compare, const char *name, hid_t type) {
+  return is_dimension_scale_link(name) || xio_type_has_reference(type) ||
+         (compare->source && strcmp(name, "_Netcdf4Dimid") == 0);
+}
+
+/* The whole of attribute `name` of `object`, read: its type, shape and
+ * values (buf, malloc'd; variable-length parts to reclaim). */
+typedef struct {
+  hid_t attr, type, space;
+  hssize_t points;
+  void *buf;
+} attribute_read;
+
+static int read_attribute(hid_t object, const char *name, attribute_read *a) {
+  a->buf = NULL;
+  a->attr = H5Aopen(object, name, H5P_DEFAULT);
+  a->type = a->attr >= 0 ? H5Aget_type(a->attr) : H5I_INVALID_HID;
+  a->space = a->attr >= 0 ? H5Aget_space(a->attr) : H5I_INVALID_HID;
+  a->points = a->space >= 0 ? H5Sget_simple_extent_npoints(a->space) : -1;
+  const size_t size = a->type >= 0 ? H5Tget_size(a->type) : 0;
+  if (a->points < 0 || size == 0) return -1;
+  a->buf = calloc(a->points ? (size_t)a->points : 1, size);
+  return a->buf && (a->points == 0 || H5Aread(a->attr, a->type, a->buf) >= 0) ? 0 : -1;
+}
+
+static void release_attribute(attribute_read *a) {
+  if (a->buf && a->points > 0 && a->type >= 0 && a->space >= 0)
+    (void)XIO_RECLAIM(a->type, a->space, a->buf); /* only read */
+  free(a->buf);
+  if (a->space >= 0) (void)H5Sclose(a->space);
+  if (a->type >= 0) (void)H5Tclose(a->type);
+  if (a->attr >= 0) (void)H5Aclose(a->attr);
+}
+
+/* Whether the copy's history is a line of its own, then the source's. */
+static int history_follows(const attribute_read *from, const attribute_read *to) {
+  const int text = H5Tget_class(from->type) == H5T_STRING && from->points == 1 &&
+                   H5Tget_class(to->type) == H5T_STRING && to->points == 1;
+  if (!text) return 0;
+  const char *old = H5Tis_variable_str(from->type) > 0 ? *(char **)from->buf : from->buf;
+  const char *now = H5Tis_variable_str(to->type) > 0 ? *(char **)to->buf : to->buf;
+  if (!old || !now) return old == now;
+  const size_t old_length =
+      H5Tis_variable_str(from->type) > 0 ? strlen(old) : strnlen(old, H5Tget_size(from->type));
+  const size_t now_length =
+      H5Tis_variable_str(to->type) > 0 ? strlen(now) : strnlen(now, H5Tget_size(to->type));
+  return old_length == 0 || (now_length > old_length && now[now_length - old_length - 1] == '\n' &&
+                             memcmp(now + now_length - old_length, old, old_length) == 0);
+}
+
+/* Whether attribute `name` of the source has its copy: the same type,
+ * shape and values (per-axis ones permuted; the history as written). */
+static int same_attribute(const attribute_compare *compare, hid_t from, const char *name) {
+  if (H5Aexists(compare->other, name) <= 0) return 0;
+  attribute_read a, b;
+  const int read_a = read_attribute(from, name, &a) == 0;
+  const int read_b = read_attribute(compare->other, name, &b) == 0;
+  int same = read_a && read_b;
+  if (same && compare->root && strcmp(name, "history") == 0) {
+    same = history_follows(&a, &b);
+  } else if (same) {
+    same = H5Tequal(a.type, b.type) > 0 && H5Sextent_equal(a.space, b.space) > 0;
+    const size_t size = H5Tget_size(a.type);
+    const int permuted = compare->source && names_axes_in_order(name) && a.points == compare->ndims;
+    for (hssize_t i = 0; same && i < a.points; i++) {
+      const hssize_t j = permuted ? compare->source[i] : i;
+      same = xio_type_same_values(a.type, (const char *)a.buf + (size_t)j * size,
+                                  (const char *)b.buf + (size_t)i * size);
+    }
+  }
+  release_attribute(&a);
+  release_attribute(&b);
+  return same;
+}
+
+static herr_t compare_attribute(hid_t object, const char *name, const H5A_info_t *info,
+                                void *data) {
+  (void)info;
+  attribute_compare *compare = data;
+  hid_t attr = H5Aopen(object, name, H5P_DEFAULT);
+  hid_t type = attr >= 0 ? H5Aget_type(attr) : H5I_INVALID_HID;
+  const int history = compare->root && strcmp(name, "history") == 0;
+  /* unreadable: not shown to be the same */
+  int differs = 1;
+  if (type >= 0 && compare->reversed) /* the copy's own: the source's, or a new history */
+    differs = !not_copied(compare, name, type) && !history && H5Aexists(compare->other, name) <= 0;
+  else if (type >= 0)
+    differs = !not_copied(compare, name, type) && !same_attribute(compare, object, name);
+  if (type >= 0) (void)H5Tclose(type); /* only read */
+  if (attr >= 0) (void)H5Aclose(attr);
+  if (differs) snprintf(compare->differs, compare->size, "%s", name);
+  return differs ? 1 : 0; /* 1 ends the walk at the first */
+}
+
+int xio_compare_attributes(hid_t from, hid_t to, const int *source, int ndims, int root,
+                           char *differs, size_t size, xio_error *err) {
+  differs[0] = '\0';
+  attribute_compare compare = {to, source, ndims, root, 0, differs, size};
+  hsize_t index = 0;
+  herr_t walked =
+      H5Aiterate2(from, H5_INDEX_NAME, H5_ITER_INC, &index, compare_attribute, &compare);
+  if (walked == 0) { /* and none the copy has beyond them */
+    compare.other = from, compare.reversed = 1, index = 0;
+    walked = H5Aiterate2(to, H5_INDEX_NAME, H5_ITER_INC, &index, compare_attribute, &compare);
+  }
+  if (walked < 0) return xio_fail_h5(err, "cannot list the attributes to compare them");
+  return 0;
 }

@@ -40,4 +40,15 @@ int xio_copy_scale_attributes(const xio_matrix *from, const xio_matrix *to,
 int xio_copy_object_attributes(hid_t from, hid_t to, const char *shown,
                                xio_skipped_attributes *skipped, xio_error *err);
 
+/* Local.  Whether `to` holds from's attributes as the copy functions
+ * above write them: the same names, types, shapes and values, with
+ * `source` (of ndims; NULL: none) as xio_copy_attributes takes it, and
+ * with `root` the files' root groups, `to`'s history a line of its own
+ * then from's.  Those left out or made anew are not compared.  *differs
+ * is "" when they match, else the name of the first that does not (or
+ * that `to` has beyond them).  -1 with a message when they cannot be
+ * listed. */
+int xio_compare_attributes(hid_t from, hid_t to, const int *source, int ndims, int root,
+                           char *differs, size_t size, xio_error *err);
+
 #endif

@@ -38,7 +38,7 @@ typedef struct {
   int (*stop_requested)(void); /* polled between blocks; NULL: never */
   xio_make_rearranged_fn make; /* copying: where a rearranged dataset stands */
   void *make_user;
-  int stopped;                 /* agreed by every rank: the walk returns XIO_STOPPED */
+  int stopped;              /* agreed by every rank: the walk returns XIO_STOPPED */
   char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
 } copy_walk;
 
@@ -323,6 +323,18 @@ static int copy_dataset(copy_walk *walk, hid_t source, const char *path) {
 
 static int copy_members(copy_walk *walk, hid_t group, const char *path);
 
+/* Comparing: the attributes of source's copy against its own; the first
+ * that differs names the object in walk->differs. */
+static int compare_attributes(copy_walk *walk, hid_t source, hid_t copy, const char *path) {
+  char name[256];
+  if (xio_compare_attributes(source, copy, NULL, 0, path[0] == '\0', name, sizeof name, walk->err))
+    return -1;
+  if (name[0] && !walk->differs[0])
+    snprintf(walk->differs, sizeof walk->differs, "%.700s (attribute %s)", path[0] ? path : "/",
+             name);
+  return 0;
+}
+
 /* Comparing: source's copy read back against it. */
 static int compare_dataset(copy_walk *walk, hid_t source, const char *path) {
   xio_error *err = walk->err;
@@ -338,16 +350,36 @@ static int compare_dataset(copy_walk *walk, hid_t source, const char *path) {
   rc = xio_agree(walk->comm, rc, err);
   if (rc == 0 && status != H5D_SPACE_STATUS_NOT_ALLOCATED)
     rc = move_data(walk, source, copy, stored, path);
+  if (rc == 0) rc = compare_attributes(walk, source, copy, path);
   xio_release(H5Tclose, &stored, &rc, err);
   xio_release(H5Dclose, &copy, &rc, err);
   return xio_agree(walk->comm, rc, err);
 }
 
+/* Comparing: a group's copy (its attributes, on the walk of every rank),
+ * then its members. */
+static int compare_group(copy_walk *walk, hid_t source, const char *path, int exists) {
+  xio_error *err = walk->err;
+  if (!exists && !walk->differs[0])
+    snprintf(walk->differs, sizeof walk->differs, "%.900s (missing)", path);
+  if (exists && !walk->serial) {
+    hid_t copy = H5Gopen2(walk->to, path[0] ? path : "/", H5P_DEFAULT);
+    int rc = copy < 0 ? xio_fail_h5(err, "cannot open the copy of group %s:%s", walk->shown, path)
+                      : compare_attributes(walk, source, copy, path);
+    xio_release(H5Gclose, &copy, &rc, err);
+    if (xio_agree(walk->comm, rc, err)) return -1;
+  }
+  return copy_members(walk, source, path);
+}
+
+/* Copying (or measuring): a group's copy, made where `to` lacks it, then
+ * its members; the root group (path "") exists. */
 static int copy_group(copy_walk *walk, hid_t source, const char *path, int exists) {
   xio_error *err = walk->err;
+  if (walk->mode == COMPARING) return compare_group(walk, source, path, exists);
   if (walk->mode != COPYING) return copy_members(walk, source, path);
   hid_t gcpl = exists ? H5I_INVALID_HID : group_creation();
-  hid_t copy = exists      ? H5Gopen2(walk->to, path, H5P_DEFAULT)
+  hid_t copy = exists      ? H5Gopen2(walk->to, path[0] ? path : "/", H5P_DEFAULT)
                : gcpl >= 0 ? H5Gcreate2(walk->to, path, H5P_DEFAULT, gcpl, H5P_DEFAULT)
                            : H5I_INVALID_HID;
   int rc =
@@ -504,7 +536,7 @@ static int walk_rest(copy_walk *walk) {
   hid_t root = H5Gopen2(walk->from, "/", H5P_DEFAULT);
   int rc = root < 0 ? xio_fail_h5(walk->err, "%s: cannot open its root group", walk->shown) : 0;
   rc = xio_agree(walk->comm, rc, walk->err);
-  if (rc == 0) rc = copy_members(walk, root, "");
+  if (rc == 0) rc = copy_group(walk, root, "", 1);
   xio_release(H5Gclose, &root, &rc, walk->err);
   free(walk->seen);
   if (xio_agree(walk->comm, rc, walk->err)) return walk->stopped ? XIO_STOPPED : -1;

@@ -1033,6 +1033,22 @@ static int open_first_input(transpose_run *run, xio_error *err) {
   return 0;
 }
 
+/* Collective.  Whether run->out has the attributes of run->in, those per
+ * axis permuted as the axes are; where not, *match = 0 and why in detail. */
+static int compare_dataset_attributes(transpose_run *run, int *match, char *detail, size_t size,
+                                      xio_error *err) {
+  char name[256];
+  const int rc = xio_compare_attributes(run->in.dset, run->out.dset, run->order,
+                                        run->in.shape.ndims, 0, name, sizeof name, err);
+  if (xio_agree(run->comm, rc, err)) return -1;
+  if (name[0]) {
+    *match = 0;
+    snprintf(detail, size, "its attribute %.200s differs from %.300s:%.300s's", name,
+             run->in_path.file, run->in.dataset);
+  }
+  return 0;
+}
+
 /* Collective.  Whether OUT's `file` holds the transpose of every dataset
  * the run rearranges, reading both (xio_verify_transpose; OUT's axes are
  * what folds the input's where no order was given); the first that does
@@ -1066,6 +1082,8 @@ static int verify_each(transpose_run *run, const char *file, uint64_t budget, in
     } else if (xio_verify_transpose(&run->in, &run->out, budget, match, detail, size, err)) {
       return TOOL_EXIT_ERROR;
     }
+    if (found && *match && compare_dataset_attributes(run, match, detail, size, err))
+      return TOOL_EXIT_ERROR;
     if (!*match && count > 1) {
       char said[1024];
       snprintf(said, sizeof said, "%s", detail);
@@ -1073,6 +1091,24 @@ static int verify_each(transpose_run *run, const char *file, uint64_t budget, in
     }
   }
   return TOOL_EXIT_OK;
+}
+
+/* Collective.  Without --only: whether OUT holds the rest of IN as it is
+ * (xio_compare_rest); where not, *match = 0 and why in detail. */
+static int compare_rest(transpose_run *run, uint64_t budget, int *match, char *detail, size_t size,
+                        xio_error *err) {
+  char differs[1024];
+  uint64_t bytes;
+  const xio_path_list rearranged = rearranged_list(run);
+  if (xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
+                       budget, NULL, differs, sizeof differs, &bytes, err))
+    return -1;
+  if (differs[0]) {
+    *match = 0;
+    snprintf(detail, size, "%.300s:%.300s differs from %.300s's (--only checks the dataset alone)",
+             run->out_path.file, differs, run->in_path.file);
+  }
+  return 0;
 }
 
 /* Collective.  --resume where OUT exists and no partial does: a run that
@@ -1085,7 +1121,9 @@ static int check_already_done(transpose_run *run, const char *type_text, xio_err
   char detail[sizeof err->message] = "";
   xio_error why = {""};
   if (verify_each(run, run->out_path.file, piece_budget(run), &match, detail, sizeof detail,
-                  &why) != TOOL_EXIT_OK)
+                  &why) != TOOL_EXIT_OK ||
+      (match && !run->opt->only &&
+       compare_rest(run, piece_budget(run), &match, detail, sizeof detail, &why)))
     snprintf(detail, sizeof detail, "%s", why.message), match = 0;
   char found_dataset[sizeof run->out.dataset];
   snprintf(found_dataset, sizeof found_dataset, "%s", run->out.dataset);
@@ -1137,24 +1175,6 @@ static int run_begin(transpose_run *run, const tool_options *opt, MPI_Comm comm,
     return TOOL_EXIT_OK;
   tool_report_error("%s", err->message);
   return TOOL_EXIT_USAGE;
-}
-
-/* Collective.  For `xpose verify` without --only: whether OUT holds the
- * rest of IN as it is; where not, *match = 0 and why in detail. */
-static int compare_rest(transpose_run *run, uint64_t budget, int *match, char *detail, size_t size,
-                        xio_error *err) {
-  char differs[1024];
-  uint64_t bytes;
-  const xio_path_list rearranged = rearranged_list(run);
-  if (xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
-                       budget, NULL, differs, sizeof differs, &bytes, err))
-    return -1;
-  if (differs[0]) {
-    *match = 0;
-    snprintf(detail, size, "%.300s:%.300s differs from %.300s's (--only checks the dataset alone)",
-             run->out_path.file, differs, run->in_path.file);
-  }
-  return 0;
 }
 
 /* `xpose verify IN OUT`: whether OUT is the transpose of IN, reading both. */
