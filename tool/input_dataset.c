@@ -130,3 +130,42 @@ int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *dims
   MPI_Type_free(&name);
   return rc ? -1 : 0;
 }
+
+/* "/a/b" for "a/b" and "/a/b". */
+static void absolute_path(const char *path, char *to, size_t size) {
+  snprintf(to, size, "%s%s", path[0] == '/' ? "" : "/", path);
+}
+
+/* Whether `path` in `file` is a group. */
+static int is_group(hid_t file, const char *path) {
+  const hid_t object = H5Oopen(file, path, H5P_DEFAULT);
+  const int group = object >= 0 && H5Iget_type(object) == H5I_GROUP;
+  if (object >= 0) (void)H5Oclose(object); /* only looked at */
+  return group;
+}
+
+/* Local.  The clash tool_check_output_path_free looks for; 0 where none. */
+static int output_path_clash(hid_t file, const char *shown, const char *dataset, const char *output,
+                             xio_error *err) {
+  char wanted[1024], ours[1024], prefix[1024];
+  absolute_path(output, wanted, sizeof wanted);
+  absolute_path(dataset, ours, sizeof ours);
+  if (strcmp(wanted, ours) == 0) return 0;
+  /* each step checked in turn: H5Lexists fails past a missing group */
+  for (const char *end = strchr(wanted + 1, '/');; end = strchr(end + 1, '/')) {
+    snprintf(prefix, sizeof prefix, "%.*s", (int)(end ? end - wanted : (int)strlen(wanted)),
+             wanted);
+    if (H5Lexists(file, prefix, H5P_DEFAULT) <= 0) return 0;
+    if (!end || !is_group(file, prefix))
+      return xio_fail(err,
+                      "output dataset %s would take the place of %s:%s, which the output keeps "
+                      "as a copy: name another output dataset, or give --only to write the "
+                      "transpose of %s alone",
+                      wanted, shown, prefix, ours);
+  }
+}
+
+int tool_check_output_path_free(MPI_Comm comm, hid_t file, const char *shown, const char *dataset,
+                                const char *output, xio_error *err) {
+  return xio_agree(comm, output_path_clash(file, shown, dataset, output, err), err);
+}

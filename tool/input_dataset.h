@@ -3,6 +3,7 @@
 #ifndef TOOL_INPUT_DATASET_H
 #define TOOL_INPUT_DATASET_H
 
+#include <hdf5.h>
 #include <mpi.h>
 #include <stddef.h>
 
@@ -31,5 +32,13 @@ int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *dims
 int tool_dataset_list_of_one(const char *dataset, tool_dataset_list *list);
 
 void tool_dataset_list_free(tool_dataset_list *list);
+
+/* Collective, `file` (the input, shown as `shown`) open on every rank.
+ * Fails, as a usage error, where `output` (the output dataset the command
+ * line names) is another object of the input than `dataset`, the one the
+ * run rearranges, or lies under one that is not a group: the copy of the
+ * rest of the file would put two objects at one path. */
+int tool_check_output_path_free(MPI_Comm comm, hid_t file, const char *shown, const char *dataset,
+                                const char *output, xio_error *err);
 
 #endif

@@ -1392,6 +1392,12 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   keep_partial = run->output.partial_found; /* another run's work: not this one's to remove */
   if (run->output.lock_note[0]) tool_report_warning("%s", run->output.lock_note);
   if (open_first_input(run, &err)) goto fail;
+  if (!opt->only && run->out_path.dataset[0] &&
+      tool_check_output_path_free(comm, run->in.file, run->in_path.file, run->in.dataset,
+                                  run->out_path.dataset, &err)) {
+    exit_code = TOOL_EXIT_USAGE;
+    goto fail;
+  }
   const int folded = fold_input(run, NULL, &err);
   if (folded != TOOL_EXIT_OK) {
     exit_code = folded;
