@@ -1,7 +1,8 @@
 /* The resume record: what a run of several datasets writes reads back the
  * same (the dataset reached, the checksums of those done), a torn newest
  * slot leaves the one before readable, and a record matches another run
- * only where it should: the same paths and order, at any of the datasets. */
+ * only where it should: the same paths, order and --only, at any of the
+ * datasets; one written while the partial is made reads back as such. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <stdio.h>
 #include <string.h>
@@ -91,6 +92,26 @@ int main(void) {
   EXPECT(tool_resume_record_mismatch(&one, &same) == NULL, "the same fold, said otherwise");
   same.shape.split = 2;
   EXPECT(tool_resume_record_mismatch(&one, &same) != NULL, "another fold");
+
+  /* --only is part of the run: a partial started without it is not one with it */
+  tool_resume_record with_only = a_record(paths, 1, "lat,lon,time");
+  with_only.only = 1;
+  EXPECT(tool_resume_record_write(path, &with_only, &err) == 0, "%s", err.message);
+  EXPECT(tool_resume_record_read(path, &read) == 0 && read.only == 1, "--only read back");
+  why = tool_resume_record_mismatch(&read, &same);
+  EXPECT(why && strstr(why, "started with --only"), "%s", why ? why : "(none)");
+  with_only.only = 0;
+  why = tool_resume_record_mismatch(&with_only, &one);
+  EXPECT(why == NULL, "%s", why ? why : "(none)");
+
+  /* a record made before the partial (the rest of the input still being
+   * copied): read back as such, with no grid */
+  tool_resume_record copying = a_record(paths, 1, "lat,lon,time");
+  copying.copying = 1;
+  copying.progress = (xio_progress){0};
+  EXPECT(tool_resume_record_write(path, &copying, &err) == 0, "%s", err.message);
+  EXPECT(tool_resume_record_read(path, &read) == 0 && read.copying == 1, "copying read back");
+  EXPECT(strcmp(read.input_path, "/data/in.nc") == 0, "%s", read.input_path);
 
   /* chained checksums: one dataset's are its own; order matters */
   const xio_checksums x = {1, 2}, y = {3, 4}, zero = {0, 0};

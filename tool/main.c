@@ -196,6 +196,7 @@ static int identity_on_root(void *arg, xio_error *err) {
   const tool_options *opt = run->opt;
   if (tool_resume_identity(run->in_path.file, &run->in, output_name(run, 0), &run->record, err))
     return -1;
+  run->record.only = opt->only;
   tool_resume_record_set_list(&run->record, (const char(*)[512])run->rearranged.paths,
                               run->rearranged.count,
                               opt->dims   ? opt->dims
@@ -210,13 +211,25 @@ static int remove_partial_on_root(void *arg, xio_error *err) {
 
 /* Rank 0 reads the partial's record and checks it is this transpose's.
  * One that is not is refused, or with --force removed (partial_found
- * cleared: the run starts over). */
+ * cleared: the run starts over).  One whose record says it was still
+ * being made (a run stopped while it copied the rest of the input) holds
+ * no pass: it is removed, with a warning. */
 static int resumable_on_root(void *arg, xio_error *err) {
   transpose_run *run = arg;
   tool_resume_record found;
   const char *partial = run->output.partial_path;
-  char why[sizeof found.input_path + sizeof found.input_dataset + 128] = "";
-  if (tool_resume_record_read(run->output.record_path, &found) != 0)
+  char why[sizeof found.input_path + sizeof found.input_dataset + 256] = "";
+  const int read = tool_resume_record_read(run->output.record_path, &found);
+  if (read == 0 && found.copying) {
+    if (tool_output_remove_partial(&run->output, err)) return -1;
+    tool_report_warning(
+        "starting over: %s holds no pass yet (the run that made it stopped while it copied "
+        "the rest of %s)",
+        partial, run->in_path.file);
+    run->output.partial_found = 0;
+    return 0;
+  }
+  if (read != 0)
     snprintf(why, sizeof why, "%.1200s holds no intact resume record (it is not a stopped run's)",
              run->output.record_path);
   else if (tool_resume_record_mismatch(&found, &run->record))
@@ -579,6 +592,17 @@ static int copy_rest_of_input(transpose_run *run, const xio_transpose_options *t
   return 0;
 }
 
+/* Rank 0, before the partial is made: a record that says the partial
+ * holds no pass yet, so that a run stopped before its first checkpoint
+ * (while it copies the rest of the input) leaves a partial that --resume
+ * knows to start over; the first checkpoint replaces it. */
+static int record_copying_on_root(void *arg, xio_error *err) {
+  transpose_run *run = arg;
+  tool_resume_record copying = run->record;
+  copying.copying = 1;
+  return tool_resume_record_write(run->output.record_path, &copying, err);
+}
+
 /* Collective.  The partial output: an earlier run's to continue (with
  * --resume), at the dataset its record is at, or a new one with its
  * space reserved, the rest of the input and a first record. */
@@ -601,10 +625,12 @@ static int start_output(transpose_run *run, const xio_transpose_options *topt, x
     if (run->variable != 0 && begin_variable(run, 0, err)) return -1;
   }
   const char *partial = run->output.partial_path, *shown = run->output.final_path;
-  return xio_create_file(run->comm, partial, shown, &run->out, err) || reserve_output(run, err) ||
-                 copy_rest_of_input(run, topt, err) || make_missing_outputs(run, topt, err) ||
-                 begin_variable(run, 0, err) || use_output_dataset(run, err) ||
-                 begin_move(run, 0, err) || xio_flush(&run->out, err)
+  return xio_on_root(run->comm, record_copying_on_root, run, err) ||
+                 xio_create_file(run->comm, partial, shown, &run->out, err) ||
+                 reserve_output(run, err) || copy_rest_of_input(run, topt, err) ||
+                 make_missing_outputs(run, topt, err) || begin_variable(run, 0, err) ||
+                 use_output_dataset(run, err) || begin_move(run, 0, err) ||
+                 xio_flush(&run->out, err)
              ? -1
              : 0;
 }

@@ -132,9 +132,9 @@ static int format_slot(const tool_resume_record *r, char slot[SLOT_BYTES]) {
   if (n + 200 >= SLOT_BYTES) return -1;
   n += snprintf(slot + n, (size_t)(SLOT_BYTES - n),
                 "\nvariables %d %d %016" PRIx64 " %016" PRIx64 "\nfinished %016" PRIx64
-                " %016" PRIx64 "\nmove %d %016" PRIx64 " %016" PRIx64 "\n",
+                " %016" PRIx64 "\nmove %d %016" PRIx64 " %016" PRIx64 "\nonly %d\ncopying %d\n",
                 r->variables, r->variable, r->list_hash, r->order_hash, r->finished.read,
-                r->finished.written, r->move, r->first_read, r->source_sum);
+                r->finished.written, r->move, r->first_read, r->source_sum, r->only, r->copying);
   n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "check %016" PRIx64 "\n",
                 hash_bytes(slot, (size_t)n));
   return 0;
@@ -228,9 +228,17 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
       sscanf(v, "%d %" SCNx64 " %" SCNx64, &r->move, &r->first_read, &r->source_sum) != 3 ||
       r->move < 0 || r->move >= TOOL_MAX_MOVES)
     return -1;
+  r->only = -1; /* not said */
+  if ((v = field(text, "only")) && (sscanf(v, "%d", &r->only) != 1 || r->only < 0 || r->only > 1))
+    return -1;
   rest_of_line(r->input_dataset, sizeof r->input_dataset, field(text, "input_dataset"));
   rest_of_line(r->output_dataset, sizeof r->output_dataset, field(text, "output_dataset"));
   rest_of_line(r->input_path, sizeof r->input_path, field(text, "input"));
+  if ((v = field(text, "copying")) && sscanf(v, "%d", &r->copying) != 1) return -1;
+  if (r->copying) { /* no pass yet: no grid to check */
+    r->progress = (xio_progress){0};
+    return 0;
+  }
   /* One grid for each position of the leading axes (h5_matrix.h's items) */
   g->items = 1;
   for (int i = 0; i < shape->lead && r->rows && r->cols; i++) g->items *= shape->dims[i];
@@ -301,6 +309,11 @@ const char *tool_resume_record_mismatch(const tool_resume_record *found,
     return found->variables > 1 || wanted->variables > 1
                ? "it was started for another set of datasets"
                : "it was started from another dataset";
+  if (found->only >= 0 && found->only != wanted->only)
+    return found->only ? "it was started with --only, which writes the rearranged datasets "
+                         "alone: add --only to continue it"
+                       : "it was started without --only, with the rest of the input: leave "
+                         "out --only to continue it";
   static char why[160];
   const char *change = tool_input_identity_change(&found->input, &wanted->input);
   if (change) {

@@ -44,6 +44,9 @@ typedef struct {
    * One dataset: 1, the hashes, 0, zeros. */
   int variables, variable;
   uint64_t list_hash, order_hash;
+  /* --only: the rearranged datasets alone, not the rest of the input; -1
+   * in a record that does not say (an xpose before it did). */
+  int only;
   xio_checksums finished;
   /* An order of several moves (main.c): which one `progress` and the
    * fields above are of (its source's shape and fold), the checksum of
@@ -51,6 +54,9 @@ typedef struct {
    * the move before wrote it. */
   int move;
   uint64_t first_read, source_sum;
+  /* The partial is being made (the rest of the input copied into it): no
+   * pass is done, and `progress` says nothing. */
+  int copying;
   /* how far it got */
   xio_progress progress;
   uint64_t sequence;
