@@ -104,6 +104,57 @@ def wait_for_record(proc, partial, predicate, timeout=60, poll=0.01):
     return None
 
 
+def lookup3(data):
+    """Bob Jenkins' lookup3 (hashlittle, initial value 0): HDF5's checksum
+    of its metadata, the superblock's included."""
+    mask = 0xffffffff
+
+    def rot(x, k):
+        return ((x << k) | (x >> (32 - k))) & mask
+
+    def words(at):
+        return [int.from_bytes(data[at + 4 * i:at + 4 * i + 4], "little") for i in range(3)]
+
+    a = b = c = (0xdeadbeef + len(data)) & mask
+    at = 0
+    while len(data) - at > 12:
+        x, y, z = words(at)
+        a, b, c = (a + x) & mask, (b + y) & mask, (c + z) & mask
+        a = ((a - c) & mask) ^ rot(c, 4); c = (c + b) & mask
+        b = ((b - a) & mask) ^ rot(a, 6); a = (a + c) & mask
+        c = ((c - b) & mask) ^ rot(b, 8); b = (b + a) & mask
+        a = ((a - c) & mask) ^ rot(c, 16); c = (c + b) & mask
+        b = ((b - a) & mask) ^ rot(a, 19); a = (a + c) & mask
+        c = ((c - b) & mask) ^ rot(b, 4); b = (b + a) & mask
+        at += 12
+    if at == len(data):
+        return c
+    data = data[at:] + bytes(12 - (len(data) - at))
+    x, y, z = words(0)
+    a, b, c = (a + x) & mask, (b + y) & mask, (c + z) & mask
+    c = ((c ^ b) - rot(b, 14)) & mask
+    a = ((a ^ c) - rot(c, 11)) & mask
+    b = ((b ^ a) - rot(a, 25)) & mask
+    c = ((c ^ b) - rot(b, 16)) & mask
+    a = ((a ^ c) - rot(c, 4)) & mask
+    b = ((b ^ a) - rot(a, 14)) & mask
+    c = ((c ^ b) - rot(b, 24)) & mask
+    return c
+
+
+def set_end_of_allocation(path, end):
+    """Writes `end` into a version 2 or 3 superblock's end-of-file address,
+    with its checksum: what a file whose superblock was last flushed
+    before its end grew looks like."""
+    with open(path, "r+b") as f:
+        block = bytearray(f.read(48))
+        assert block[:8] == b"\x89HDF\r\n\x1a\n" and block[8] in (2, 3), "not a v2/v3 superblock"
+        block[28:36] = end.to_bytes(8, "little")
+        block[44:48] = lookup3(bytes(block[:44])).to_bytes(4, "little")
+        f.seek(0)
+        f.write(block)
+
+
 def digest(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
