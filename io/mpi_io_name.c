@@ -3,12 +3,30 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Whether Open MPI's MCA parameter `io` in the environment leaves OMPIO
+ * out ("romio321", "^ompio"): its selection, a list of components, or of
+ * those left out after '^'. */
+static int ompio_left_out(void) {
+  const char *io = getenv("OMPI_MCA_io");
+  if (!io || !io[0]) return 0;
+  const int excluding = io[0] == '^';
+  int listed = 0;
+  for (const char *p = io + excluding; *p; p += *p == ',') {
+    const size_t length = strcspn(p, ",");
+    listed |= length == 5 && strncmp(p, "ompio", 5) == 0;
+    p += length;
+  }
+  return excluding ? listed : !listed;
+}
 
 /* The longest name MPI-IO takes on `ranks` ranks (no limit: SIZE_MAX). */
 static size_t longest_name(int ranks) {
 #ifdef OPEN_MPI
+  if (ompio_left_out()) return (size_t)-1;
   int digits = 1;
   for (int highest = ranks - 1; highest >= 10; highest /= 10) digits++;
   return 256 - 1 - strlen(".locktest.") - (size_t)digits;

@@ -5,7 +5,8 @@
  * detected") where that does not fit: a name of 245 bytes or more, fewer
  * on more ranks.  So a file under a long absolute path is opened by its
  * path relative to the working directory where that is shorter, and one
- * whose name is still too long is refused with the limit named. */
+ * whose name is still too long is refused with the limit named, unless
+ * OMPI_MCA_io leaves OMPIO out (ROMIO takes such names). */
 #ifndef XIO_MPI_IO_NAME_H
 #define XIO_MPI_IO_NAME_H
 
