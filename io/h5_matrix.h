@@ -183,8 +183,8 @@ int xio_split_path(const char *arg, char *file_out, size_t file_size, char *data
                    size_t dataset_size);
 
 /* Local.  Fails, naming FILE:DATASET (`shown`, `dataset`), where dset's
- * contiguous data runs past the end of `file` or of the space allocated
- * in it (collective MPI-IO would read the rest as zeros). */
+ * contiguous data runs past the end of `file` (collective MPI-IO would
+ * read the rest as zeros). */
 int xio_check_stored_in_file(hid_t file, hid_t dset, const char *shown, const char *dataset,
                              xio_error *err);
 

@@ -7,10 +7,11 @@
  * "<OUT>.xpose-lock" (a second run to the same output fails at once with a
  * message; a killed run's lock dies with it), and an order of several
  * moves writes "<OUT>.xpose-scratch-J" (main.c).  Very long names are cut
- * and given a hash, so all of them stay within NAME_MAX.  Space for the whole output
- * is reserved before the first pass.  Publishing syncs the file and renames
- * it to OUT, atomically, and without --force never over a file that
- * appeared meanwhile (renameat2 RENAME_NOREPLACE, else link + unlink). */
+ * and given a hash, so all of them stay within NAME_MAX.  Space for the
+ * whole output is reserved before the first pass.  Publishing syncs the
+ * file and renames it to OUT, atomically, and without --force never over
+ * a file that appeared meanwhile (renameat2 RENAME_NOREPLACE, else link +
+ * unlink). */
 #ifndef TOOL_OUTPUT_FILE_H
 #define TOOL_OUTPUT_FILE_H
 
@@ -51,7 +52,8 @@ typedef enum {
  * dangling or not) is replaced only with `force`, and never when it is
  * `input` (NULL: no input), by any name or link; other kinds of file never.
  * An input that is the output's partial, record, lock or scratch file is
- * refused (usage_error) before any is touched.  It takes the lock, then deals
+ * refused (usage_error) before any is touched, as is a partial's name
+ * MPI-IO cannot open (mpi_io_name.h).  It takes the lock, then deals
  * with any partial left by an earlier run as `partial` says (a record
  * with no partial beside it is removed).  With
  * TOOL_PARTIAL_KEEP and no `force`, an existing output with no partial
