@@ -7,7 +7,9 @@
 # XPOSE_BENCH_GEN_ARGS to xpose-gen's (a chunked, compressed input:
 # "--layout chunked=256x256 --filter gzip=1");
 # XPOSE_BENCH_VARIANTS picks the variants (default: dd-read dd-write
-# dd-both cp+sync no-verify default small mpi-io).
+# dd-both cp+sync no-verify default small mpi-io); XPOSE_BENCH_SIMPLE sets
+# the simple transpose's band height and threads (default "4096 8");
+# OOC_IO names a build of ../shared/device/ooc_io.c (square shapes).
 #
 # Every run starts with the input and any old output evicted from the page
 # cache (posix_fadvise DONTNEED, through dd: no root needed), and the variants are
@@ -17,6 +19,11 @@
 #   dd-both      both at once: the disk's limit for reading one file while
 #                writing another
 #   cp+sync      the floor: read and write the same bytes (cp, then sync the copy)
+#   simple       the simplest raw transpose of the same bytes (simple_transpose.c:
+#                row bands read, transposed by threads, each output row's piece
+#                written into the page cache, one fsync), its time split shown
+#   ooc_io       ../shared/device/ooc_io.c's transpose of a raw file of the same
+#                size (OOC_IO; made once by `ooc_io gen`), as the issue measured it
 #   h5repack     HDF5's own copy of the file, no transpose (then sync)
 #   no-verify    xpose at its default budget, publishing without a read-back
 #   small        xpose --no-verify with a budget 64x smaller than the data
@@ -27,7 +34,9 @@
 #   opts:A,B     xpose --no-verify A B (options, comma-separated)
 # Rates are 2 x bytes / time (dd-read and dd-write: bytes / time); "of
 # cp+sync" and "of dd-both" are those runs' times over the variant's.
-# Every xpose output is checked with `xpose verify` (not timed).
+# Every output is checked, not timed: xpose's with `xpose verify`, the raw
+# transposes' by sampling.  xpose runs with --verbose: each run's time
+# split follows the table.
 set -euo pipefail
 build="$(cd "${1:-build}" && pwd)" rows="${2:-32768}" cols="${3:-32768}" ranks="${4:-1}"
 reps="${5:-3}" type="${6:-f32}"
@@ -42,7 +51,8 @@ case "$type" in i8 | u8) es=1 ;; i16 | u16) es=2 ;; f32 | i32 | u32) es=4 ;; *) 
 bytes=$((rows * cols * es))
 small_budget=$((bytes / 64))
 . "$(dirname "$0")/evict.sh"
-xpose() { "${launch[@]}" "$build/xpose" --quiet "${extra[@]}" "$@" "$dir/in.h5" "$dir/out.h5"; }
+read -r -a simple <<<"${XPOSE_BENCH_SIMPLE:-4096 8}"
+xpose() { "${launch[@]}" "$build/xpose" --verbose "${extra[@]}" "$@" "$dir/in.h5" "$dir/out.h5"; }
 zeros() { dd if=/dev/zero of="$1" bs=16M count=$(((bytes + (16 << 20) - 1) >> 24)) status=none && sync "$1"; }
 run_variant() {
   case "$1" in
@@ -50,33 +60,44 @@ run_variant() {
     dd-write) zeros "$dir/out.h5" ;;
     dd-both) dd if="$dir/in.h5" of=/dev/null bs=16M status=none & zeros "$dir/out.h5" && wait ;;
     cp+sync) cp "$dir/in.h5" "$dir/out.h5" && sync "$dir/out.h5" ;;
+    simple) "$build/tests/bench/simple_transpose" "$dir/in.h5" /m "$dir/out.h5" "${simple[@]}" ;;
+    ooc_io) "$OOC_IO" xpose "$dir/in.raw" "$dir/out.h5" "$rows" "${simple[0]}" 1 "${simple[1]}" 1 buffered ;;
     h5repack) h5repack "$dir/in.h5" "$dir/out.h5" && sync "$dir/out.h5" ;;
     no-verify) xpose --no-verify ;;
     small) xpose --no-verify --memory "$small_budget" ;;
     sequential) XPOSE_IO_THREAD=0 xpose --no-verify ;;
     mpi-io) xpose --no-verify --io mpi-io ;;
     env:*) IFS=, read -r -a vars <<<"${1#env:}" && env "${vars[@]}" "${launch[@]}" \
-      "$build/xpose" --quiet "${extra[@]}" --no-verify "$dir/in.h5" "$dir/out.h5" ;;
+      "$build/xpose" --verbose "${extra[@]}" --no-verify "$dir/in.h5" "$dir/out.h5" ;;
     default) xpose ;;
     opts:*) IFS=, read -r -a opts <<<"${1#opts:}" && xpose --no-verify "${opts[@]}" ;;
   esac
 }
 
 "${launch[@]}" "$build/xpose-gen" --quiet "${gen_extra[@]}" --type "$type" "$rows" "$cols" "$dir/in.h5:/m"
+case " ${variants[*]} " in *" ooc_io "*) "$OOC_IO" gen "$dir/in.raw" "$rows" >/dev/null ;; esac
 echo "# $(date +%F), $(hostname), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB;" \
   "$rows x $cols $type ($((bytes >> 20)) MiB) ${gen_extra[*]:-contiguous}, ${launch[*]}, ${extra[*]:-no extra options}," \
   "$reps repetitions; storage: $(df -h --output=source,fstype "$dir" | tail -1 | tr -s ' ')"
 declare -A total
+splits=()
 for rep in $(seq "$reps"); do
   for v in "${variants[@]}"; do
     rm -f "$dir/out.h5"
-    evict "$dir/in.h5"
+    evict "$dir/in.h5" "$dir/in.raw"
     t0=$(date +%s.%N)
-    run_variant "$v" >/dev/null
+    run_variant "$v" >"$dir/log" 2>&1 || { cat "$dir/log"; exit 1; }
     t1=$(date +%s.%N)
     total[$v]=$(awk "BEGIN {print ${total[$v]:-0} + $t1 - $t0}")
     echo "# rep $rep: $v $(awk "BEGIN {print $t1 - $t0}") s" >&2
-    case "$v" in dd-* | cp+sync | h5repack) ;; *) "${launch[@]}" "$build/xpose" verify --quiet "$dir/in.h5" "$dir/out.h5" ;; esac
+    split=$(grep -hE "^simple_transpose|time on rank 0|read back and verified" "$dir/log" || true)
+    [ -z "$split" ] || splits+=("$v, rep $rep: $(echo "$split" | sed 's/^xpose: //' | tr '\n' ' ')")
+    case "$v" in
+      dd-* | cp+sync | h5repack) ;;
+      simple) "$build/tests/bench/simple_transpose" --check "$dir/in.h5" /m "$dir/out.h5" ;;
+      ooc_io) "$OOC_IO" check "$dir/out.h5" "$rows" ;;
+      *) "${launch[@]}" "$build/xpose" verify --quiet "$dir/in.h5" "$dir/out.h5" ;;
+    esac
   done
 done
 echo
@@ -93,3 +114,5 @@ for v in "${variants[@]}"; do
     share_both = both > 0 ? sprintf("%.0f%%", 100 * both / mean) : "-"
     printf("| %s | %.2f | %.2f | %s | %s |\n", v, mean, moved / mean / 1e9, share, share_both) }'
 done
+echo
+for line in "${splits[@]}"; do echo "- $line"; done
