@@ -9,10 +9,12 @@
  * last).  With WRITE_FAULT_LOSE=1, writes past WRITE_FAULT_AFTER bytes
  * report success and write nothing: a file system that loses data without
  * saying so; with WRITE_FAULT_LOSE_BYTES too, only that many bytes are
- * lost, the writes after them going through.  Everything else passes
- * through. */
+ * lost, the writes after them going through.  With
+ * WRITE_FAULT_NO_FALLOCATE=1, fallocate() fails with EOPNOTSUPP, as on
+ * file systems that have none.  Everything else passes through. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,4 +106,17 @@ ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t offset) {
 }
 ssize_t pwritev64(int fd, const struct iovec *iov, int count, off64_t offset) {
   INJECTED(iov_bytes(iov, count), REAL(pwritev64)(fd, iov, count, offset));
+}
+
+static int no_fallocate(void) {
+  const char *no = getenv("WRITE_FAULT_NO_FALLOCATE");
+  return no && strcmp(no, "1") == 0;
+}
+int fallocate(int fd, int mode, off_t offset, off_t len) {
+  if (no_fallocate()) return errno = EOPNOTSUPP, -1;
+  return REAL(fallocate)(fd, mode, offset, len);
+}
+int fallocate64(int fd, int mode, off64_t offset, off64_t len) {
+  if (no_fallocate()) return errno = EOPNOTSUPP, -1;
+  return REAL(fallocate64)(fd, mode, offset, len);
 }
