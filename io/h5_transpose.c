@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checkpoints.h"
 #include "checksum.h"
 #include "io_thread.h"
 #include "pass_buffers.h"
@@ -34,22 +35,6 @@ uint64_t xio_transpose_budget(const xio_transpose_options *options) {
    * bytes), the host two blocks of each kind (also 2/3). */
   const uint64_t host_share = host / 2 * 3;
   return options->gpu_memory_budget < host_share ? options->gpu_memory_budget : host_share;
-}
-
-/* Collective.  Adds this rank's sums since the last checkpoint into the
- * global ones, which must agree: every element read was written, in place. */
-static int gather_sums(MPI_Comm comm, xio_checksums *local, xio_checksums *global, xio_error *err) {
-  uint64_t mine[2] = {local->read, local->written}, all[2];
-  if (XIO_MPI(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, comm), err)) return -1;
-  global->read += all[0];
-  global->written += all[1];
-  *local = (xio_checksums){0, 0};
-  if (global->read != global->written)
-    return xio_fail(err,
-                    "the transpose in memory lost or changed elements: checksums %016llx (read) "
-                    "and %016llx (written) differ",
-                    (unsigned long long)global->read, (unsigned long long)global->written);
-  return 0;
 }
 
 /* One pass, as this rank sees it: the block of the input, the part of it
@@ -385,6 +370,7 @@ static void count_written(const pass_sums ring[RING], int64_t index, xio_checksu
 int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
                   xio_transpose_stats *stats, xio_error *err) {
   int rank, nranks, rc = 0;
+  const double entered = MPI_Wtime();
   if (XIO_MPI(MPI_Comm_rank(in->comm, &rank), err) || XIO_MPI(MPI_Comm_size(in->comm, &nranks), err))
     return -1;
   const size_t es = in->elem_size;
@@ -452,12 +438,14 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
     free(order);
     return -1;
   }
+  const double allocating = MPI_Wtime();
   if (xio_pass_buffers_alloc(&buffers, on_gpu, options->config.own_output,
                              (size_t)(largest.read_rows * largest.read_cols) * es,
                              (size_t)(largest.write_rows * largest.write_cols) * es, &detail))
     rc = xio_fail(err, "cannot allocate %llu bytes of pass buffers%s on rank %d: %s",
                   (unsigned long long)stats->buffer_bytes / 3 * 2,
                   on_gpu ? " (host and GPU)" : "", rank, detail.message);
+  stats->buffers_seconds = MPI_Wtime() - allocating;
   if (!order && rc == 0) rc = xio_fail(err, "cannot allocate the pass order");
   rc = xio_agree(comm, rc, err);
 
@@ -485,33 +473,15 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   collective_step cstep = {{in, out, &raw, NULL, NULL, NULL, 0, 0, 0, {""}},
                            {in, out, &raw, NULL, NULL, NULL, 0, 0, 0, {""}}};
   io_job *rjob = &cstep.read, *wjob = &cstep.write;
-  double last_checkpoint = MPI_Wtime();
+  xio_checkpoints checkpoints;
+  xio_checkpoints_begin(&checkpoints, comm, options, raw.on ? &raw.out : NULL);
+  stats->setup_seconds = MPI_Wtime() - entered;
   const int64_t first = done->passes_done;
   for (int64_t k = first; rc == 0; k++) {
-    /* Between steps: every rank learns whether any was asked to stop, or
-     * whether a checkpoint is due by any rank's clock.  The first one
-     * records the grid. */
+    /* Between steps: the first checkpoint records the grid */
     const int64_t written = k - 2 > first ? k - 2 : first;
-    int flags[2] = {options->stop_requested && options->stop_requested(),
-                    k == first || written == passes ||
-                        MPI_Wtime() - last_checkpoint >= options->checkpoint_seconds},
-        agreed[2];
-    if (XIO_MPI(MPI_Allreduce(flags, agreed, 2, MPI_INT, MPI_MAX, comm), err)) {
-      rc = -1;
-      break;
-    }
-    if (agreed[0] || agreed[1]) {
-      rc = gather_sums(comm, &local, &done->sums, err);
-      /* raw writes went around HDF5: synced here, as the record requires */
-      if (rc == 0 && raw.on) rc = xio_agree(comm, xio_raw_sync(&raw.out, err), err);
-      if (rc == 0) {
-        done->passes_done = written;
-        if (options->checkpoint)
-          rc = xio_agree(comm, options->checkpoint(done, options->checkpoint_user_data, err), err);
-      }
-      last_checkpoint = MPI_Wtime();
-      if (rc == 0 && agreed[0] && written < passes) rc = XIO_STOPPED;
-    }
+    rc = xio_checkpoints_step(&checkpoints, done, written, k == first, written == passes, &local,
+                              err);
     if (rc != 0 || written == passes) break;
 
     const int reading = k < passes, transposing = k - 1 >= first && k - 1 < passes,
@@ -566,6 +536,10 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   }
   xio_io_thread_stop(&reader);
   xio_io_thread_stop(&writer);
+  xio_checkpoints_end(&checkpoints);
+  stats->checkpoints = checkpoints.count;
+  stats->checkpoint_seconds = checkpoints.seconds;
+  stats->last_checkpoint_seconds = checkpoints.last_seconds;
   stats->read_seconds = rjob->seconds;
   stats->write_seconds = wjob->seconds;
   xpose_plan_destroy(sp.plan);

@@ -28,10 +28,14 @@ typedef struct {
 typedef void (*xio_progress_fn)(int64_t passes_done, int64_t passes, uint64_t bytes_done,
                                 uint64_t bytes_total, void *user_data);
 
-/* Collective.  Called when the output holds `done`, written but maybe not
- * yet on storage: the checkpoint syncs it, then records it.  Returns 0 or
- * -1 with a message (on any rank: the loop agrees). */
-typedef int (*xio_checkpoint_fn)(const xio_progress *done, void *user_data, xio_error *err);
+/* Collective.  Called when the output holds `done`: with `synced`, its
+ * data is on storage already (raw passes, synced beside the next ones:
+ * checkpoints.h) and the checkpoint only records it; otherwise written but
+ * maybe not yet on storage, and the checkpoint syncs it (HDF5's flush),
+ * then records it.  Returns 0 or -1 with a message (on any rank: the loop
+ * agrees). */
+typedef int (*xio_checkpoint_fn)(const xio_progress *done, int synced, void *user_data,
+                                 xio_error *err);
 
 typedef struct {
   uint64_t memory_budget;     /* bytes per rank for xpose's own host buffers */
@@ -46,9 +50,8 @@ typedef struct {
    * budget); NULL starts afresh with a grid planned for the budget and
    * pass_bytes_limit. */
   const xio_progress *resume_from;
-  /* Checkpoints: before the first pass, after the last, on a stop, and
-   * after any pass that ends checkpoint_seconds or more after the previous
-   * checkpoint. */
+  /* Checkpoints (checkpoints.h): before the first pass, after the last,
+   * on a stop, and between passes every checkpoint_seconds. */
   xio_checkpoint_fn checkpoint;
   double checkpoint_seconds;
   void *checkpoint_user_data;
@@ -77,6 +80,11 @@ typedef struct {
    * together. */
   double read_seconds, write_seconds, both_seconds;
   double transpose_seconds, checksum_seconds, wait_seconds;
+  /* Rank 0's: planning and allocating before the first pass, and the
+   * checkpoints (syncing the output, then the record): how many, all of
+   * them, and the last, after the last pass. */
+  double setup_seconds, buffers_seconds, checkpoint_seconds, last_checkpoint_seconds;
+  int checkpoints;
   const char *exchange;  /* the engine the plans used */
   const char *summed_by; /* who took the checksums: "the GPU", "the I/O threads", "this thread" */
 } xio_transpose_stats;

@@ -57,6 +57,14 @@ void xio_io_thread_post(xio_io_thread *t, xio_job_fn job, void *arg) {
   pthread_mutex_unlock(&t->lock);
 }
 
+int xio_io_thread_busy(xio_io_thread *t) {
+  if (!t->threaded) return 0;
+  pthread_mutex_lock(&t->lock);
+  const int busy = t->pending;
+  pthread_mutex_unlock(&t->lock);
+  return busy;
+}
+
 int xio_io_thread_wait(xio_io_thread *t) {
   if (!t->threaded) return t->rc;
   pthread_mutex_lock(&t->lock);

@@ -38,6 +38,9 @@ void xio_io_thread_inline(xio_io_thread *t);
  * every post is followed by a wait. */
 void xio_io_thread_post(xio_io_thread *t, xio_job_fn job, void *arg);
 
+/* Whether a posted job is still running (never, inline). */
+int xio_io_thread_busy(xio_io_thread *t);
+
 /* Waits for the posted job and returns what it returned. */
 int xio_io_thread_wait(xio_io_thread *t);
 

@@ -57,6 +57,10 @@ static void print_plan(const xio_matrix *in, uint64_t budget, int nranks,
   tool_format_bytes(stats->buffer_bytes, buffers, sizeof buffers);
   tool_report_verbose("%d rank(s), memory budget %s per rank, buffers %s per rank", nranks,
                       budget_text, buffers);
+  tool_report_verbose("rank 0 before the first pass: %.3f s (allocating the buffers %.3f s); %d "
+                      "checkpoint(s) (syncs, records) %.3f s, the last %.3f s",
+                      stats->setup_seconds, stats->buffers_seconds, stats->checkpoints,
+                      stats->checkpoint_seconds, stats->last_checkpoint_seconds);
   char items[64] = "";
   if (in->items > 1) snprintf(items, sizeof items, " each of %lld matrices", (long long)in->items);
   tool_report_verbose(
@@ -651,12 +655,13 @@ static int check_input_unchanged(transpose_run *run, xio_error *err) {
 
 /* The checkpoint: the data and HDF5's own structures that reach it (a
  * compressed output's chunk index) on storage first (H5Fflush ends in
- * MPI_File_sync, an fsync on every rank); only then, if the input is still
- * what was read, rank 0's record.  Every rank agreed that the step before
- * succeeded, so none is left behind in that collective call. */
-static int record_progress(const xio_progress *done, void *user_data, xio_error *err) {
+ * MPI_File_sync, an fsync on every rank; raw passes synced already, beside
+ * the next ones, leave HDF5 nothing to flush); only then, if the input is
+ * still what was read, rank 0's record.  Every rank agreed that the step
+ * before succeeded, so none is left behind in that collective call. */
+static int record_progress(const xio_progress *done, int synced, void *user_data, xio_error *err) {
   transpose_run *run = user_data;
-  if (xio_flush(run->dst, err)) return -1;
+  if (!synced && xio_flush(run->dst, err)) return -1;
   if (run->rank != 0) return 0;
   if (done->passes_done == 0 && run->dst->filtered && !run->noted_unaligned &&
       !xio_pass_grid_aligned(&done->grid, run->dst->chunk_cols, run->dst->chunk_rows)) {
@@ -1393,6 +1398,7 @@ static uint64_t default_pass_limit(const transpose_run *run) {
 }
 
 static int run_transpose(const tool_options *opt, MPI_Comm comm) {
+  const double run_began = MPI_Wtime();
   transpose_run run_state, *run = &run_state;
   int exit_code = TOOL_EXIT_ERROR, keep_partial = 0, chosen = TOOL_EXIT_OK;
   xio_error err = {""};
@@ -1453,6 +1459,7 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
     goto release;
   }
   const double start = MPI_Wtime();
+  tool_report_verbose("the run's set-up (MPI, GPU, input, budget): %.3f s", start - run_began);
   /* A budget the user gave is filled; on the host the default one (half
    * the node) only up to passes of the size that ran fastest (passes.h). */
   const int default_budget = !opt->memory_bytes && !opt->gpu_memory_bytes;
@@ -1480,6 +1487,8 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
     exit_code = TOOL_EXIT_STOPPED;
     goto stopped;
   }
+  tool_report_verbose("the partial output made (space reserved, the rest copied): %.3f s",
+                      MPI_Wtime() - start);
   keep_partial = run->resumed; /* a new partial goes on failure, unless passes get recorded */
   run->compressed |= run->out.filtered; /* a resumed one's */
   if (opt->verbose) {
@@ -1499,12 +1508,14 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   }
   xio_transpose_stats stats;
   int transposed;
+  const double passes_began = MPI_Wtime();
   for (;;) { /* each dataset in turn */
     tool_report_progress_begin(topt.resume_from ? topt.resume_from->passes_done : 0);
     transposed = move_variable(run, &topt, &stats, &err);
     if (transposed != 0 || run->variable + 1 == run->rearranged.count) break;
     if ((transposed = next_variable(run, &topt, &err)) != 0) break;
   }
+  const double passes_ended = MPI_Wtime();
   keep_partial = work_recorded(run);
   /* A failed read may be the input changing under the run (a truncated
    * file ends early): then that is the error, and nothing is kept. */
@@ -1526,6 +1537,8 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
     goto fail;
   }
   const double seconds = MPI_Wtime() - start;
+  tool_report_verbose("the passes: %.3f s; the output closed: %.3f s", passes_ended - passes_began,
+                      MPI_Wtime() - passes_ended);
   print_plan(&run->in, run->backend == XPOSE_BACKEND_CUDA ? run->gpu_budget : run->budget,
              run->nranks, &stats);
 

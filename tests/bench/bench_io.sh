@@ -79,7 +79,7 @@ case " ${variants[*]} " in *" ooc_io "*) "$OOC_IO" gen "$dir/in.raw" "$rows" >/d
 echo "# $(date +%F), $(hostname), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB;" \
   "$rows x $cols $type ($((bytes >> 20)) MiB) ${gen_extra[*]:-contiguous}, ${launch[*]}, ${extra[*]:-no extra options}," \
   "$reps repetitions; storage: $(df -h --output=source,fstype "$dir" | tail -1 | tr -s ' ')"
-declare -A total
+declare -A total runs
 splits=()
 for rep in $(seq "$reps"); do
   for v in "${variants[@]}"; do
@@ -89,8 +89,9 @@ for rep in $(seq "$reps"); do
     run_variant "$v" >"$dir/log" 2>&1 || { cat "$dir/log"; exit 1; }
     t1=$(date +%s.%N)
     total[$v]=$(awk "BEGIN {print ${total[$v]:-0} + $t1 - $t0}")
+    runs[$v]=$((${runs[$v]:-0} + 1))
     echo "# rep $rep: $v $(awk "BEGIN {print $t1 - $t0}") s" >&2
-    split=$(grep -hE "^simple_transpose|time on rank 0|read back and verified" "$dir/log" || true)
+    split=$(grep -hE "^simple_transpose|time on rank 0|read back and verified|set-up|partial output made|rank 0 before|the passes:|GB/s" "$dir/log" || true)
     [ -z "$split" ] || splits+=("$v, rep $rep: $(echo "$split" | sed 's/^xpose: //' | tr '\n' ' ')")
     case "$v" in
       dd-* | cp+sync | h5repack) ;;
@@ -103,10 +104,13 @@ done
 echo
 echo "| variant | time (s) | GB/s | of cp+sync | of dd-both |"
 echo "|---|---|---|---|---|"
-floor=$(awk "BEGIN {print ${total[cp+sync]:-0} / $reps}")
-both=$(awk "BEGIN {print ${total[dd-both]:-0} / $reps}")
+floor=$(awk "BEGIN {print ${total[cp+sync]:-0} / ${runs[cp+sync]:-1}}")
+both=$(awk "BEGIN {print ${total[dd-both]:-0} / ${runs[dd-both]:-1}}")
+declare -A shown
 for v in "${variants[@]}"; do
-  awk -v v="$v" -v total="${total[$v]}" -v reps="$reps" -v bytes="$bytes" -v floor="$floor" \
+  [ -z "${shown[$v]:-}" ] || continue
+  shown[$v]=1
+  awk -v v="$v" -v total="${total[$v]}" -v reps="${runs[$v]}" -v bytes="$bytes" -v floor="$floor" \
     -v both="$both" 'BEGIN {
     mean = total / reps
     moved = v == "dd-read" || v == "dd-write" ? bytes : 2 * bytes

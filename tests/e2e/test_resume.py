@@ -13,9 +13,10 @@ import unittest
 import numpy as np
 
 from harness import (XPOSE, ToolTestCase, finish, pattern, resume_record, start,
-                     wait_for_record)
+                     wait_for_record, with_environment)
 
 STOPPED, ERROR = 4, 1
+WRITE_FAULT = os.environ.get("XPOSE_WRITE_FAULT", "")
 # Thousands of tiny passes (seconds of work) with a checkpoint after each.
 SLOW = ["--memory", "8K", "--checkpoint", "0"]
 
@@ -97,6 +98,35 @@ class Resume(ToolTestCase):
                 self.assertResumable(result)
                 self.resume_and_check(ranks=3)
                 os.remove(self.path("out.h5"))
+
+    def test_raw_passes_killed_between_background_syncs_resume(self):
+        # Raw passes (contiguous, shares of 1 MiB and more) sync the output
+        # beside the next passes and record them once synced; slowed writes
+        # make many such checkpoints.  A kill among them loses none of what
+        # was recorded.
+        if not WRITE_FAULT:
+            self.skipTest("the write fault shim was not built")
+        self.a = pattern((4096, 2048), "<f8")
+        self.write_h5("in.h5", {"/m": self.a})
+        env = {"LD_PRELOAD": WRITE_FAULT, "WRITE_FAULT_PATH": "out.h5.xpose-partial",
+               "WRITE_FAULT_DELAY_US": "200"}
+        args = ["--memory", "16M", "--checkpoint", "0", "--verbose", "in.h5", "out.h5"]
+        proc = start(2, [XPOSE, *args], cwd=self.dir, env=with_environment(env))
+        record = wait_for_record(proc, self.partial, lambda r: int(r["passes_done"]) >= 6,
+                                 timeout=60, poll=0.02)
+        ranks = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                               text=True).stdout.split()
+        if record is None or not ranks:
+            self.fail(f"the run never got 6 passes recorded\n{finish(proc)}")
+        os.kill(int(ranks[-1]), signal.SIGKILL)
+        done = self.assertResumable(finish(proc))
+        self.assertGreaterEqual(done, 6)
+        result = self.xpose(2, "--resume", "--verbose", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("raw I/O", result.stderr)  # the path under test
+        self.assertIn(f"resuming from out.h5.xpose-partial: {done} of ", result.stderr)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+        self.assertEqual(self.leftovers(), [])
 
     def stopped_partial(self):
         proc = self.start()
