@@ -32,6 +32,8 @@
 #   env:K=V,...  xpose --no-verify with these environment variables
 #   default      xpose as users run it: the output read back before publishing
 #   opts:A,B     xpose --no-verify A B (options, comma-separated)
+#   other:V      variant V (no-verify, default, opts:...) with the xpose of
+#                the build XPOSE_BENCH_OTHER names: another version, interleaved
 # Rates are 2 x bytes / time (dd-read and dd-write: bytes / time); "of
 # cp+sync" and "of dd-both" are those runs' times over the variant's.
 # Every output is checked, not timed: xpose's with `xpose verify`, the raw
@@ -52,7 +54,8 @@ bytes=$((rows * cols * es))
 small_budget=$((bytes / 64))
 . "$(dirname "$0")/evict.sh"
 read -r -a simple <<<"${XPOSE_BENCH_SIMPLE:-4096 8}"
-xpose() { "${launch[@]}" "$build/xpose" --verbose "${extra[@]}" "$@" "$dir/in.h5" "$dir/out.h5"; }
+xpose_build="$build"
+xpose() { "${launch[@]}" "$xpose_build/xpose" --verbose "${extra[@]}" "$@" "$dir/in.h5" "$dir/out.h5"; }
 zeros() { dd if=/dev/zero of="$1" bs=16M count=$(((bytes + (16 << 20) - 1) >> 24)) status=none && sync "$1"; }
 run_variant() {
   case "$1" in
@@ -71,6 +74,7 @@ run_variant() {
       "$build/xpose" --verbose "${extra[@]}" --no-verify "$dir/in.h5" "$dir/out.h5" ;;
     default) xpose ;;
     opts:*) IFS=, read -r -a opts <<<"${1#opts:}" && xpose --no-verify "${opts[@]}" ;;
+    other:*) xpose_build="$XPOSE_BENCH_OTHER" run_variant "${1#other:}"; xpose_build="$build" ;;
   esac
 }
 
