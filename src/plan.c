@@ -24,6 +24,7 @@ void xpose_config_init(xpose_config *config) {
   config->max_message_bytes = 0;
   config->pipeline_chunks = 0;
   config->own_output = 0;
+  config->host_threads = 0;
 }
 
 /* Local checks; ranks compare the normalized values afterwards. */
@@ -47,6 +48,9 @@ static xpose_status check_arguments(int64_t rows, int64_t cols, size_t elem_size
       XPOSE_ERROR_INVALID_ARGUMENT, res, fail, "unknown exchange engine %d", (int)config->exchange);
   XPOSE_REQUIREGOTO(config->pipeline_chunks >= 0, XPOSE_ERROR_INVALID_ARGUMENT, res, fail,
                     "pipeline_chunks %d is negative", config->pipeline_chunks);
+  XPOSE_REQUIREGOTO(config->host_threads >= 0 && config->host_threads <= XPOSE_MAX_HOST_THREADS,
+                    XPOSE_ERROR_INVALID_ARGUMENT, res, fail, "host_threads %d is not 0 to %d",
+                    config->host_threads, XPOSE_MAX_HOST_THREADS);
 fail:
   return res;
 }
@@ -86,9 +90,10 @@ static int peer_writes_measured_fast(int64_t rows, int64_t cols, size_t elem_siz
          (nranks - 1) <= PEER_WRITES_MAPPED_BYTES / slab_rows / rows / es;
 }
 
-static xpose_status create_backend(xpose_backend_kind kind, xpose_backend **backend) {
-  return kind == XPOSE_BACKEND_CUDA ? xpose_backend_cuda_create(backend)
-                                    : xpose_backend_host_create(backend);
+static xpose_status create_backend(const xpose_config *config, xpose_backend **backend) {
+  return config->backend == XPOSE_BACKEND_CUDA
+             ? xpose_backend_cuda_create(backend)
+             : xpose_backend_host_create(config->host_threads, backend);
 }
 
 /* The output slab, where the plan owns it: before the engine, which may
@@ -198,7 +203,7 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   plan->cols = cols;
   plan->elem_size = elem_size;
   plan->own_output = config->own_output != 0;
-  XPOSE_CHECKGOTO(xpose_agree(plan->comm, create_backend(config->backend, &plan->backend)), res,
+  XPOSE_CHECKGOTO(xpose_agree(plan->comm, create_backend(config, &plan->backend)), res,
                   fail);
   const xpose_exchange_engine *engine = NULL;
   const char *avoid =

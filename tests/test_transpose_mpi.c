@@ -2,7 +2,8 @@
 /* The distributed transpose under mpiexec with any number of ranks: every
  * shape up to 24 x 24 (and empty ones), 1 x N, N x 1, prime shapes, element
  * sizes 1..24, transpose twice == identity, messages split far below
- * INT_MAX (the large-count path), and collective failure: one rank's bad
+ * INT_MAX (the large-count path), host transposes over threads, and
+ * collective failure: one rank's bad
  * argument fails every rank, and nobody hangs, nor when one rank fails in
  * the middle of the pipeline (XPOSE_FAULT_EXECUTE). */
 #include <string.h>
@@ -107,6 +108,10 @@ static void failure_cases(void) {
   xpose_config_init(&bad);
   bad.pipeline_chunks = -1;
   expect_collective_failure("negative chunk count", 10, 7, 4, &bad, XPOSE_ERROR_INVALID_ARGUMENT);
+  xpose_config_init(&bad);
+  bad.host_threads = rank == last ? -2 : 2;
+  expect_collective_failure("a negative thread count on the last rank", 10, 7, 4, &bad,
+                            XPOSE_ERROR_INVALID_ARGUMENT);
   xpose_config_init(&bad);
   if (rank == last) bad.backend = (xpose_backend_kind)99;
   expect_collective_failure("unknown backend on the last rank", 10, 7, 4, &bad,
@@ -232,6 +237,17 @@ int main(int argc, char **argv) {
   run_case(97, 89, 8, &owning);
   run_case(1, 13, 4, &owning);
   run_case(13, 1, 4, &owning);
+  cases += 3;
+
+  /* Host transposes split over threads: blocks of 8 MiB and more, the
+   * threads' rows uneven, more threads than some blocks have rows;
+   * different counts on different ranks. */
+  xpose_config threaded;
+  xpose_config_init(&threaded);
+  threaded.host_threads = rank % 2 ? 5 : 3;
+  run_case(1009, 2003, 8, &threaded);
+  run_case(3, 1048583, 4, &threaded);
+  run_case(97, 89, 4, &threaded); /* too small: one thread */
   cases += 3;
 
   log_messages = 0;

@@ -19,6 +19,7 @@
 #include "h5_transpose.h"
 #include "h5_types.h"
 #include "h5_verify.h"
+#include "host_threads.h"
 #include "input_dataset.h"
 #include "input_file.h"
 #include "mpi_hints.h"
@@ -1475,6 +1476,10 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   topt.config.max_message_bytes = (size_t)opt->max_message_bytes;
   /* Plans that own their outputs can write straight into other GPUs (p2p). */
   topt.config.own_output = run->backend == XPOSE_BACKEND_CUDA;
+  if (run->backend != XPOSE_BACKEND_CUDA) {
+    if (tool_host_threads(comm, &topt.config.host_threads, &err)) goto fail;
+    tool_report_verbose("host transposes on %d thread(s) per rank", topt.config.host_threads);
+  }
   topt.checkpoint = record_progress;
   topt.checkpoint_seconds = opt->checkpoint_seconds;
   topt.checkpoint_user_data = run;

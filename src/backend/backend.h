@@ -59,7 +59,9 @@ struct xpose_backend {
   void *state;
 };
 
-xpose_status xpose_backend_host_create(xpose_backend **backend);
+/* Large blocks split over `threads` threads (xpose_config.host_threads). */
+enum { XPOSE_MAX_HOST_THREADS = 256 };
+xpose_status xpose_backend_host_create(int threads, xpose_backend **backend);
 
 /* On the current device, with a stream per lane.  XPOSE_ERROR_UNSUPPORTED
  * where xpose was built without CUDA (no_cuda.c). */

@@ -1,5 +1,7 @@
-/* Host backend: malloc'd scratch and the cache-blocked CPU kernels. */
+/* Host backend: malloc'd scratch and the cache-blocked CPU kernels, large
+ * blocks split by their rows over threads. */
 #define _GNU_SOURCE /* madvise */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -9,6 +11,60 @@
 #include "check.h"
 
 enum { HUGE_PAGE_BYTES = 2 << 20 };
+/* Blocks from this size on are split over the threads: thread start-up
+ * costs tens of microseconds, a block of this size milliseconds. */
+enum { THREADED_BYTES = 8 << 20 };
+
+typedef struct {
+  int threads;
+} host_state;
+
+typedef struct {
+  const char *src;
+  char *dst;
+  int64_t ld_src, ld_dst, rows, cols;
+  size_t elem_size;
+} rows_job;
+
+static void *transpose_rows(void *arg) {
+  const rows_job *j = arg;
+  xpose_host_transpose(j->src, j->ld_src, j->dst, j->ld_dst, j->rows, j->cols, j->elem_size);
+  return NULL;
+}
+
+/* dst = src^T, src's rows shared out among the backend's threads (this
+ * one among them) where the block is large enough to gain: each writes its
+ * own columns of dst.  A thread that cannot start leaves its rows to this
+ * one. */
+static void transpose_block(const xpose_backend *backend, const void *src, int64_t ld_src,
+                            void *dst, int64_t ld_dst, int64_t rows, int64_t cols,
+                            size_t elem_size) {
+  const int threads = ((const host_state *)backend->state)->threads;
+  const uint64_t bytes = (uint64_t)rows * (uint64_t)cols * elem_size;
+  int n = bytes < THREADED_BYTES || threads < 1 ? 1 : threads;
+  if (n > rows) n = rows > 0 ? (int)rows : 1;
+  rows_job jobs[XPOSE_MAX_HOST_THREADS];
+  pthread_t ids[XPOSE_MAX_HOST_THREADS];
+  int started[XPOSE_MAX_HOST_THREADS] = {0};
+  for (int k = 0; k < n; k++) {
+    const int64_t first = rows * k / n, end = rows * (k + 1) / n;
+    jobs[k] = (rows_job){(const char *)src + (size_t)first * (size_t)ld_src * elem_size,
+                         (char *)dst + (size_t)first * elem_size,
+                         ld_src,
+                         ld_dst,
+                         end - first,
+                         cols,
+                         elem_size};
+  }
+  for (int k = 1; k < n; k++)
+    started[k] = pthread_create(&ids[k], NULL, transpose_rows, &jobs[k]) == 0;
+  transpose_rows(&jobs[0]);
+  for (int k = 1; k < n; k++)
+    if (started[k])
+      pthread_join(ids[k], NULL);
+    else
+      transpose_rows(&jobs[k]);
+}
 
 static xpose_status host_alloc(xpose_backend *backend, size_t bytes, void **ptr) {
   (void)backend;
@@ -40,8 +96,8 @@ static void host_release(xpose_backend *backend, void *ptr) {
 static xpose_status host_transpose(xpose_backend *backend, int lane, const void *src,
                                    int64_t ld_src, void *dst, int64_t ld_dst, int64_t rows,
                                    int64_t cols, size_t elem_size) {
-  (void)backend, (void)lane;
-  xpose_host_transpose(src, ld_src, dst, ld_dst, rows, cols, elem_size);
+  (void)lane;
+  transpose_block(backend, src, ld_src, dst, ld_dst, rows, cols, elem_size);
   return XPOSE_SUCCESS;
 }
 
@@ -50,11 +106,11 @@ static xpose_status host_transpose_parts(xpose_backend *backend, int lane, const
                                          int64_t ld_src, int64_t rows, int64_t cols,
                                          const xpose_part *parts, int nparts, int rotation,
                                          size_t elem_size) {
-  (void)backend, (void)lane, (void)rotation;
+  (void)lane, (void)rotation;
   for (int i = 0; i < nparts; i++) {
     const int64_t end = i + 1 < nparts ? parts[i + 1].first : cols;
-    xpose_host_transpose((const char *)src + (size_t)parts[i].first * elem_size, ld_src,
-                         parts[i].dst, parts[i].ld_dst, rows, end - parts[i].first, elem_size);
+    transpose_block(backend, (const char *)src + (size_t)parts[i].first * elem_size, ld_src,
+                    parts[i].dst, parts[i].ld_dst, rows, end - parts[i].first, elem_size);
   }
   return XPOSE_SUCCESS;
 }
@@ -101,7 +157,10 @@ static void *host_stream(xpose_backend *backend, int lane) {
   return NULL;
 }
 
-static void host_destroy(xpose_backend *backend) { free(backend); }
+static void host_destroy(xpose_backend *backend) {
+  free(backend->state);
+  free(backend);
+}
 
 static const xpose_backend_ops host_ops = {
     .name = "host",
@@ -122,9 +181,16 @@ static const xpose_backend_ops host_ops = {
     .destroy = host_destroy,
 };
 
-xpose_status xpose_backend_host_create(xpose_backend **backend) {
+xpose_status xpose_backend_host_create(int threads, xpose_backend **backend) {
   *backend = calloc(1, sizeof **backend);
-  if (!*backend) return XPOSE_ERROR_OUT_OF_MEMORY;
+  host_state *state = calloc(1, sizeof *state);
+  if (!*backend || !state) {
+    free(*backend), free(state);
+    *backend = NULL;
+    return XPOSE_ERROR_OUT_OF_MEMORY;
+  }
+  state->threads = threads;
   (*backend)->ops = &host_ops;
+  (*backend)->state = state;
   return XPOSE_SUCCESS;
 }
