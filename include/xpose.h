@@ -100,9 +100,10 @@ typedef struct {
    * that buffer (xpose_plan_output_buffer).  This is what lets the p2p
    * engine register every rank's output with the others at plan time. */
   int own_output;
-  /* Threads each rank's host transposes use (host backend): 0 or 1, the
-   * calling thread alone; more split every block of 8 MiB or more by its
-   * rows, the calling thread among them.  Local: ranks may differ. */
+  /* Threads each rank's host transposes use (host backend), at most 256:
+   * 0 or 1, the calling thread alone; more split every block of 8 MiB or
+   * more by its rows, the calling thread among them.  Local: ranks may
+   * differ. */
   int host_threads;
 } xpose_config;
 

@@ -108,13 +108,19 @@ void tool_memory_limit_find(const char *proc_cgroup, const char *cgroup_root, co
   if (limit->bytes == UINT64_MAX) limit->bytes = (uint64_t)1 << 32;
 }
 
+int tool_node_ranks(MPI_Comm comm, int *node_ranks, xio_error *err) {
+  MPI_Comm node = MPI_COMM_NULL;
+  return XIO_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), err) ||
+                 XIO_MPI(MPI_Comm_size(node, node_ranks), err) || XIO_MPI(MPI_Comm_free(&node), err)
+             ? -1
+             : 0;
+}
+
 int tool_default_memory_budget(MPI_Comm comm, uint64_t *budget, char *source, size_t source_size,
                                xio_error *err) {
-  MPI_Comm node = MPI_COMM_NULL;
   int rank, nranks, node_ranks = 1;
   if (XIO_MPI(MPI_Comm_rank(comm, &rank), err) || XIO_MPI(MPI_Comm_size(comm, &nranks), err) ||
-      XIO_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), err) ||
-      XIO_MPI(MPI_Comm_size(node, &node_ranks), err) || XIO_MPI(MPI_Comm_free(&node), err))
+      tool_node_ranks(comm, &node_ranks, err))
     return -1;
   tool_memory_limit limit;
   tool_memory_limit_find("/proc/self/cgroup", "/sys/fs/cgroup", "/proc/meminfo", &limit);

@@ -23,6 +23,9 @@ typedef struct {
 void tool_memory_limit_find(const char *proc_cgroup, const char *cgroup_root, const char *meminfo,
                             tool_memory_limit *limit);
 
+/* Collective.  How many ranks of comm share this rank's node. */
+int tool_node_ranks(MPI_Comm comm, int *node_ranks, xio_error *err);
+
 /* Collective.  Half of the smallest limit, divided among the ranks sharing
  * the node; the minimum over all ranks, so every rank plans the same
  * passes.  `source` (may be NULL) says where it came from.  0, or -1 with
