@@ -205,8 +205,8 @@ static int open_raw(const xio_matrix *in, const xio_matrix *out,
       XIO_MPI(MPI_Comm_size(node, &node_ranks), err) || XIO_MPI(MPI_Comm_free(&node), err))
     return -1;
   uint64_t in_base = 0, out_base = 0;
-  int usable = !options->collective_only && node_ranks == nranks &&
-               xio_raw_usable(in, &in_base) && xio_raw_usable(out, &out_base);
+  int usable = !options->collective_only && node_ranks == nranks && xio_raw_usable(in, &in_base) &&
+               xio_raw_usable(out, &out_base);
   xio_error local;
   if (usable && (xio_raw_open(in, in_base, 0, &raw->in, &local) ||
                  xio_raw_open(out, out_base, 1, &raw->out, &local)))
@@ -320,9 +320,9 @@ static int transpose_pass(MPI_Comm comm, int local, const xio_matrix *in, const 
   const int on_gpu = buffers->on_gpu && sums;
   const xio_block_sum in_keys = input_keys(p, in->cols, NULL),
                       out_keys = output_keys(p, in->cols, xio_item_rows(in), NULL);
-  xio_block_checksum in_sum = {p->read_rows, p->read_cols, es, in_keys.first_key,
+  xio_block_checksum in_sum = {p->read_rows,     p->read_cols,     es, in_keys.first_key,
                                in_keys.row_step, in_keys.col_step, 0},
-                     out_sum = {p->write_rows, p->write_cols, es, out_keys.first_key,
+                     out_sum = {p->write_rows,     p->write_cols,     es, out_keys.first_key,
                                 out_keys.row_step, out_keys.col_step, 0};
   if (sums && !on_gpu)
     sums->read = xio_checksum_block(buffers->in_host[slot], p->read_rows, p->read_cols, es,
@@ -371,7 +371,8 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
                   xio_transpose_stats *stats, xio_error *err) {
   int rank, nranks, rc = 0;
   const double entered = MPI_Wtime();
-  if (XIO_MPI(MPI_Comm_rank(in->comm, &rank), err) || XIO_MPI(MPI_Comm_size(in->comm, &nranks), err))
+  if (XIO_MPI(MPI_Comm_rank(in->comm, &rank), err) ||
+      XIO_MPI(MPI_Comm_size(in->comm, &nranks), err))
     return -1;
   const size_t es = in->elem_size;
   *stats = (xio_transpose_stats){0};
@@ -443,8 +444,11 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
                              (size_t)(largest.read_rows * largest.read_cols) * es,
                              (size_t)(largest.write_rows * largest.write_cols) * es, &detail))
     rc = xio_fail(err, "cannot allocate %llu bytes of pass buffers%s on rank %d: %s",
-                  (unsigned long long)stats->buffer_bytes / 3 * 2,
-                  on_gpu ? " (host and GPU)" : "", rank, detail.message);
+                  (unsigned long long)stats->buffer_bytes / 3 * 2, on_gpu ? " (host and GPU)" : "",
+                  rank, detail.message);
+  if (rc == 0 && done->passes_done < passes &&
+      xio_pass_buffers_host(&buffers, 0, (int)(done->passes_done % 2), &detail))
+    rc = xio_fail(err, "rank %d: %s", rank, detail.message);
   stats->buffers_seconds = MPI_Wtime() - allocating;
   if (!order && rc == 0) rc = xio_fail(err, "cannot allocate the pass order");
   rc = xio_agree(comm, rc, err);
@@ -503,10 +507,15 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
       xio_io_thread_post(&reader, run_collective_step, &cstep);
     }
     int transposed = 0;
-    if (transposing)
-      transposed = transpose_pass(comm, local_passes, in, &at[(k - 1) % RING], (int)((k - 1) % 2), &sp, &buffers,
-                                  &options->config, sums_in_io ? NULL : &ring[(k - 1) % RING], stats,
-                                  err);
+    if (transposing && xio_pass_buffers_host(&buffers, 1, (int)((k - 1) % 2), err)) transposed = -1;
+    if (transposing && transposed == 0)
+      transposed = transpose_pass(comm, local_passes, in, &at[(k - 1) % RING], (int)((k - 1) % 2),
+                                  &sp, &buffers, &options->config,
+                                  sums_in_io ? NULL : &ring[(k - 1) % RING], stats, err);
+    /* the next step's read buffer, beside this step's I/O */
+    if (transposed == 0 && k + 1 < passes &&
+        xio_pass_buffers_host(&buffers, 0, (int)((k + 1) % 2), err))
+      transposed = -1;
     const double t0 = MPI_Wtime();
     int io_rc = 0;
     xio_error *io_err = &rjob->err;

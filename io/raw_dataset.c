@@ -9,8 +9,11 @@
 
 #include "checksum.h"
 
-/* Pieces of about this many bytes are summed while in the cache. */
-#define PIECE_BYTES ((size_t)1 << 20)
+/* Whole rows move in pieces of about this many bytes, each summed right
+ * after it is read or before it is written: requests as large as dd's
+ * (16 GiB on the H100 machine, one GPU rank: 1 MiB pieces read in 12.4 s,
+ * 16 MiB ones in 10.3 s, the run 30.5 s -> 26.1 s). */
+#define PIECE_BYTES ((size_t)16 << 20)
 /* No single read or write moves more: Linux moves at most 2 GiB - 4 KiB. */
 #define MAX_CALL_BYTES ((size_t)1 << 30)
 
