@@ -20,17 +20,17 @@ static int gather_sums(MPI_Comm comm, xio_checksums *local, xio_checksums *globa
 
 static int sync_job(void *arg) {
   xio_checkpoints *c = arg;
-  return xio_raw_sync(c->raw_out, &c->sync_err);
+  return c->io->ops->sync(c->io, &c->sync_err);
 }
 
 void xio_checkpoints_begin(xio_checkpoints *c, MPI_Comm comm, const xio_transpose_options *options,
-                           const xio_raw_dataset *raw_out) {
+                           xio_pass_io *io) {
   memset(c, 0, sizeof *c);
   c->comm = comm;
   c->options = options;
-  c->raw_out = raw_out;
+  c->io = io->ops->sync ? io : NULL;
   xio_io_thread_inline(&c->syncer);
-  if (raw_out && !options->inline_io) xio_io_thread_start(&c->syncer, 0);
+  if (c->io && !options->inline_io) xio_io_thread_start(&c->syncer, 0);
   c->last = MPI_Wtime();
 }
 
@@ -66,8 +66,8 @@ static int checkpoint_now(xio_checkpoints *c, xio_progress *done, int64_t writte
                           xio_checksums *local, xio_error *err) {
   if ((c->in_flight && join_background(c, err)) || gather_sums(c->comm, local, &done->sums, err))
     return -1;
-  /* raw writes went around HDF5: synced here, as the record requires */
-  if (c->raw_out && xio_agree(c->comm, xio_raw_sync(c->raw_out, err), err)) return -1;
+  /* writes around HDF5 synced here, as the record requires */
+  if (c->io && xio_agree(c->comm, c->io->ops->sync(c->io, err), err)) return -1;
   done->passes_done = written;
   return record(c, done, 0, err);
 }
@@ -101,7 +101,7 @@ int xio_checkpoints_step(xio_checkpoints *c, xio_progress *done, int64_t written
                   c->in_flight && xio_io_thread_busy(&c->syncer)},
       agreed[4];
   if (XIO_MPI(MPI_Allreduce(flags, agreed, 4, MPI_INT, MPI_MAX, c->comm), err)) return -1;
-  const int stop = agreed[0], now = stop || agreed[1] || (agreed[2] && !c->raw_out);
+  const int stop = agreed[0], now = stop || agreed[1] || (agreed[2] && !c->io);
   const double began = MPI_Wtime();
   int rc;
   if (now)

@@ -3,10 +3,11 @@
  *
  * Before the first pass, after the last and on a stop, the loop waits:
  * the output is synced and the progress recorded then and there.  In
- * between, every checkpoint_seconds: on the collective path the same; on
- * the raw path the output's fdatasync runs on a thread of its own beside
- * the passes, and the passes it covers are recorded at the first step
- * after every rank's sync has ended.  A sync that waits mid-run stops the
+ * between, every checkpoint_seconds: where the I/O has a sync of its own
+ * (raw: fdatasync), it runs on a thread of its own beside the passes, and
+ * the passes it covers are recorded at the first step after every rank's
+ * sync has ended; otherwise (HDF5's flush, collective) the same as at the
+ * ends.  A sync that waits mid-run stops the
  * reads while the page cache writes gigabytes back (16 GiB on the H100
  * machine: 3 checkpoints took 11.8 s, the final one alone 8.7 s). */
 #ifndef XIO_CHECKPOINTS_H
@@ -14,24 +15,24 @@
 
 #include "h5_transpose.h"
 #include "io_thread.h"
-#include "raw_dataset.h"
+#include "pass_io.h"
 
 typedef struct {
   MPI_Comm comm;
   const xio_transpose_options *options;
-  const xio_raw_dataset *raw_out; /* NULL: the collective path */
-  xio_io_thread syncer;           /* raw: the background fdatasync */
-  int in_flight;                  /* a background sync posted, its passes not yet recorded */
-  xio_progress pending;           /* the passes it makes durable */
+  xio_pass_io *io;      /* its sync, where it has one, runs beside the passes */
+  xio_io_thread syncer; /* that sync's thread */
+  int in_flight;        /* a background sync posted, its passes not yet recorded */
+  xio_progress pending; /* the passes it makes durable */
   xio_error sync_err;
   double last;                  /* when the last checkpoint began */
   double seconds, last_seconds; /* the loop's time in them, and the last one's */
   int count;                    /* recorded */
 } xio_checkpoints;
 
-/* Local.  raw_out: the raw output the passes write, or NULL. */
+/* Local.  io: the passes' I/O. */
 void xio_checkpoints_begin(xio_checkpoints *c, MPI_Comm comm, const xio_transpose_options *options,
-                           const xio_raw_dataset *raw_out);
+                           xio_pass_io *io);
 
 /* Collective, between steps, `written` passes written (their sums added
  * to *local; this adds them to done->sums, checking that every element

@@ -1,7 +1,8 @@
 /* Out-of-core distributed transpose of an HDF5 dataset into another, in
- * passes that fit a per-rank memory budget (see passes.h for the shapes),
- * pipelined (one pass is read and another written while a third is
- * transposed: h5_transpose.c), checksummed as it goes, and resumable:
+ * passes that fit a per-rank memory budget (see passes.h for the shapes,
+ * pass_plan.h for the grid), pipelined (one pass is read and another
+ * written while a third is transposed: h5_transpose.c) through raw or
+ * collective I/O (pass_io.h), checksummed as it goes, and resumable:
  * between passes the loop can flush the output and report how far it got,
  * and it can start from a later pass of the same grid. */
 #ifndef XIO_TRANSPOSE_H
@@ -43,7 +44,7 @@ typedef struct {
   /* Nonzero: plan passes of at most this many bytes per rank (xio_pass_bytes)
    * even where the budgets allow more. */
   uint64_t pass_bytes_limit;
-  xpose_config config;        /* backend resolved: HOST or CUDA (current device) */
+  xpose_config config; /* backend resolved: HOST or CUDA (current device) */
   xio_progress_fn progress;
   void *progress_user_data;
   /* Resuming: where an earlier run stopped (its grid, which must fit the
@@ -68,12 +69,8 @@ typedef struct {
 typedef struct {
   xio_progress done;     /* as far as the loop got (all passes when it returns 0) */
   uint64_t buffer_bytes; /* per rank, largest: blocks plus plan scratch */
-  /* Raw: reads and writes as bytes at the datasets' file offsets, each on
-   * its own thread, summed as they go; otherwise through HDF5's collective
-   * MPI-IO, on one I/O thread (MPI_THREAD_MULTIPLE) or inline. */
-  int raw;
-  int local; /* raw on one node: each rank transposed its own part, nothing exchanged */
-  int overlapped; /* reads and writes ran on I/O threads, beside the transposes */
+  const char *io;        /* the passes' I/O, as -v says it (pass_io.h) */
+  int overlapped;        /* reads and writes ran on I/O threads, beside the transposes */
   /* Rank 0's time: reads and writes (with their sums, when raw on the
    * host) on their threads when overlapped; the rest, and waiting for
    * them, on the calling one.  both_seconds: a read and a write in flight

@@ -5,7 +5,7 @@
  * about h/P rows of the block (runs of w elements in the file) and writes
  * about w/P rows of the output block (runs of h elements); moved raw on one
  * node, each rank writes the transpose of what it read, and takes w/P
- * columns of bands of whole rows (h5_transpose.c's geometry_of).  Long runs
+ * columns of bands of whole rows (pass_geometry.h).  Long runs
  * make MPI-IO fast, so:
  *   - if whole input rows fit (w = cols), reads are whole rows, and the
  *     write runs are as long as the pass is tall;

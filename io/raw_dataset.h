@@ -10,7 +10,7 @@
  * where it is exact: a contiguous dataset with its storage allocated in
  * the file itself (no external files), its datatype the one in memory (the
  * xio_matrix's is the stored one), and every rank on one node, whose page
- * cache keeps the ranks' writes coherent (h5_transpose.c decides).
+ * cache keeps the ranks' writes coherent (pass_io.c decides).
  * Everything else goes through HDF5's collective path.  HDF5 never caches
  * raw data of a contiguous dataset opened with the MPI-IO driver, so the
  * two views of the file cannot disagree.

@@ -69,29 +69,18 @@ static void print_plan(const xio_matrix *in, uint64_t budget, int nranks,
       (long long)xio_pass_count(grid), (long long)grid->row_passes, (long long)grid->col_passes,
       (long long)grid->block_rows, (long long)grid->block_cols, items, (long long)grid->rows,
       (long long)grid->cols);
-  if (stats->raw && stats->overlapped)
-    tool_report_verbose(
-        "time on rank 0: raw I/O at the datasets' file offsets, a thread each: read %.3f s, "
-        "write %.3f s, both in flight %.3f s; main thread: transpose %.3f s, waiting for I/O "
-        "%.3f s; checksums by %s",
-        stats->read_seconds, stats->write_seconds, stats->both_seconds, stats->transpose_seconds,
-        stats->wait_seconds, stats->summed_by);
-  else if (stats->raw)
-    tool_report_verbose("time on rank 0, one after the other: raw I/O at the datasets' file "
-                        "offsets: read %.3f s, write %.3f s; transpose %.3f s; checksums by %s",
-                        stats->read_seconds, stats->write_seconds, stats->transpose_seconds,
-                        stats->summed_by);
-  else if (stats->overlapped)
-    tool_report_verbose("time on rank 0: HDF5's collective MPI-IO on the I/O thread: read %.3f "
-                        "s, write %.3f s; main thread: transpose and exchange %.3f s, checksums "
-                        "%.3f s, waiting for I/O %.3f s",
-                        stats->read_seconds, stats->write_seconds, stats->transpose_seconds,
-                        stats->checksum_seconds, stats->wait_seconds);
+  if (stats->overlapped)
+    tool_report_verbose("time on rank 0: %s: read %.3f s, write %.3f s, both in flight %.3f s; "
+                        "main thread: transpose and exchange %.3f s, checksums %.3f s (by %s), "
+                        "waiting for I/O %.3f s",
+                        stats->io, stats->read_seconds, stats->write_seconds, stats->both_seconds,
+                        stats->transpose_seconds, stats->checksum_seconds, stats->summed_by,
+                        stats->wait_seconds);
   else
-    tool_report_verbose("time on rank 0, one after the other: HDF5's collective MPI-IO: read "
-                        "%.3f s, write %.3f s; transpose and exchange %.3f s, checksums %.3f s",
-                        stats->read_seconds, stats->write_seconds, stats->transpose_seconds,
-                        stats->checksum_seconds);
+    tool_report_verbose("time on rank 0, one after the other: %s: read %.3f s, write %.3f s; "
+                        "transpose and exchange %.3f s, checksums %.3f s (by %s)",
+                        stats->io, stats->read_seconds, stats->write_seconds,
+                        stats->transpose_seconds, stats->checksum_seconds, stats->summed_by);
 }
 
 /* Collective.  Host or CUDA for this run; with CUDA, each rank's GPU is

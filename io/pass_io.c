@@ -1,0 +1,63 @@
+/* Where the passes' I/O is chosen: the one place that knows both
+ * implementations (pass_io.h). */
+#include "pass_io.h"
+
+#include <string.h>
+
+#include "pass_plan.h"
+
+static void close_raw(xio_pass_io *io) {
+  xio_raw_close(&io->raw_in);
+  xio_raw_close(&io->raw_out);
+}
+
+/* Collective.  1 where every rank can move both datasets raw (their files
+ * open in io), 0 where not, -1 with a message.  Raw needs contiguous
+ * datasets, every rank on one node (one page cache), and options not
+ * asking for the collective path. */
+static int open_raw_everywhere(const xio_transpose_options *options, xio_pass_io *io, int nranks,
+                               xio_error *err) {
+  int node_ranks = 0;
+  MPI_Comm node = MPI_COMM_NULL;
+  if (XIO_MPI(MPI_Comm_split_type(io->in->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+              err) ||
+      XIO_MPI(MPI_Comm_size(node, &node_ranks), err) || XIO_MPI(MPI_Comm_free(&node), err))
+    return -1;
+  int usable = !options->collective_only && node_ranks == nranks && xio_pass_io_raw_open(io) == 0,
+      all = 0;
+  if (XIO_MPI(MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, io->in->comm), err)) all = -1;
+  if (all != 1) close_raw(io);
+  return all;
+}
+
+int xio_pass_io_open(const xio_matrix *in, const xio_matrix *out,
+                     const xio_transpose_options *options, xio_pass_grid *grid, xio_pass_io *io,
+                     xio_error *err) {
+  int nranks;
+  memset(io, 0, sizeof *io);
+  io->in = in;
+  io->out = out;
+  io->raw_in.fd = io->raw_out.fd = -1;
+  if (XIO_MPI(MPI_Comm_size(in->comm, &nranks), err)) return -1;
+  int raw = open_raw_everywhere(options, io, nranks, err);
+  if (raw < 0) return -1;
+  int rc = xio_pass_plan(in, out, options, nranks, raw, grid, err);
+  /* Small passes go the collective way (every rank computes the same,
+   * so no rank needs to ask; rank 0's share is the largest). */
+  if (rc == 0 && raw && xio_pass_raw_share(grid, in, nranks) < XIO_RAW_MIN_SHARE_BYTES) {
+    close_raw(io);
+    raw = 0;
+    rc = xio_pass_plan(in, out, options, nranks, 0, grid, err);
+  }
+  if (xio_agree(in->comm, rc, err)) {
+    close_raw(io);
+    return -1;
+  }
+  if (raw) {
+    xio_pass_io_raw_start(io, options);
+  } else {
+    const xio_pass_geometry largest = xio_pass_geometry_of(grid, &in->shape, 0, 0, nranks, 0);
+    xio_pass_io_collective_start(io, options, xio_pass_read_bytes(&largest, in->elem_size));
+  }
+  return 0;
+}

@@ -1,0 +1,92 @@
+/* The passes' raw I/O (pass_io.h): reads on one thread, writes on another,
+ * both at once, each summing the bytes it moves where asked. */
+#include <string.h>
+
+#include "pass_io.h"
+
+static void begin(xio_pass_transfer *t) { t->began = MPI_Wtime(); }
+
+static int end(xio_pass_transfer *t, int rc) {
+  t->ended = MPI_Wtime();
+  t->seconds += t->ended - t->began;
+  return rc;
+}
+
+static int raw_read(void *arg) {
+  xio_pass_io *io = arg;
+  xio_pass_transfer *t = &io->read;
+  const xio_pass_geometry *p = t->request.pass;
+  const xio_block_sum keys = xio_pass_input_keys(p, io->in->cols, t->request.sum);
+  begin(t);
+  return end(t, xio_raw_read(&io->raw_in, p->read_row, p->read_rows, p->read_col, p->read_cols,
+                             t->request.buf, t->request.sum ? &keys : NULL, &t->err));
+}
+
+static int raw_write(void *arg) {
+  xio_pass_io *io = arg;
+  xio_pass_transfer *t = &io->write;
+  const xio_pass_geometry *p = t->request.pass;
+  const xio_block_sum keys =
+      xio_pass_output_keys(p, io->in->cols, xio_item_rows(io->in), t->request.sum);
+  begin(t);
+  return end(t,
+             xio_raw_write(&io->raw_out, p->write_row, p->write_rows, p->write_col, p->write_cols,
+                           t->request.buf, t->request.sum ? &keys : NULL, &t->err));
+}
+
+static void raw_post(xio_pass_io *io, xio_pass_request read, xio_pass_request write) {
+  io->read.request = read;
+  io->write.request = write;
+  if (read.pass) xio_io_thread_post(&io->threads[0], raw_read, io);
+  if (write.pass) xio_io_thread_post(&io->threads[1], raw_write, io);
+}
+
+static int raw_wait(xio_pass_io *io, xio_error *err) {
+  const xio_pass_transfer *r = &io->read, *w = &io->write;
+  const int read_rc = r->request.pass ? xio_io_thread_wait(&io->threads[0]) : 0;
+  const int write_rc = w->request.pass ? xio_io_thread_wait(&io->threads[1]) : 0;
+  if (r->request.pass && w->request.pass) {
+    const double both =
+        (r->ended < w->ended ? r->ended : w->ended) - (r->began > w->began ? r->began : w->began);
+    if (both > 0) io->both_seconds += both;
+  }
+  if (read_rc || write_rc) *err = read_rc ? r->err : w->err;
+  return read_rc || write_rc ? -1 : 0;
+}
+
+static int raw_sync(xio_pass_io *io, xio_error *err) { return xio_raw_sync(&io->raw_out, err); }
+
+static void raw_close(xio_pass_io *io) {
+  xio_io_thread_stop(&io->threads[0]);
+  xio_io_thread_stop(&io->threads[1]);
+  xio_raw_close(&io->raw_in);
+  xio_raw_close(&io->raw_out);
+}
+
+static const xio_pass_io_ops raw_ops = {raw_post, raw_wait, raw_sync, raw_close};
+
+int xio_pass_io_raw_open(xio_pass_io *io) {
+  uint64_t in_base = 0, out_base = 0;
+  xio_error ignored; /* the collective path reports what is wrong, if anything */
+  if (!xio_raw_usable(io->in, &in_base) || !xio_raw_usable(io->out, &out_base)) return -1;
+  if (xio_raw_open(io->in, in_base, 0, &io->raw_in, &ignored) == 0 &&
+      xio_raw_open(io->out, out_base, 1, &io->raw_out, &ignored) == 0)
+    return 0;
+  xio_raw_close(&io->raw_in);
+  xio_raw_close(&io->raw_out);
+  return -1;
+}
+
+void xio_pass_io_raw_start(xio_pass_io *io, const xio_transpose_options *options) {
+  io->ops = &raw_ops;
+  io->local = io->sums = 1;
+  xio_io_thread_inline(&io->threads[0]);
+  xio_io_thread_inline(&io->threads[1]);
+  if (!options->inline_io) { /* neither calls MPI nor HDF5 */
+    xio_io_thread_start(&io->threads[0], 0);
+    xio_io_thread_start(&io->threads[1], 0);
+  }
+  io->overlapped = io->threads[0].threaded && io->threads[1].threaded;
+  io->name = io->overlapped ? "raw I/O at the datasets' file offsets, a thread each"
+                            : "raw I/O at the datasets' file offsets";
+}

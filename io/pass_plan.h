@@ -1,0 +1,24 @@
+/* The grid of passes a transpose runs (passes.h), planned for the I/O that
+ * moves them (pass_io.h): raw passes come in whole-row bands where they can,
+ * every pass starts and ends on whole chunks of compressed datasets, and a
+ * resumed run takes its record's grid. */
+#ifndef XIO_PASS_PLAN_H
+#define XIO_PASS_PLAN_H
+
+#include "h5_transpose.h"
+
+/* Local (every rank computes the same).  The grid for in -> out on nranks
+ * ranks, for raw I/O or not: options->resume_from's, checked against this
+ * run, or one planned for options' budget.  0, or -1 with a message. */
+int xio_pass_plan(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
+                  int nranks, int raw, xio_pass_grid *grid, xio_error *err);
+
+/* Passes under this many bytes per rank move in runs too short for raw
+ * requests to pay: MPI-IO's collective buffering gathers them. */
+#define XIO_RAW_MIN_SHARE_BYTES ((uint64_t)1 << 20)
+
+/* Bytes of the largest part of a pass any rank moves raw (rank 0's of the
+ * first). */
+uint64_t xio_pass_raw_share(const xio_pass_grid *grid, const xio_matrix *in, int nranks);
+
+#endif
