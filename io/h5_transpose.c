@@ -28,9 +28,10 @@ static xpose_status plan_for(shaped_plan *sp, MPI_Comm comm, int64_t rows, int64
   return xpose_plan_create(comm, rows, cols, elem_size, config, &sp->plan);
 }
 
-/* Step k works on passes k down to k - 2: their geometry and sums are kept
- * in rings of this size, by pass % RING. */
-#define RING 3
+/* Step k works on passes k down to k - 3 (a write may still run in the
+ * next step): their geometry and sums are kept in rings of this size, by
+ * pass % RING. */
+#define RING 4
 
 /* The sums of one pass, kept from its read until it is written. */
 typedef struct {
@@ -123,12 +124,13 @@ static int transpose_pass(pass_loop *l, int64_t index, xio_error *err) {
 }
 
 /* Collective.  Step k: pass k read into buffer slot k % 2, pass k - 1
- * transposed (this thread) and pass k - 2 written from its slot, the first
- * two beside the last on the I/O's threads.  The step ends when all are
- * done and every rank agrees that they succeeded. */
+ * transposed (this thread) and pass k - 2 written from its slot, the read
+ * and the write on the I/O's threads.  The step ends when the read and the
+ * transpose are done, the write of pass k - 3 too (pass_io.h), and every
+ * rank agrees that they succeeded. */
 static int run_step(pass_loop *l, int64_t k, xio_error *err) {
   const int reading = k < l->passes, transposing = k - 1 >= l->first && k - 1 < l->passes,
-            writing = k - 2 >= l->first;
+            writing = k - 2 >= l->first && k - 2 < l->passes;
   if (reading) {
     l->at[k % RING] = xio_pass_geometry_of(&l->stats->done.grid, &l->in->shape, l->order[k],
                                            l->rank, l->nranks, l->io.local);
@@ -168,18 +170,18 @@ static void pass_written(pass_loop *l, int64_t index) {
 }
 
 /* Collective.  The steps, with a checkpoint due between two of them
- * (checkpoints.h): after step k the passes before k - 1 are written, and
- * only those count (a pass read or transposed but not written is simply
+ * (checkpoints.h): after step k the passes before k - 2 are written, and
+ * only those count (a pass read, transposed or being written is simply
  * done again on resume). */
 static int run_passes(pass_loop *l, xio_error *err) {
   xio_progress *done = &l->stats->done;
   for (int64_t k = l->first;; k++) {
-    const int64_t written = k - 2 > l->first ? k - 2 : l->first;
+    const int64_t written = k - 3 > l->first ? k - 3 : l->first;
     int rc = xio_checkpoints_step(&l->checkpoints, done, written, k == l->first,
                                   written == l->passes, &l->local, err);
     if (rc != 0 || written == l->passes) return rc;
     if ((rc = run_step(l, k, err)) != 0) return rc;
-    if (k - 2 >= l->first) pass_written(l, k - 2);
+    if (k - 3 >= l->first) pass_written(l, k - 3);
   }
 }
 

@@ -10,7 +10,9 @@
  *     or compressed datasets, several nodes, --io mpi-io, and passes too
  *     small for raw requests to pay.
  * Each step of the loop posts at most one read and one write, then waits
- * for both. */
+ * for the read and the write posted the step before (raw: the write posted
+ * now may still run, so that a write that takes longer than its read does
+ * not hold the next read back; collective: both are done). */
 #ifndef XIO_PASS_IO_H
 #define XIO_PASS_IO_H
 
@@ -29,20 +31,24 @@ typedef struct {
 typedef struct xio_pass_io xio_pass_io;
 
 typedef struct {
-  /* Local.  Starts both transfers (collective ones on every rank). */
+  /* Local.  Starts both transfers (collective ones on every rank); the
+   * write posted the step before has ended when it returns. */
   void (*post)(xio_pass_io *io, xio_pass_request read, xio_pass_request write);
-  /* Local.  Waits for both: 0, or -1 with the first failure's message. */
+  /* Local.  Waits for the read: 0 when it and the write before the one
+   * posted now succeeded, or -1 with the first failure's message. */
   int (*wait)(xio_pass_io *io, xio_error *err);
   /* Local.  Makes the output's data written so far durable, beside the
    * passes; NULL where only HDF5's flush may (the checkpoint's). */
   int (*sync)(xio_pass_io *io, xio_error *err);
+  /* Local.  Waits for a write still running, and closes. */
   void (*close)(xio_pass_io *io);
 } xio_pass_io_ops;
 
-/* Where each transfer's time goes, on its thread. */
+/* Where each transfer's time goes: began when posted, ended on its thread. */
 typedef struct {
   xio_pass_request request;
   double began, ended, seconds; /* the last one's, and all of them */
+  int rc;                       /* the last one's */
   xio_error err;
 } xio_pass_transfer;
 
@@ -55,6 +61,7 @@ struct xio_pass_io {
   int overlapped; /* transfers run on threads, beside the transposes */
   xio_pass_transfer read, write;
   double both_seconds; /* a read and a write in flight together */
+  int writing;         /* raw: a write posted and not yet waited for */
   /* the implementations' own */
   xio_io_thread threads[2];
   xio_raw_dataset raw_in, raw_out;

@@ -4,8 +4,6 @@
 
 #include "pass_io.h"
 
-static void begin(xio_pass_transfer *t) { t->began = MPI_Wtime(); }
-
 static int end(xio_pass_transfer *t, int rc) {
   t->ended = MPI_Wtime();
   t->seconds += t->ended - t->began;
@@ -17,7 +15,6 @@ static int raw_read(void *arg) {
   xio_pass_transfer *t = &io->read;
   const xio_pass_geometry *p = t->request.pass;
   const xio_block_sum keys = xio_pass_input_keys(p, io->in->cols, t->request.sum);
-  begin(t);
   return end(t, xio_raw_read(&io->raw_in, p->read_row, p->read_rows, p->read_col, p->read_cols,
                              t->request.buf, t->request.sum ? &keys : NULL, &t->err));
 }
@@ -28,35 +25,55 @@ static int raw_write(void *arg) {
   const xio_pass_geometry *p = t->request.pass;
   const xio_block_sum keys =
       xio_pass_output_keys(p, io->in->cols, xio_item_rows(io->in), t->request.sum);
-  begin(t);
   return end(t,
              xio_raw_write(&io->raw_out, p->write_row, p->write_rows, p->write_col, p->write_cols,
                            t->request.buf, t->request.sum ? &keys : NULL, &t->err));
 }
 
+static double overlap(double a0, double a1, double b0, double b1) {
+  const double both = (a1 < b1 ? a1 : b1) - (a0 > b0 ? a0 : b0);
+  return both > 0 ? both : 0;
+}
+
+/* The write posted the step before ended: its time beside this read. */
+static void end_write(xio_pass_io *io) {
+  xio_pass_transfer *w = &io->write;
+  if (!io->writing) return;
+  w->rc = xio_io_thread_wait(&io->threads[1]);
+  io->writing = 0;
+  if (io->read.request.pass)
+    io->both_seconds += overlap(io->read.began, w->ended, w->began, w->ended);
+}
+
+/* The read first, so that it never waits for the write before. */
 static void raw_post(xio_pass_io *io, xio_pass_request read, xio_pass_request write) {
   io->read.request = read;
-  io->write.request = write;
+  io->read.began = MPI_Wtime();
   if (read.pass) xio_io_thread_post(&io->threads[0], raw_read, io);
-  if (write.pass) xio_io_thread_post(&io->threads[1], raw_write, io);
+  end_write(io);
+  if (!write.pass || io->write.rc) return; /* a failed write fails the step */
+  io->write.request = write;
+  io->write.began = MPI_Wtime();
+  io->writing = 1;
+  xio_io_thread_post(&io->threads[1], raw_write, io);
 }
 
 static int raw_wait(xio_pass_io *io, xio_error *err) {
-  const xio_pass_transfer *r = &io->read, *w = &io->write;
-  const int read_rc = r->request.pass ? xio_io_thread_wait(&io->threads[0]) : 0;
-  const int write_rc = w->request.pass ? xio_io_thread_wait(&io->threads[1]) : 0;
-  if (r->request.pass && w->request.pass) {
-    const double both =
-        (r->ended < w->ended ? r->ended : w->ended) - (r->began > w->began ? r->began : w->began);
-    if (both > 0) io->both_seconds += both;
-  }
-  if (read_rc || write_rc) *err = read_rc ? r->err : w->err;
-  return read_rc || write_rc ? -1 : 0;
+  xio_pass_transfer *r = &io->read, *w = &io->write;
+  r->rc = r->request.pass ? xio_io_thread_wait(&io->threads[0]) : 0;
+  if (r->request.pass && io->writing) /* the write still running, or ended */
+    io->both_seconds += overlap(r->began, r->ended, w->began,
+                                xio_io_thread_busy(&io->threads[1]) ? r->ended : w->ended);
+  if (r->rc == 0 && w->rc == 0) return 0;
+  *err = r->rc ? r->err : w->err;
+  return -1;
 }
 
 static int raw_sync(xio_pass_io *io, xio_error *err) { return xio_raw_sync(&io->raw_out, err); }
 
 static void raw_close(xio_pass_io *io) {
+  if (io->writing) (void)xio_io_thread_wait(&io->threads[1]); /* the run's outcome is decided */
+  io->writing = 0;
   xio_io_thread_stop(&io->threads[0]);
   xio_io_thread_stop(&io->threads[1]);
   xio_raw_close(&io->raw_in);
