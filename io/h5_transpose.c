@@ -4,7 +4,6 @@
 #include "h5_transpose.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "checkpoints.h"
 #include "checksum.h"

@@ -1,7 +1,5 @@
 /* The passes' raw I/O (pass_io.h): reads on one thread, writes on another,
  * both at once, each summing the bytes it moves where asked. */
-#include <string.h>
-
 #include "pass_io.h"
 
 static int end(xio_pass_transfer *t, int rc) {

@@ -56,8 +56,11 @@ static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *o
   const int64_t band = (rows + RAW_MIN_PASSES - 1) / RAW_MIN_PASSES;
   if (band < RAW_MIN_RUN_PAGES * *whole_rows_from) return limit;
   const xio_pass_grid bands = {1, rows, in->cols, (rows + band - 1) / band, 1, band, in->cols};
+  /* within the budget, past the host's pass limit (passes.h): that limit
+   * was measured on the collective path, whose few large passes overlapped
+   * little, where raw bands come in 16 at least */
   const uint64_t band_bytes = xio_pass_bytes(band, in->cols, in->elem_size, nranks);
-  if (xio_pass_raw_share(&bands, in, nranks) >= XIO_RAW_MIN_SHARE_BYTES && band_bytes < limit) {
+  if (xio_pass_raw_share(&bands, in, nranks) >= XIO_RAW_MIN_SHARE_BYTES && band_bytes < budget) {
     limit = band_bytes;
     *whole_rows_from = band;
   }

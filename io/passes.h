@@ -43,7 +43,9 @@ typedef struct {
  * were slower (2-core VM, 4 GiB, one rank: 4 passes of 1 GiB blocks took
  * 1.8x as long as 36 of 128 MiB; pageable buffers, and a pipeline of few
  * passes overlaps little).  With GPUs, whose host buffers are pinned, the
- * largest passes were the fastest: see tests/bench/RESULTS.md. */
+ * largest passes were the fastest: see tests/bench/RESULTS.md.  Raw passes
+ * in whole-row bands may be larger (pass_plan.c: one host rank, 16 GiB,
+ * 16 bands of 1 GiB took 32.6 s where 144 square blocks took 39.7 s). */
 #define XIO_PASS_BYTES_FOR_SPEED ((uint64_t)768 << 20)
 
 /* Largest single transfer per rank per call: keeps every MPI-IO count well
