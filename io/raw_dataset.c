@@ -109,6 +109,17 @@ static int transfer_block(const xio_raw_dataset *raw, int writing, int64_t row, 
   return 0;
 }
 
+void xio_raw_will_read(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col,
+                       int64_t ncols) {
+  const size_t es = raw->elem_size;
+  if (ncols <= 0 || ncols == raw->cols) return; /* whole rows: read-ahead's */
+  for (int64_t i = 0; i < nrows; i++)
+    (void)posix_fadvise(
+        raw->fd,
+        (off_t)(raw->base + ((uint64_t)(row + i) * (uint64_t)raw->cols + (uint64_t)col) * es),
+        (off_t)((size_t)ncols * es), POSIX_FADV_WILLNEED);
+}
+
 int xio_raw_read(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
                  void *buf, const xio_block_sum *sum, xio_error *err) {
   return transfer_block(raw, 0, row, nrows, col, ncols, buf, sum, err);

@@ -52,6 +52,11 @@ int xio_raw_open(const xio_matrix *m, uint64_t base, int writable, xio_raw_datas
 /* Elements [row, row + nrows) x [col, col + ncols) to or from buf
  * (row-major, contiguous), in pieces, each summed into sum (if not NULL)
  * while in the cache: after it is read, before it is written. */
+/* Asks the kernel ahead for the runs of a block of partial rows, all at
+ * once, so that the disk gets them together rather than one by one. */
+void xio_raw_will_read(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col,
+                       int64_t ncols);
+
 int xio_raw_read(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
                  void *buf, const xio_block_sum *sum, xio_error *err);
 int xio_raw_write(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col,
