@@ -7,23 +7,14 @@
 
 /* One transfer at a time; a failure's message goes to the read's err,
  * which is the step's. */
-static int collective_read(xio_pass_io *io) {
-  xio_pass_transfer *t = &io->read;
+static int collective_transfer(xio_pass_io *io, int writing) {
+  xio_pass_transfer *t = writing ? &io->write : &io->read;
   const xio_pass_geometry *p = t->request.pass;
   t->began = MPI_Wtime();
-  const int rc = xio_read_block(io->in, p->read_row, p->read_rows, p->read_col, p->read_cols,
-                                t->request.buf, &io->read.err);
-  t->ended = MPI_Wtime();
-  t->seconds += t->ended - t->began;
-  return rc;
-}
-
-static int collective_write(xio_pass_io *io) {
-  xio_pass_transfer *t = &io->write;
-  const xio_pass_geometry *p = t->request.pass;
-  t->began = MPI_Wtime();
-  const int rc = xio_write_block(io->out, p->write_row, p->write_rows, p->write_col, p->write_cols,
-                                 t->request.buf, &io->read.err);
+  const int rc = writing ? xio_write_block(io->out, p->write_row, p->write_rows, p->write_col,
+                                           p->write_cols, t->request.buf, &io->read.err)
+                         : xio_read_block(io->in, p->read_row, p->read_rows, p->read_col,
+                                          p->read_cols, t->request.buf, &io->read.err);
   t->ended = MPI_Wtime();
   t->seconds += t->ended - t->began;
   return rc;
@@ -31,8 +22,8 @@ static int collective_write(xio_pass_io *io) {
 
 static int collective_step(void *arg) {
   xio_pass_io *io = arg;
-  int rc = io->read.request.pass ? collective_read(io) : 0;
-  if (rc == 0 && io->write.request.pass) rc = collective_write(io);
+  int rc = io->read.request.pass ? collective_transfer(io, 0) : 0;
+  if (rc == 0 && io->write.request.pass) rc = collective_transfer(io, 1);
   return rc;
 }
 
