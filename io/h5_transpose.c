@@ -57,21 +57,10 @@ typedef struct {
   xio_checkpoints checkpoints;
 } pass_loop;
 
-/* Local.  The sum of pass p's input block (out 0) or output block (out 1)
- * in host buffer `slot`. */
-static uint64_t host_sum(const pass_loop *l, const xio_pass_geometry *p, int slot, int out) {
-  const int64_t in_cols = l->in->cols;
-  const xio_block_sum k = out ? xio_pass_output_keys(p, in_cols, xio_item_rows(l->in), NULL)
-                              : xio_pass_input_keys(p, in_cols, NULL);
-  return out ? xio_checksum_block(l->buffers.out_host[slot], p->write_rows, p->write_cols,
-                                  l->in->elem_size, k.first_key, k.row_step, k.col_step)
-             : xio_checksum_block(l->buffers.in_host[slot], p->read_rows, p->read_cols,
-                                  l->in->elem_size, k.first_key, k.row_step, k.col_step);
-}
-
-/* Local.  What the GPU sums of pass p: its input block and its output. */
-static void gpu_sums(const pass_loop *l, const xio_pass_geometry *p, xio_block_checksum *in_sum,
-                     xio_block_checksum *out_sum) {
+/* Local.  The checksums of pass p's input block and of its output block
+ * (their shapes and keys; the sums still to take). */
+static void block_checksums(const pass_loop *l, const xio_pass_geometry *p,
+                            xio_block_checksum *in_sum, xio_block_checksum *out_sum) {
   const size_t es = l->in->elem_size;
   const xio_block_sum in_keys = xio_pass_input_keys(p, l->in->cols, NULL),
                       out_keys = xio_pass_output_keys(p, l->in->cols, xio_item_rows(l->in), NULL);
@@ -79,6 +68,12 @@ static void gpu_sums(const pass_loop *l, const xio_pass_geometry *p, xio_block_c
                                  in_keys.row_step, in_keys.col_step, 0};
   *out_sum = (xio_block_checksum){p->write_rows,     p->write_cols,     es, out_keys.first_key,
                                   out_keys.row_step, out_keys.col_step, 0};
+}
+
+/* Local.  The sum of block c in host memory. */
+static uint64_t host_sum(const void *block, const xio_block_checksum *c) {
+  return xio_checksum_block(block, c->rows, c->cols, c->elem_size, c->first_key, c->row_step,
+                            c->col_step);
 }
 
 /* Collective over comm, or with io.local over this rank alone.  Transposes
@@ -102,9 +97,9 @@ static int transpose_pass(pass_loop *l, int64_t index, xio_error *err) {
   pass_sums *sums = l->sums_in_io ? NULL : &l->ring[index % RING];
   const int on_gpu = l->buffers.on_gpu && sums;
   xio_block_checksum in_sum, out_sum;
-  gpu_sums(l, p, &in_sum, &out_sum);
+  block_checksums(l, p, &in_sum, &out_sum);
   const double t0 = MPI_Wtime();
-  if (sums && !on_gpu) sums->read = host_sum(l, p, slot, 0);
+  if (sums && !on_gpu) sums->read = host_sum(l->buffers.in_host[slot], &in_sum);
   const double t1 = MPI_Wtime();
   st = xio_pass_transpose(l->sp.plan, &l->buffers, slot, xio_pass_read_bytes(p, es),
                           xio_pass_write_bytes(p, es), on_gpu ? &in_sum : NULL,
@@ -112,7 +107,7 @@ static int transpose_pass(pass_loop *l, int64_t index, xio_error *err) {
   const double t2 = MPI_Wtime();
   if (sums)
     *sums = on_gpu ? (pass_sums){in_sum.sum, out_sum.sum}
-                   : (pass_sums){sums->read, host_sum(l, p, slot, 1)};
+                   : (pass_sums){sums->read, host_sum(l->buffers.out_host[slot], &out_sum)};
   l->stats->transpose_seconds += t2 - t1;
   l->stats->checksum_seconds += (t1 - t0) + (MPI_Wtime() - t2);
   if (st == XPOSE_SUCCESS) return 0;
