@@ -16,29 +16,64 @@ static int stop_agreed(MPI_Comm comm, int (*stop_requested)(void), xio_error *er
   return any ? XIO_STOPPED : 0;
 }
 
-/* Threads per rank for reading a dataset back raw: several sequential
- * streams keep the disk busy while each sums its pieces. */
-#define RAW_READERS 4
-#define RAW_PIECE_BYTES ((size_t)8 << 20)
+/* A rank reads its share of a dataset back raw as one sequential stream
+ * of requests this large, as dd reads, each on a helper thread while this
+ * one sums the piece before: the fewer streams, the faster (16 GiB on the
+ * H100 machine, one rank: four threads on four quarters 12.6 s, on
+ * interleaved pieces 13.0 s, one thread reading and summing in turn
+ * 11.5 s, dd 8.85 s; 16 ranks: 64 streams 12.9 s, 16 streams 12.2 s). */
+#define RAW_PIECE_BYTES ((size_t)16 << 20)
 
 typedef struct {
   const xio_raw_dataset *raw;
-  const xio_shape *transposed_from;
   uint64_t first, count;
   void *buf;
-  int (*stop_requested)(void);
-  uint64_t sum;
   xio_error err;
-} raw_reader;
+} piece_read;
 
-static int run_raw_reader(void *arg) {
-  raw_reader *r = arg;
-  return xio_raw_checksum_range(r->raw, r->transposed_from, r->first, r->count, r->buf,
-                                RAW_PIECE_BYTES, r->stop_requested, &r->sum, &r->err);
+static int read_piece(void *arg) {
+  piece_read *r = arg;
+  return xio_raw_read_elements(r->raw, r->first, r->count, r->buf, &r->err);
+}
+
+/* Local.  Elements [first, first + count) of raw summed into *sum, read
+ * into two buffers in turn: 0, XIO_STOPPED or -1. */
+static int sum_stream(const xio_raw_dataset *raw, const xio_shape *transposed_from, uint64_t first,
+                      uint64_t count, unsigned char *bufs[2], int (*stop_requested)(void),
+                      uint64_t *sum, xio_error *err) {
+  const uint64_t per = RAW_PIECE_BYTES / raw->elem_size, end = first + count;
+  xio_io_thread reader;
+  xio_io_thread_start(&reader, 0);
+  piece_read pieces[2] = {{raw, first, end - first < per ? end - first : per, bufs[0], {""}}};
+  xio_io_thread_post(&reader, read_piece, &pieces[0]);
+  int rc = 0;
+  for (int i = 0;; i ^= 1) {
+    const piece_read *now = &pieces[i];
+    if (xio_io_thread_wait(&reader)) {
+      *err = now->err;
+      rc = -1;
+      break;
+    }
+    const uint64_t next = now->first + now->count;
+    if (next < end) {
+      pieces[i ^ 1] =
+          (piece_read){raw, next, end - next < per ? end - next : per, bufs[i ^ 1], {""}};
+      xio_io_thread_post(&reader, read_piece, &pieces[i ^ 1]);
+    }
+    *sum += xio_raw_elements_sum(raw, transposed_from, now->first, now->count, now->buf);
+    if (next >= end) break;
+    if (stop_requested && stop_requested()) {
+      (void)xio_io_thread_wait(&reader);
+      rc = XIO_STOPPED;
+      break;
+    }
+  }
+  xio_io_thread_stop(&reader);
+  return rc;
 }
 
 /* Collective.  Where every rank can read m raw (raw_dataset.h), its share
- * of the elements in RAW_READERS threads: 1 with the sum in *sum (0, or
+ * of the elements as one stream: 1 with the sum in *sum (0, or
  * XIO_STOPPED, in *rc); 0 where the slab walk must do it. */
 static int checksum_raw(const xio_matrix *m, const xio_shape *transposed_from,
                         uint64_t memory_budget, int (*stop_requested)(void), uint64_t *sum, int *rc,
@@ -47,7 +82,7 @@ static int checksum_raw(const xio_matrix *m, const xio_shape *transposed_from,
   uint64_t base = 0;
   xio_raw_dataset raw;
   xio_error local;
-  usable = xio_raw_usable(m, &base) && memory_budget >= RAW_READERS * RAW_PIECE_BYTES &&
+  usable = xio_raw_usable(m, &base) && memory_budget >= 2 * RAW_PIECE_BYTES &&
            xio_raw_open(m, base, 0, &raw, &local) == 0;
   if (XIO_MPI(MPI_Comm_rank(m->comm, &rank), err) ||
       XIO_MPI(MPI_Comm_size(m->comm, &nranks), err) ||
@@ -59,44 +94,21 @@ static int checksum_raw(const xio_matrix *m, const xio_shape *transposed_from,
   }
   int64_t first, count;
   xpose_block_range(m->rows * m->cols, nranks, rank, &first, &count);
-  raw_reader readers[RAW_READERS];
-  xio_io_thread threads[RAW_READERS];
-  int failed = 0, stopped = 0, unallocated = 0;
-  for (int t = 0; t < RAW_READERS; t++) {
-    const int64_t lo = count * t / RAW_READERS, hi = count * (t + 1) / RAW_READERS;
-    readers[t] = (raw_reader){&raw,
-                              transposed_from,
-                              (uint64_t)(first + lo),
-                              (uint64_t)(hi - lo),
-                              malloc(RAW_PIECE_BYTES),
-                              stop_requested,
-                              0,
-                              {""}};
-    if (!readers[t].buf) failed = unallocated = 1;
-    xio_io_thread_start(&threads[t], 0);
-  }
-  for (int t = 0; t < RAW_READERS && !unallocated; t++)
-    xio_io_thread_post(&threads[t], run_raw_reader, &readers[t]);
-  uint64_t total = 0;
-  for (int t = 0; t < RAW_READERS; t++) {
-    const int r = unallocated ? 0 : xio_io_thread_wait(&threads[t]);
-    xio_io_thread_stop(&threads[t]);
-    if (r == XIO_STOPPED) stopped = 1;
-    if (r < 0 && !failed) {
-      *err = readers[t].err;
-      failed = 1;
-    }
-    total += readers[t].sum;
-    free(readers[t].buf);
-  }
+  unsigned char *bufs[2] = {malloc(RAW_PIECE_BYTES), malloc(RAW_PIECE_BYTES)};
+  uint64_t mine = 0;
+  int local_rc = bufs[0] && bufs[1] ? 0 : xio_fail(err, "cannot allocate the read-back buffers");
+  if (local_rc == 0 && count > 0)
+    local_rc = sum_stream(&raw, transposed_from, (uint64_t)first, (uint64_t)count, bufs,
+                          stop_requested, &mine, err);
+  free(bufs[0]);
+  free(bufs[1]);
   xio_raw_close(&raw);
-  if (unallocated) xio_fail(err, "cannot allocate the read-back buffers");
-  *rc = xio_agree(m->comm, failed ? -1 : 0, err);
-  int any_stop = 0;
+  int stopped = local_rc == XIO_STOPPED, any_stop = 0;
+  *rc = xio_agree(m->comm, local_rc < 0 ? -1 : 0, err);
   if (*rc == 0 && XIO_MPI(MPI_Allreduce(&stopped, &any_stop, 1, MPI_INT, MPI_MAX, m->comm), err))
     *rc = -1;
   if (*rc == 0 && any_stop) *rc = XIO_STOPPED;
-  if (*rc == 0) *rc = XIO_MPI(MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, m->comm), err);
+  if (*rc == 0) *rc = XIO_MPI(MPI_Allreduce(&mine, sum, 1, MPI_UINT64_T, MPI_SUM, m->comm), err);
   return 1;
 }
 

@@ -136,32 +136,31 @@ int xio_raw_sync(const xio_raw_dataset *raw, xio_error *err) {
   return 0;
 }
 
-int xio_raw_checksum_range(const xio_raw_dataset *raw, const xio_shape *transposed_from,
-                           uint64_t first, uint64_t count, void *buf, size_t buf_bytes,
-                           int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
+int xio_raw_read_elements(const xio_raw_dataset *raw, uint64_t first, uint64_t count, void *buf,
+                          xio_error *err) {
+  const size_t es = raw->elem_size;
+  return transfer_all(raw, raw->fd, 0, buf, (size_t)(count * es), raw->base + first * es, err);
+}
+
+uint64_t xio_raw_elements_sum(const xio_raw_dataset *raw, const xio_shape *transposed_from,
+                              uint64_t first, uint64_t count, const void *buf) {
   const size_t es = raw->elem_size;
   const uint64_t cols = (uint64_t)raw->cols, rows = (uint64_t)raw->rows;
   const uint64_t in_cols = rows / (uint64_t)raw->items; /* transposed: of A's items */
-  const uint64_t per = buf_bytes / es ? buf_bytes / es : 1;
-  unsigned char *bytes = buf;
-  for (uint64_t e = first; e < first + count;) {
-    if (stop_requested && stop_requested()) return XIO_STOPPED;
-    const uint64_t n = first + count - e < per ? first + count - e : per;
-    if (transfer_all(raw, raw->fd, 0, bytes, (size_t)(n * es), raw->base + e * es, err)) return -1;
-    for (uint64_t k = 0; k < n;) { /* the piece's runs within rows */
-      const uint64_t r = (e + k) / cols, c = (e + k) % cols;
-      const uint64_t len = cols - c < n - k ? cols - c : n - k;
-      *sum += transposed_from
-                  ? xio_checksum_block(
-                        bytes + k * es, 1, (int64_t)len, es,
-                        xio_output_first_key(
-                            xio_shape_item_source(transposed_from, (int64_t)(r / in_cols)),
-                            (int64_t)r, (int64_t)c, (int64_t)in_cols, (int64_t)cols),
-                        1, in_cols)
-                  : xio_checksum_block(bytes + k * es, 1, (int64_t)len, es, r * cols + c, cols, 1);
-      k += len;
-    }
-    e += n;
+  const unsigned char *bytes = buf;
+  uint64_t sum = 0;
+  for (uint64_t k = 0; k < count;) { /* the runs within rows */
+    const uint64_t r = (first + k) / cols, c = (first + k) % cols;
+    const uint64_t len = cols - c < count - k ? cols - c : count - k;
+    sum +=
+        transposed_from
+            ? xio_checksum_block(bytes + k * es, 1, (int64_t)len, es,
+                                 xio_output_first_key(
+                                     xio_shape_item_source(transposed_from, (int64_t)(r / in_cols)),
+                                     (int64_t)r, (int64_t)c, (int64_t)in_cols, (int64_t)cols),
+                                 1, in_cols)
+            : xio_checksum_block(bytes + k * es, 1, (int64_t)len, es, r * cols + c, cols, 1);
+    k += len;
   }
-  return 0;
+  return sum;
 }

@@ -25,8 +25,8 @@
 #include "h5_matrix.h"
 
 typedef struct {
-  int fd;        /* -1: not open */
-  uint64_t base; /* file offset of element (0, 0) */
+  int fd;                    /* -1: not open */
+  uint64_t base;             /* file offset of element (0, 0) */
   int64_t rows, cols, items; /* the matrix's (h5_matrix.h) */
   size_t elem_size;
   char shown[512]; /* FILE:DATASET, as messages name it */
@@ -49,14 +49,14 @@ int xio_raw_usable(const xio_matrix *m, uint64_t *base);
 int xio_raw_open(const xio_matrix *m, uint64_t base, int writable, xio_raw_dataset *raw,
                  xio_error *err);
 
-/* Elements [row, row + nrows) x [col, col + ncols) to or from buf
- * (row-major, contiguous), in pieces, each summed into sum (if not NULL)
- * while in the cache: after it is read, before it is written. */
 /* Asks the kernel ahead for the runs of a block of partial rows, all at
  * once, so that the disk gets them together rather than one by one. */
 void xio_raw_will_read(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col,
                        int64_t ncols);
 
+/* Elements [row, row + nrows) x [col, col + ncols) to or from buf
+ * (row-major, contiguous), in pieces, each summed into sum (if not NULL)
+ * while in the cache: after it is read, before it is written. */
 int xio_raw_read(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
                  void *buf, const xio_block_sum *sum, xio_error *err);
 int xio_raw_write(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col,
@@ -65,15 +65,17 @@ int xio_raw_write(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_
 /* Waits until everything written is on storage (fdatasync). */
 int xio_raw_sync(const xio_raw_dataset *raw, xio_error *err);
 
-/* Adds to *sum the checksum (checksum.h) of `count` elements from element
- * `first` (row-major) of the dataset, read in pieces of buf_bytes; with
- * transposed_from (NULL: keys of its own positions) the dataset is an
+/* `count` elements from element `first` (row-major) of the dataset into
+ * buf. */
+int xio_raw_read_elements(const xio_raw_dataset *raw, uint64_t first, uint64_t count, void *buf,
+                          xio_error *err);
+
+/* The checksum (checksum.h) of those elements, in buf; with
+ * transposed_from (NULL: keys of their own positions) the dataset is an
  * output B = A^T (each item's matrix transposed), A shaped and folded so,
- * its elements keyed by their place in A.  Returns XIO_STOPPED when
- * stop_requested() (if not NULL) says so between pieces. */
-int xio_raw_checksum_range(const xio_raw_dataset *raw, const xio_shape *transposed_from,
-                           uint64_t first, uint64_t count, void *buf, size_t buf_bytes,
-                           int (*stop_requested)(void), uint64_t *sum, xio_error *err);
+ * its elements keyed by their place in A. */
+uint64_t xio_raw_elements_sum(const xio_raw_dataset *raw, const xio_shape *transposed_from,
+                              uint64_t first, uint64_t count, const void *buf);
 
 void xio_raw_close(xio_raw_dataset *raw);
 

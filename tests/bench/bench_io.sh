@@ -31,6 +31,7 @@
 #   mpi-io       xpose --no-verify --io mpi-io: HDF5's collective path
 #   env:K=V,...  xpose --no-verify with these environment variables
 #   default      xpose as users run it: the output read back before publishing
+#   env-default:K=V,...  the same with these environment variables
 #   opts:A,B     xpose --no-verify A B (options, comma-separated)
 #   other:V      variant V (no-verify, default, opts:...) with the xpose of
 #                the build XPOSE_BENCH_OTHER names: another version, interleaved
@@ -73,6 +74,8 @@ run_variant() {
     env:*) IFS=, read -r -a vars <<<"${1#env:}" && env "${vars[@]}" "${launch[@]}" \
       "$build/xpose" --verbose "${extra[@]}" --no-verify "$dir/in.h5" "$dir/out.h5" ;;
     default) xpose ;;
+    env-default:*) IFS=, read -r -a vars <<<"${1#env-default:}" && env "${vars[@]}" "${launch[@]}" \
+      "$build/xpose" --verbose "${extra[@]}" "$dir/in.h5" "$dir/out.h5" ;;
     opts:*) IFS=, read -r -a opts <<<"${1#opts:}" && xpose --no-verify "${opts[@]}" ;;
     other:*) xpose_build="$XPOSE_BENCH_OTHER" run_variant "${1#other:}"; xpose_build="$build" ;;
   esac
