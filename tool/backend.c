@@ -1,0 +1,54 @@
+/* The backend a run transposes on (backend.h). */
+#include "backend.h"
+
+#include <stdio.h>
+
+#include "gpus.h"
+#include "report.h"
+
+int tool_choose_backend(const tool_options *opt, MPI_Comm comm, xpose_backend_kind *backend,
+                        xio_error *err) {
+  *backend = XPOSE_BACKEND_HOST;
+  if (opt->backend == XPOSE_BACKEND_HOST) return TOOL_EXIT_OK;
+  const int needs_gpu = opt->exchange == XPOSE_EXCHANGE_NCCL ||
+                        opt->exchange == XPOSE_EXCHANGE_STAGED ||
+                        opt->exchange == XPOSE_EXCHANGE_P2P;
+  int device = -1;
+  if (xpose_cuda_select_device(comm, &device) == XPOSE_SUCCESS) {
+    *backend = XPOSE_BACKEND_CUDA;
+#ifdef XPOSE_HAVE_CUDA
+    /* every rank has the same argv */
+    if (opt->verbose && tool_report_gpu_map(comm, device, err)) return TOOL_EXIT_ERROR;
+#endif
+    return TOOL_EXIT_OK;
+  }
+#ifdef XPOSE_HAVE_CUDA
+  int rank;
+  char why[160];
+  if (XIO_MPI(MPI_Comm_rank(comm, &rank), err)) return TOOL_EXIT_ERROR;
+  tool_why_no_gpu(why, sizeof why);
+  /* The lowest rank without a GPU speaks for all. */
+  if (why[0]) xio_fail(err, "rank %d can use no GPU: %s", rank, why);
+  if (xio_agree(comm, why[0] ? -1 : 0, err) == 0) /* devices seen, but not selected */
+    xio_fail(err, "a rank could not select its GPU (--verbose says why)");
+  if (opt->backend == XPOSE_BACKEND_AUTO && !needs_gpu) {
+    tool_report_note("transposing on the host: %s", err->message);
+    return TOOL_EXIT_OK;
+  }
+  const char *reason = err->message;
+#else
+  const char *reason = "this xpose was built without CUDA";
+  if (opt->backend == XPOSE_BACKEND_AUTO && !needs_gpu) return TOOL_EXIT_OK;
+#endif
+  char message[sizeof err->message];
+  snprintf(message, sizeof message, "%s", reason);
+  if (opt->backend == XPOSE_BACKEND_CUDA)
+    xio_fail(err, "--backend cuda: %s", message);
+  else
+    xio_fail(err, "--exchange %s moves GPU buffers: %s",
+             opt->exchange == XPOSE_EXCHANGE_NCCL     ? "nccl"
+             : opt->exchange == XPOSE_EXCHANGE_STAGED ? "staged"
+                                                      : "p2p",
+             message);
+  return TOOL_EXIT_USAGE;
+}

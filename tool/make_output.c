@@ -1,0 +1,246 @@
+/* The partial output made (make_output.h): reserved, the rest of the
+ * input copied, an output dataset for each dataset moved. */
+#define _POSIX_C_SOURCE 200809L /* localtime_r */
+#include "make_output.h"
+
+#include <stdio.h>
+#include <time.h>
+
+#include "h5_attributes.h"
+#include "h5_copy.h"
+#include "h5_scales.h"
+#include "h5_types.h"
+#include "moves.h"
+#include "report.h"
+#include "resume.h"
+#include "size.h"
+#include "stop_signals.h"
+#include "summary.h"
+
+int tool_copy_file_attributes(transpose_run *run, xio_error *err) {
+  char line[sizeof run->opt->command_line + 64] = "";
+  if (run->rank == 0) {
+    const time_t now = time(NULL);
+    char when[64] = "";
+    struct tm local;
+    if (localtime_r(&now, &local)) strftime(when, sizeof when, "%a %b %e %H:%M:%S %Y", &local);
+    snprintf(line, sizeof line, "%s: %s", when, run->opt->command_line);
+  }
+  xio_skipped_attributes skipped;
+  if (XIO_MPI(MPI_Bcast(line, (int)sizeof line, MPI_CHAR, 0, run->comm), err) ||
+      xio_copy_file_attributes(&run->in, &run->out, line, &skipped, err))
+    return -1;
+  if (skipped.count)
+    tool_report_warning(
+        "%d attribute(s) of %s were not copied (%s): references cannot point "
+        "from %s into %s",
+        skipped.count, run->in_path.file, skipped.names, run->in_path.file, run->out_path.file);
+  return 0;
+}
+
+static int finish_on_root(void *arg, xio_error *err) {
+  transpose_run *run = arg;
+  const xio_path_list rearranged = rearranged_list(run);
+  xio_copy_stats copied;
+  if (xio_finish_rest(run->in.file, run->output.partial_path, run->in_path.file, &rearranged,
+                      piece_budget(run), &copied, err))
+    return -1;
+  if (copied.datasets) {
+    char bytes[32];
+    tool_format_bytes(copied.bytes, bytes, sizeof bytes);
+    tool_report_verbose("copied %d dataset(s) of variable-length data (%s) on rank 0 alone",
+                        copied.datasets, bytes);
+  }
+  if (copied.skipped.count)
+    tool_report_warning(
+        "%d attribute(s) in %s were not copied (%s): references cannot point from %s into %s",
+        copied.skipped.count, run->in_path.file, copied.skipped.names, run->out_path.file,
+        run->in_path.file);
+  return 0;
+}
+
+int tool_finish_rest(transpose_run *run, xio_error *err) {
+  return run->opt->only ? 0 : xio_on_root(run->comm, finish_on_root, run, err);
+}
+
+int tool_open_output_of(transpose_run *run, int k, const char *path, const char *shown,
+                        xio_error *err) {
+  return run->out.comm != MPI_COMM_NULL
+             ? xio_use_dataset(&run->out, shown, output_name(run, k), err)
+             : xio_open_existing(run->comm, path, shown, output_name(run, k), 0, &run->out, err);
+}
+
+int tool_begin_dataset(transpose_run *run, int k, xio_error *err) {
+  if (tool_open_dataset(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
+  run->record.variable = k;
+  const int rc = run->rank == 0 ? tool_resume_identity_dataset(&run->in, output_name(run, k),
+                                                               &run->record, err)
+                                : 0;
+  return xio_agree(run->comm, rc, err);
+}
+
+/* Collective.  The transpose of run->in made in the partial output
+ * (run->out's file), with its attributes and dimension scales.  Its
+ * chunks fit the passes planned for it. */
+static int make_output_dataset(transpose_run *run, const xio_transpose_options *topt,
+                               xio_error *err) {
+  const char *shown = run->output.final_path;
+  const char *name = output_name(run, run->variable);
+  xio_skipped_attributes skipped;
+  int scales = 0;
+  xio_matrix last; /* what the last move reads: its passes write the output */
+  if (tool_planned_source(run, run->moves - 1, &last, err)) return -1;
+  const xio_shape out_shape = xio_shape_transposed(&last.shape);
+  xio_storage storage = run->opt->storage; /* chunks chosen fit the passes */
+  xio_transpose_options planned = *topt;   /* tool_next_dataset's, when its turn comes */
+  tool_limit_passes(run, &planned);
+  xio_transpose_block(&last, &planned, run->nranks, tool_output_compressed(run), &storage.pass_rows,
+                      &storage.pass_cols);
+  storage.pass_ranks = run->nranks;
+  if (xio_create_dataset(&run->out, shown, name, run->in.type, &run->in, &storage, &out_shape,
+                         err) ||
+      xio_copy_attributes(&run->in, &run->out, run->order, &skipped, err) ||
+      xio_copy_dimension_scales(&run->in, &run->out, run->order, &scales, err))
+    return -1;
+  run->compressed |= run->out.filtered;
+  if (skipped.count)
+    tool_report_warning(
+        "%d attribute(s) of %s:%s were not copied (%s): references cannot point from %s into "
+        "%s",
+        skipped.count, run->in_path.file, run->in.dataset, skipped.names, run->out_path.file,
+        run->in_path.file);
+  if (scales && run->opt->verbose)
+    tool_report_verbose("%s: %d dimension scale(s) attached with the axes moved", run->in.dataset,
+                        scales);
+  return 0;
+}
+
+/* Collective.  The output dataset of run->in, made already, as run->out. */
+static int use_output_dataset(transpose_run *run, xio_error *err) {
+  return xio_use_dataset(&run->out, run->output.final_path, output_name(run, run->variable), err) ||
+                 tool_fold_output(run, err)
+             ? -1
+             : 0;
+}
+
+typedef struct {
+  transpose_run *run;
+  const xio_transpose_options *topt;
+} make_request;
+
+/* Collective (xio_make_rearranged_fn): dataset k's output, made where
+ * the copies of the rest have reached in the input's creation order. */
+static int make_in_place(void *user, int k, xio_error *err) {
+  make_request *make = user;
+  return tool_open_dataset(make->run, k, NULL, err) != TOOL_EXIT_OK ||
+                 make_output_dataset(make->run, make->topt, err)
+             ? -1
+             : 0;
+}
+
+/* Collective.  The outputs the copies did not make (all of them with
+ * --only), in the run's order. */
+static int make_missing_outputs(transpose_run *run, const xio_transpose_options *topt,
+                                xio_error *err) {
+  make_request make = {run, topt};
+  for (int k = 0; k < run->rearranged.count; k++)
+    if (H5Lexists(run->out.file, output_name(run, k), H5P_DEFAULT) <= 0 &&
+        make_in_place(&make, k, err))
+      return -1;
+  return 0;
+}
+
+/* Collective, on the output file just made: its space, before anything
+ * is written in it, so that a full disk fails the run with one message at
+ * its start: the rearranged datasets' where known (uncompressed), and
+ * unless --only the storage the rest takes in the input (compressed as
+ * compressed) with 1% more for its structures. */
+static int reserve_output(transpose_run *run, xio_error *err) {
+  uint64_t data = 0, rest = 0, size = 0, scratch = 0;
+  const xio_path_list rearranged = rearranged_list(run);
+  for (int k = 0; k < run->rearranged.count; k++) {
+    if (tool_open_dataset(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
+    if (!tool_output_compressed(run)) data += matrix_bytes(&run->in);
+    /* a dataset's scratch files, two at most at once, go once it is moved */
+    const uint64_t files = (uint64_t)(run->moves - 1 < 2 ? run->moves - 1 : 2);
+    if (files * matrix_bytes(&run->in) > scratch) scratch = files * matrix_bytes(&run->in);
+  }
+  if ((!run->opt->only && xio_rest_bytes(run->comm, run->in.file, run->out.file, run->in_path.file,
+                                         &rearranged, &rest, err)) ||
+      xio_file_size(&run->out, &size, err))
+    return -1;
+  const uint64_t headers = (uint64_t)16 << 10; /* the superblock, the datasets' headers */
+  return tool_output_reserve(run->comm, &run->output, size + headers + data + rest + rest / 100,
+                             err) ||
+                 tool_output_check_room(run->comm, &run->output, scratch ? scratch + headers : 0,
+                                        "its scratch files", err)
+             ? -1
+             : 0;
+}
+
+/* Collective.  Unless --only, the rest of the input file beside the
+ * rearranged datasets (h5_copy.h), before any pass: a partial output
+ * whose first record is written holds it all.  A stop signal ends it
+ * (run->stopped), the partial then of no use. */
+static int copy_rest_of_input(transpose_run *run, const xio_transpose_options *topt,
+                              xio_error *err) {
+  if (run->opt->only) return 0;
+  xio_copy_stats copied;
+  const xio_path_list rearranged = rearranged_list(run);
+  make_request make = {run, topt}; /* it opens datasets in run->in's file, which stays open */
+  const int rc =
+      xio_copy_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
+                    make_in_place, &make, piece_budget(run), tool_stop_requested, &copied, err);
+  run->stopped = rc == XIO_STOPPED;
+  if (rc) return -1;
+  if (copied.skipped.count)
+    tool_report_warning(
+        "%d attribute(s) in %s were not copied (%s): references cannot point "
+        "from %s into %s",
+        copied.skipped.count, run->in_path.file, copied.skipped.names, run->out_path.file,
+        run->in_path.file);
+  char bytes[32];
+  tool_format_bytes(copied.bytes, bytes, sizeof bytes);
+  tool_report_verbose("copied the rest of %s: %d dataset(s) (%s of data), %d group(s), %d link(s)",
+                      run->in_path.file, copied.datasets, bytes, copied.groups, copied.links);
+  return 0;
+}
+
+int tool_start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
+  if (tool_resume_begin(run, err)) return -1;
+  if (run->output.partial_found) {
+    if (run->record.variable != 0 && tool_begin_dataset(run, run->record.variable, err)) return -1;
+    const int held = tool_resume_partial(run, topt, output_name(run, run->variable), err);
+    if (held != 0) return held > 0 ? 0 : -1;
+    /* started over: from the first dataset */
+    run->record.finished = (xio_checksums){0, 0};
+    if (run->variable != 0 && tool_begin_dataset(run, 0, err)) return -1;
+  }
+  const char *partial = run->output.partial_path, *shown = run->output.final_path;
+  return tool_record_copying(run, err) ||
+                 xio_create_file(run->comm, partial, shown, &run->out, err) ||
+                 reserve_output(run, err) || copy_rest_of_input(run, topt, err) ||
+                 make_missing_outputs(run, topt, err) || tool_begin_dataset(run, 0, err) ||
+                 use_output_dataset(run, err) || tool_begin_move(run, 0, err) ||
+                 xio_flush(&run->out, err)
+             ? -1
+             : 0;
+}
+
+int tool_next_dataset(transpose_run *run, xio_transpose_options *topt, xio_error *err) {
+  run->moved_bytes += matrix_bytes(&run->in);
+  run->moved_passes += xio_pass_count(&run->record.progress.grid);
+  run->record.finished = tool_checksums_chain(run->record.finished, tool_dataset_sums(run));
+  run->record.progress = (xio_progress){0};
+  run->record.move = 0;
+  run->record.first_read = run->record.source_sum = 0;
+  topt->resume_from = NULL;
+  if (tool_begin_dataset(run, run->variable + 1, err)) return -1;
+  tool_limit_passes(run, topt);
+  if (run->opt->verbose) {
+    char type_text[256];
+    xio_type_describe(run->in.type, type_text, sizeof type_text);
+    tool_say_dataset(run, type_text);
+  }
+  return use_output_dataset(run, err) || tool_begin_move(run, 0, err) ? -1 : 0;
+}

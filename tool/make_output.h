@@ -1,0 +1,40 @@
+/* The partial output made: an earlier run's resumed, or a new one with
+ * its space reserved, the rest of the input copied and an output dataset
+ * for each dataset moved; the file's attributes and what parallel HDF5
+ * cannot write, once the passes are done. */
+#ifndef TOOL_MAKE_OUTPUT_H
+#define TOOL_MAKE_OUTPUT_H
+
+#include "h5_transpose.h"
+#include "run.h"
+
+/* Collective.  The input file's attributes onto the output's, its
+ * history gaining this run's command line, dated, as NCO's tools do; what
+ * a stopped run wrote already is kept. */
+int tool_copy_file_attributes(transpose_run *run, xio_error *err);
+
+/* Collective, with the output closed.  Unless --only, what parallel HDF5
+ * cannot write: the datasets of variable-length data, and the copies' own
+ * dimension scales (those of the rearranged datasets are attached when
+ * they are made), by rank 0 alone (h5_copy.h says why). */
+int tool_finish_rest(transpose_run *run, xio_error *err);
+
+/* Collective.  Dataset k's output, in the file `path` (shown as `shown`),
+ * as run->out: the file opened where it is not open yet. */
+int tool_open_output_of(transpose_run *run, int k, const char *path, const char *shown,
+                        xio_error *err);
+
+/* Collective.  Dataset k of the run, opened to be moved next: the
+ * record's fields that describe it (rank 0 writes the records). */
+int tool_begin_dataset(transpose_run *run, int k, xio_error *err);
+
+/* Collective.  The partial output: an earlier run's to continue (with
+ * --resume), at the dataset its record is at, or a new one with its
+ * space reserved, the rest of the input and a first record. */
+int tool_start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err);
+
+/* Collective, once dataset run->variable is moved: the next one opened,
+ * its output made beside it, its passes planned afresh. */
+int tool_next_dataset(transpose_run *run, xio_transpose_options *topt, xio_error *err);
+
+#endif

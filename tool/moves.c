@@ -1,0 +1,277 @@
+/* The datasets a run moves and their moves (moves.h): folds, scratch
+ * files, one xio_transpose per move. */
+#define _POSIX_C_SOURCE 200809L /* unlink */
+#include "moves.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "h5_scales.h"
+#include "h5_verify.h"
+#include "output_file.h"
+#include "passes.h"
+#include "report.h"
+#include "stop_signals.h"
+
+/* The folds of in's shape whose transpose is shaped as `like`: how many,
+ * the last in *lead, *split, *trail. */
+static int folds_giving(const xio_shape *in, const xio_shape *like, int *lead, int *split,
+                        int *trail) {
+  int found = 0;
+  for (int l = 0; l < in->ndims; l++)
+    for (int s = l + 1; s < in->ndims; s++)
+      for (int t = s + 1; t <= in->ndims; t++) {
+        xio_shape fold = *in;
+        fold.lead = l, fold.split = s, fold.trail = t;
+        const xio_shape moved = xio_shape_transposed(&fold);
+        if (xio_shape_same_dims(&moved, like)) found++, *lead = l, *split = s, *trail = t;
+      }
+  return found;
+}
+
+/* Local.  Folds m for `move`, its transpose's leading axes in the move's
+ * order. */
+static int fold_for_move(xio_matrix *m, const tool_move *move, xio_error *err) {
+  xio_shape_set_lead_order(&m->shape, move->lead, move->lead_order);
+  return xio_matrix_fold(m, move->lead, move->split, move->trail, err);
+}
+
+int tool_fold_input(transpose_run *run, const xio_matrix *like, xio_error *err) {
+  char names[XIO_MAX_DIMS][128];
+  const char *name[XIO_MAX_DIMS], *moved_name[XIO_MAX_DIMS];
+  long long dims[XIO_MAX_DIMS], moved_dims[XIO_MAX_DIMS];
+  if (xio_axis_names(&run->in, names, err)) return TOOL_EXIT_ERROR;
+  const xio_shape *shape = &run->in.shape;
+  for (int i = 0; i < shape->ndims; i++) name[i] = names[i], dims[i] = (long long)shape->dims[i];
+  char shown[1100], why[sizeof err->message];
+  snprintf(shown, sizeof shown, "%.500s:%.500s", run->in_path.file, run->in.dataset);
+  const tool_options *opt = run->opt;
+  int found = 0;
+  tool_move *fold = &run->folds[0];
+  if (like && shape->ndims > 2 && !opt->axes && !opt->dims) {
+    for (int i = 0; i < TOOL_MAX_AXES; i++) fold->lead_order[i] = i < shape->ndims ? i : 0;
+    found = folds_giving(shape, &like->shape, &fold->lead, &fold->split, &fold->trail);
+    if (found > 1) {
+      xio_fail(err,
+               "%s could be %s moved in more than one way: name the order with --dims or "
+               "--axes",
+               like->dataset, shown);
+      return TOOL_EXIT_USAGE;
+    }
+  }
+  if (found == 1) {
+    run->moves = 1;
+  } else if ((run->moves = tool_axes_plan(shape->ndims, name, shape->dims, opt->axes, opt->dims,
+                                          shown, run->order, run->folds, why, sizeof why)) < 0) {
+    xio_fail(err, "%s", why);
+    return TOOL_EXIT_USAGE;
+  }
+  run->move = 0;
+  run->src = &run->in, run->dst = &run->out;
+  run->reversed = found == 0 && shape->ndims > 2 && !opt->axes && !opt->dims;
+  if (fold_for_move(&run->in, fold, err)) return TOOL_EXIT_ERROR;
+  if (found == 1)
+    for (int i = 0; i < shape->ndims; i++) run->order[i] = xio_shape_source_axis(shape, i);
+  for (int i = 0; i < shape->ndims; i++)
+    moved_name[i] = name[run->order[i]], moved_dims[i] = dims[run->order[i]];
+  tool_axes_describe(shape->ndims, name, dims, run->in_shape, sizeof run->in_shape);
+  tool_axes_describe(shape->ndims, moved_name, moved_dims, run->out_shape, sizeof run->out_shape);
+  return TOOL_EXIT_OK;
+}
+
+int tool_open_dataset(transpose_run *run, int k, const xio_matrix *like, xio_error *err) {
+  run->variable = k;
+  snprintf(run->in_path.dataset, sizeof run->in_path.dataset, "%s", run->rearranged.paths[k]);
+  /* in the file open already: opening it costs more than a small dataset's move */
+  if (run->in.comm != MPI_COMM_NULL
+          ? xio_use_dataset(&run->in, run->in_path.file, run->in_path.dataset, err)
+          : xio_open_input(run->comm, run->in_path.file, run->in_path.dataset, &run->in, err))
+    return TOOL_EXIT_ERROR;
+  return tool_fold_input(run, like, err);
+}
+
+xio_shape tool_move_source_shape(const transpose_run *run, int j) {
+  xio_shape shape = run->in.shape;
+  for (int m = 0; m <= j; m++) {
+    if (m > 0) shape = xio_shape_transposed(&shape);
+    const tool_move *fold = &run->folds[m];
+    shape.lead = fold->lead, shape.split = fold->split, shape.trail = fold->trail;
+    xio_shape_set_lead_order(&shape, fold->lead, fold->lead_order);
+  }
+  return shape;
+}
+
+int tool_planned_source(const transpose_run *run, int j, xio_matrix *m, xio_error *err) {
+  if (j == 0) {
+    *m = run->in;
+    return 0;
+  }
+  xio_matrix_reset(m);
+  m->shape = tool_move_source_shape(run, j);
+  m->type_size = run->in.type_size;
+  snprintf(m->dataset, sizeof m->dataset, "%s", run->in.dataset);
+  return xio_matrix_fold(m, m->shape.lead, m->shape.split, m->shape.trail, err);
+}
+
+/* Local.  Folds m as the transpose of what move j reads: what move j
+ * writes (a scratch file, or for the last move the output). */
+static int fold_as_written_by(const transpose_run *run, int j, xio_matrix *m, xio_error *err) {
+  xio_matrix source;
+  return tool_planned_source(run, j, &source, err) || xio_matrix_fold_as_transpose(m, &source, err)
+             ? -1
+             : 0;
+}
+
+int tool_fold_output(transpose_run *run, xio_error *err) {
+  return fold_as_written_by(run, run->moves - 1, &run->out, err);
+}
+
+xio_checksums tool_dataset_sums(const transpose_run *run) {
+  return (xio_checksums){run->moves > 1 ? run->record.first_read : run->record.progress.sums.read,
+                         run->record.progress.sums.written};
+}
+
+int tool_output_compressed(const transpose_run *run) {
+  const xio_storage *storage = &run->opt->storage;
+  return storage->filter == XIO_FILTER_GZIP || storage->filter == XIO_FILTER_SHUFFLE_GZIP ||
+         (storage->filter == XIO_FILTER_AS_INPUT && run->in.filtered &&
+          storage->layout != XIO_LAYOUT_CONTIGUOUS);
+}
+
+uint64_t tool_default_pass_limit(const transpose_run *run) {
+  const uint64_t least = (uint64_t)16 << 20;
+  const xio_matrix *source = run->src;
+  uint64_t eighth =
+      xio_pass_bytes((source->rows + 7) / 8, source->cols, source->elem_size, run->nranks);
+  if (eighth < least) eighth = least;
+  return tool_output_compressed(run) && eighth < XIO_PASS_BYTES_FOR_SPEED
+             ? eighth
+             : XIO_PASS_BYTES_FOR_SPEED;
+}
+
+void tool_limit_passes(const transpose_run *run, xio_transpose_options *topt) {
+  if (topt->pass_bytes_limit) topt->pass_bytes_limit = tool_default_pass_limit(run);
+}
+
+static int unlink_on_root(void *path, xio_error *err) {
+  if (unlink(path) != 0 && errno != ENOENT)
+    return xio_fail(err, "cannot remove the scratch file %s: %s", (char *)path, strerror(errno));
+  return 0;
+}
+
+void tool_drop_scratch(transpose_run *run, int remove_files) {
+  xio_error ignored;
+  for (int i = 0; i < 2; i++) xio_close(&run->scratch[i], &ignored);
+  for (int j = 0; remove_files && run->rank == 0 && j + 1 < run->moves; j++)
+    (void)unlink(scratch_path(run, j));
+}
+
+int tool_begin_move(transpose_run *run, int resuming, xio_error *err) {
+  const int j = run->move;
+  const char *shown = run->output.final_path;
+  xio_matrix *src = j == 0 ? &run->in : &run->scratch[(j - 1) % 2], *dst = &run->out;
+  if (j > 0 && src->comm == MPI_COMM_NULL) { /* resumed: read back as it was written */
+    const char *path = scratch_path(run, j - 1);
+    uint64_t sum = 0;
+    const xio_shape written_from = tool_move_source_shape(run, j - 1);
+    if (xio_open_existing(run->comm, path, shown, "/xpose-scratch", 0, src, err) ||
+        fold_as_written_by(run, j - 1, src, err) ||
+        xio_checksum_matrix(src, &written_from, piece_budget(run), NULL, &sum, err))
+      return -1;
+    if (sum != run->record.source_sum)
+      return xio_fail(err,
+                      "the scratch file %s reads back with checksum %016llx, not the "
+                      "recorded %016llx",
+                      path, (unsigned long long)sum, (unsigned long long)run->record.source_sum);
+  }
+  if (j > 0 && fold_for_move(src, &run->folds[j], err)) return -1;
+  if (j + 1 < run->moves) { /* into a scratch file, contiguous and uncompressed */
+    dst = &run->scratch[j % 2];
+    xio_error ignored;
+    xio_close(dst, &ignored); /* the file move j - 2 wrote, read by now */
+    const char *path = scratch_path(run, j);
+    const xio_shape shape = xio_shape_transposed(&src->shape);
+    const xio_storage contiguous = {.layout = XIO_LAYOUT_CONTIGUOUS};
+    if (resuming ? xio_open_existing(run->comm, path, shown, "/xpose-scratch", 1, dst, err) ||
+                       xio_matrix_fold_as_transpose(dst, src, err)
+                 : xio_on_root(run->comm, unlink_on_root, (void *)path, err) ||
+                       xio_create_output(run->comm, path, shown, "/xpose-scratch", run->in.type,
+                                         NULL, &contiguous, &shape, dst, err))
+      return -1;
+  }
+  run->src = src, run->dst = dst;
+  run->record.move = j;
+  run->record.rows = src->rows, run->record.cols = src->cols, run->record.shape = src->shape;
+  return 0;
+}
+
+int tool_move_dataset(transpose_run *run, xio_transpose_options *topt, xio_transpose_stats *stats,
+                      xio_error *err) {
+  for (;;) {
+    int rc = xio_transpose(run->src, run->dst, topt, stats, err);
+    run->record.progress = stats->done;
+    if (rc == 0 && run->move + 1 == run->moves) tool_drop_scratch(run, 1);
+    if (rc != 0 || run->move + 1 == run->moves) return rc;
+    if (run->move == 0) run->record.first_read = stats->done.sums.read;
+    run->record.source_sum = stats->done.sums.written; /* for the next move to check */
+    uint64_t sum = 0;
+    if (run->opt->verify != TOOL_VERIFY_NONE) {
+      /* from storage: its pages are clean (synced at the checkpoint), and
+       * each rank drops its node's */
+      (void)tool_drop_cached_pages(scratch_path(run, run->move));
+      rc = xio_checksum_matrix(run->dst, &run->src->shape, piece_budget(run), tool_stop_requested,
+                               &sum, err);
+      if (rc) return rc;
+      run->scratch_lost = sum != stats->done.sums.written;
+      if (run->scratch_lost)
+        return xio_fail(err,
+                        "the scratch file of %s's move %d of %d, read back from storage, differs "
+                        "from what was written (checksums %016llx and %016llx): the file system "
+                        "lost or changed data; nothing was published",
+                        run->in.dataset, run->move + 1, run->moves, (unsigned long long)sum,
+                        (unsigned long long)stats->done.sums.written);
+    }
+    run->moved_passes += xio_pass_count(&stats->done.grid);
+    run->move++;
+    run->record.progress = (xio_progress){0};
+    topt->resume_from = NULL;
+    if (tool_begin_move(run, 0, err)) return -1;
+    tool_limit_passes(run, topt);
+    tool_report_progress_begin(0);
+  }
+}
+
+int tool_choose_datasets(transpose_run *run, xio_error *err) {
+  int usage = 0;
+  const char *named = run->in_path.dataset;
+  if (run->opt->dims && tool_choose_input_datasets(run->comm, run->in_path.file, run->opt->dims,
+                                                   named, &run->rearranged, &usage, err))
+    return usage ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
+  if (!run->opt->dims && named[0] && tool_dataset_list_of_one(named, &run->rearranged)) {
+    xio_fail(err, "out of memory");
+    return TOOL_EXIT_ERROR;
+  }
+  if (run->rearranged.count > 1 && run->out_path.dataset[0]) {
+    xio_fail(err,
+             "--dims %s rearranges %d datasets of %s (%s, %s, ...), and %s names one output "
+             "dataset: give the output file alone (each keeps its path), or name one input "
+             "dataset as %s:/DATASET",
+             run->opt->dims, run->rearranged.count, run->in_path.file, run->rearranged.paths[0],
+             run->rearranged.paths[1], run->opt->output, run->in_path.file);
+    return TOOL_EXIT_USAGE;
+  }
+  if (run->rearranged.count)
+    snprintf(run->in_path.dataset, sizeof run->in_path.dataset, "%s", run->rearranged.paths[0]);
+  return TOOL_EXIT_OK;
+}
+
+int tool_open_first_input(transpose_run *run, xio_error *err) {
+  if (xio_open_input(run->comm, run->in_path.file,
+                     run->in_path.dataset[0] ? run->in_path.dataset : NULL, &run->in, err))
+    return -1;
+  if (run->rearranged.count == 0 && tool_dataset_list_of_one(run->in.dataset, &run->rearranged))
+    return xio_fail(err, "out of memory");
+  return 0;
+}

@@ -1,0 +1,86 @@
+/* The datasets a run moves and their moves: which datasets (--dims, or
+ * IN's), each one's order planned and folded, the shapes each of its
+ * moves reads and writes, the scratch files between moves, and the moves
+ * run one after the other (a move is one xio_transpose). */
+#ifndef TOOL_MOVES_H
+#define TOOL_MOVES_H
+
+#include "h5_transpose.h"
+#include "run.h"
+
+/* Collective.  Plans the order --axes or --dims give (else all axes
+ * reversed; for `xpose verify`, `like` its OUT, with neither, the one fold
+ * whose transpose is shaped as OUT, where one is) and folds run->in for
+ * its first move.  Describes both shapes.  An exit status:
+ * TOOL_EXIT_USAGE for an order that cannot be made. */
+int tool_fold_input(transpose_run *run, const xio_matrix *like, xio_error *err);
+
+/* Collective.  Dataset k of the run opened as run->in (in the input file
+ * open already, if any) and folded (tool_fold_input; `like` as there).  An
+ * exit status. */
+int tool_open_dataset(transpose_run *run, int k, const xio_matrix *like, xio_error *err);
+
+/* The shape of what move j of run->in's order reads (run->in's, for the
+ * first), folded for it. */
+xio_shape tool_move_source_shape(const transpose_run *run, int j);
+
+/* Local.  The matrix move j reads, as planned: shaped and folded, not open
+ * (the last move's, to plan the output's chunks and fold it). */
+int tool_planned_source(const transpose_run *run, int j, xio_matrix *m, xio_error *err);
+
+/* Local.  Folds run->out as the transpose of what the last move reads. */
+int tool_fold_output(transpose_run *run, xio_error *err);
+
+/* The checksums a dataset's move leaves for verify_output: of what was
+ * read, the first move's (the input's), and of what was written, the
+ * last's (the output's). */
+xio_checksums tool_dataset_sums(const transpose_run *run);
+
+/* Whether the output will be compressed (h5_storage.c's rule). */
+int tool_output_compressed(const transpose_run *run);
+
+/* The largest pass planned on the host with the default budget: passes.h's
+ * fastest size, and for a compressed output at most an eighth of the data,
+ * so that a rank's I/O thread compresses one pass while the next is read
+ * and transposed (the climate benchmark's 323 MB ran in 5.4 s in 2 passes,
+ * 4.6 s in 8: tests/bench/RESULTS.md), but not under 16 MiB: a small
+ * dataset cut in eight gets output chunks as short along its time axis
+ * (they reach as far as a pass), for no gain (200 variables of 192 KiB:
+ * 1200 passes and 200 took the same 2.3-2.4 s). */
+uint64_t tool_default_pass_limit(const transpose_run *run);
+
+/* Passes limited for run->in where the default budget limits them. */
+void tool_limit_passes(const transpose_run *run, xio_transpose_options *topt);
+
+/* Collective where a scratch file is open.  Closes the scratch files of
+ * the dataset moved and, with remove_files, rank 0 removes those its
+ * order makes (errors go unreported: the run's outcome is decided, and a
+ * stale scratch file is made anew).  A run of one move has none: nothing
+ * happens, so a failed run's cleanup makes no call more than before. */
+void tool_drop_scratch(transpose_run *run, int remove_files);
+
+/* Collective.  Sets up move run->move of the dataset in run->in: its
+ * source (run->in, or the scratch file the move before wrote, opened
+ * where it is not open) and its destination (run->out, or a scratch file:
+ * made, or with `resuming` the one a stopped run left), folded for it;
+ * the record's fields that describe it. */
+int tool_begin_move(transpose_run *run, int resuming, xio_error *err);
+
+/* Collective.  The moves of the dataset in run->in, from run->move on,
+ * as xio_transpose returns: each scratch file read back and checked
+ * against what its move wrote before the next move reads it (unless
+ * --verify none), and removed once the last move is done. */
+int tool_move_dataset(transpose_run *run, xio_transpose_options *topt, xio_transpose_stats *stats,
+                      xio_error *err);
+
+/* Collective.  The datasets the run rearranges: with --dims every one
+ * whose axes it reorders (its names checked against the input's), as
+ * ncpdq does, or the one IN names; without, IN's (listed once opened
+ * where IN names none: xio_open_input finds it).  An exit status. */
+int tool_choose_datasets(transpose_run *run, xio_error *err);
+
+/* Collective, after tool_choose_datasets: IN's first dataset as run->in, and
+ * where IN named none, the one found listed as the run's. */
+int tool_open_first_input(transpose_run *run, xio_error *err);
+
+#endif

@@ -1,0 +1,118 @@
+/* What a run says of itself (summary.h). */
+#include "summary.h"
+
+#include <stdio.h>
+
+#include "size.h"
+
+void tool_print_plan(const xio_matrix *in, uint64_t budget, int nranks,
+                     const xio_transpose_stats *stats) {
+  char budget_text[32], buffers[32];
+  const xio_pass_grid *grid = &stats->done.grid;
+  tool_format_bytes(budget, budget_text, sizeof budget_text);
+  tool_format_bytes(stats->buffer_bytes, buffers, sizeof buffers);
+  tool_report_verbose("%d rank(s), memory budget %s per rank, buffers %s per rank", nranks,
+                      budget_text, buffers);
+  tool_report_verbose(
+      "rank 0 before the first pass: %.3f s (allocating the buffers %.3f s); %d "
+      "checkpoint(s) (syncs, records) %.3f s, the last %.3f s",
+      stats->setup_seconds, stats->buffers_seconds, stats->checkpoints, stats->checkpoint_seconds,
+      stats->last_checkpoint_seconds);
+  char items[64] = "";
+  if (in->items > 1) snprintf(items, sizeof items, " each of %lld matrices", (long long)in->items);
+  tool_report_verbose(
+      "%lld pass(es): %lld x %lld grid of blocks up to %lld x %lld (of%s %lld x %lld)",
+      (long long)xio_pass_count(grid), (long long)grid->row_passes, (long long)grid->col_passes,
+      (long long)grid->block_rows, (long long)grid->block_cols, items, (long long)grid->rows,
+      (long long)grid->cols);
+  if (stats->overlapped)
+    tool_report_verbose(
+        "time on rank 0: %s: read %.3f s, write %.3f s, both in flight %.3f s; "
+        "main thread: transpose and exchange %.3f s, checksums %.3f s (by %s), "
+        "waiting for I/O %.3f s",
+        stats->io, stats->read_seconds, stats->write_seconds, stats->both_seconds,
+        stats->transpose_seconds, stats->checksum_seconds, stats->summed_by, stats->wait_seconds);
+  else
+    tool_report_verbose(
+        "time on rank 0, one after the other: %s: read %.3f s, write %.3f s; "
+        "transpose and exchange %.3f s, checksums %.3f s (by %s)",
+        stats->io, stats->read_seconds, stats->write_seconds, stats->transpose_seconds,
+        stats->checksum_seconds, stats->summed_by);
+}
+
+void tool_describe_pair(tool_json *j, const transpose_run *run, const char *type_text,
+                        const char *out_dataset) {
+  tool_json_int(j, "datasets", run->rearranged.count); /* the rest: of the last one */
+  tool_json_string(j, "input", run->in_path.file);
+  tool_json_string(j, "input_dataset", run->in.dataset);
+  tool_json_string(j, "output", run->out_path.file);
+  tool_json_string(j, "output_dataset", out_dataset);
+  tool_json_int(j, "rows", (long long)run->in.rows); /* of the matrix the axes fold into */
+  tool_json_int(j, "cols", (long long)run->in.cols);
+  tool_json_string(j, "input_shape", run->in_shape);
+  tool_json_string(j, "output_shape", run->out_shape);
+  tool_json_string(j, "type", type_text);
+}
+
+void tool_print_summary(const transpose_run *run, const xio_transpose_stats *stats,
+                        const char *type_text, double total_seconds, double verify_seconds) {
+  const tool_options *opt = run->opt;
+  const uint64_t bytes = run->moved_bytes + matrix_bytes(&run->in); /* run->in: the last */
+  const long long passes = (long long)(run->moved_passes + xio_pass_count(&stats->done.grid));
+  char size_text[32];
+  tool_format_bytes(bytes, size_text, sizeof size_text);
+  const double rate = total_seconds > 0 ? 2.0 * (double)bytes / total_seconds / 1e9 : 0.0;
+  const char *verification = opt->verify == TOOL_VERIFY_NONE    ? "not read back"
+                             : opt->verify == TOOL_VERIFY_INPUT ? "verified against the input"
+                                                                : "verified";
+  const char *backend_name = run->backend == XPOSE_BACKEND_CUDA ? "cuda" : "host";
+  const char *out_name = output_name(run, run->variable);
+  if (opt->json) {
+    tool_json j;
+    tool_json_begin(&j);
+    tool_json_string(&j, "status", "ok");
+    tool_json_int(&j, "exit_code", TOOL_EXIT_OK);
+    tool_describe_pair(&j, run, type_text, out_name);
+    tool_json_int(&j, "bytes", (long long)bytes);
+    tool_json_int(&j, "ranks", run->nranks);
+    tool_json_string(&j, "backend", backend_name);
+    tool_json_string(&j, "exchange", stats->exchange);
+    tool_json_int(&j, "passes", passes);
+    tool_json_bool(&j, "resumed", run->resumed);
+    tool_json_number(&j, "seconds", total_seconds);
+    tool_json_number(&j, "verify_seconds", verify_seconds);
+    tool_json_number(&j, "gb_per_s", rate);
+    tool_json_string(&j, "verification", verification);
+    tool_json_print(&j);
+  } else if (run->rearranged.count > 1) {
+    tool_report_result(
+        "%s -> %s: %d datasets rearranged (%s ... %s, each %s), the rest copied: %s, %d "
+        "rank(s) (%s, %s), %lld pass(es)%s, %.3f s, %.2f GB/s, %s",
+        run->in_path.file, run->out_path.file, run->rearranged.count, run->rearranged.paths[0],
+        run->rearranged.paths[run->rearranged.count - 1], opt->dims, size_text, run->nranks,
+        backend_name, stats->exchange, passes, run->resumed ? " (resumed)" : "", total_seconds,
+        rate, verification);
+  } else {
+    tool_report_result(
+        "%s:%s (%s, %s) -> %s:%s (%s%s): %s, %d rank(s) (%s, %s), %lld "
+        "pass(es)%s, %.3f s, %.2f GB/s, %s",
+        run->in_path.file, run->in.dataset, run->in_shape, type_text, run->out_path.file, out_name,
+        run->out_shape, run->reversed ? "; all axes reversed, as numpy's .T" : "", size_text,
+        run->nranks, backend_name, stats->exchange, passes, run->resumed ? " (resumed)" : "",
+        total_seconds, rate, verification);
+  }
+}
+
+void tool_say_dataset(const transpose_run *run, const char *type_text) {
+  char which[64] = "";
+  if (run->rearranged.count > 1)
+    snprintf(which, sizeof which, " (dataset %d of %d)", run->variable + 1, run->rearranged.count);
+  char moves[64] = "";
+  if (run->moves > 1)
+    snprintf(moves, sizeof moves, " first of %d moves, through scratch files,", run->moves);
+  tool_report_verbose(
+      "input %s:%s%s, %s -> %s, %s; moved%s as a %lld x %lld matrix of %zu-byte "
+      "elements",
+      run->in_path.file, run->in.dataset, which, run->in_shape, run->out_shape, type_text, moves,
+      (long long)run->in.rows, (long long)run->in.cols, run->in.elem_size);
+}

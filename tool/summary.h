@@ -1,0 +1,25 @@
+/* What a run says of itself: the dataset it moves now and its plan and
+ * time split (--verbose), its result in one line, or --json's object. */
+#ifndef TOOL_SUMMARY_H
+#define TOOL_SUMMARY_H
+
+#include "h5_transpose.h"
+#include "report.h"
+#include "run.h"
+
+/* Verbose: the passes' plan, the budget and rank 0's time split. */
+void tool_print_plan(const xio_matrix *in, uint64_t budget, int nranks,
+                     const xio_transpose_stats *stats);
+
+/* The JSON summary's description of the input and the output. */
+void tool_describe_pair(tool_json *j, const transpose_run *run, const char *type_text,
+                        const char *out_dataset);
+
+/* The result: one line, or with --json one object. */
+void tool_print_summary(const transpose_run *run, const xio_transpose_stats *stats,
+                        const char *type_text, double total_seconds, double verify_seconds);
+
+/* Verbose: what is moved now. */
+void tool_say_dataset(const transpose_run *run, const char *type_text);
+
+#endif
