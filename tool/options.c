@@ -2,39 +2,13 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "size.h"
 #include "xpose.h"
-
-enum {
-  OPT_VERIFY = 256,
-  OPT_NO_VERIFY,
-  OPT_RESUME,
-  OPT_CHECKPOINT,
-  OPT_MAX_MESSAGE,
-  OPT_BACKEND,
-  OPT_EXCHANGE,
-  OPT_IO,
-  OPT_GPU_MEMORY,
-  OPT_JSON,
-  OPT_CHECK,
-  OPT_MPI_HINT,
-  OPT_LAYOUT,
-  OPT_FILTER,
-  OPT_AXES,
-  OPT_DIMS,
-  OPT_ONLY
-};
-
-/* Index of `value` in `names` (NULL-terminated, in enum order), or -1. */
-static int choice(const char *value, const char *const *names) {
-  for (int i = 0; names[i]; i++)
-    if (strcmp(value, names[i]) == 0) return i;
-  return -1;
-}
 
 const char *tool_usage(void) {
   return "Usage: xpose [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
@@ -120,167 +94,209 @@ const char *tool_usage(void) {
          "the transpose), 4 stopped by a signal (the partial output is kept for --resume).\n";
 }
 
+/* An option, as a row of the table below: what it sets, and how its
+ * value is read. */
+typedef enum {
+  SETS_FLAG,     /* 1; no value */
+  SETS_CONSTANT, /* the row's `most`; no value */
+  SETS_SIZE,
+  SETS_CHOICE,
+  SETS_TEXT,
+  SETS_OWN /* read by the row's `own` */
+} option_kind;
+
+typedef struct {
+  const char *name;
+  int letter; /* the short option, or 0 */
+  option_kind kind;
+  size_t field;               /* offsetof(tool_options, ...) of what it sets */
+  const char *const *choices; /* SETS_CHOICE: names in enum order, NULL-terminated */
+  uint64_t most;              /* SETS_SIZE: the largest allowed (0: any); SETS_CONSTANT: it */
+  const char *expected;       /* "invalid --NAME 'VALUE': expected ..." */
+  int (*own)(const char *value, tool_options *o, char *error, size_t error_size);
+} option_row;
+
 static int usage_error(char *error, size_t size, const char *format, const char *what) {
   snprintf(error, size, format, what);
   return -1;
 }
 
-int tool_parse_options(int argc, char **argv, tool_options *options, char *error,
-                       size_t error_size) {
-  static const struct option long_options[] = {
-      {"memory", required_argument, NULL, 'm'},
-      {"verify", no_argument, NULL, OPT_VERIFY},
-      {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-      {"resume", no_argument, NULL, 'r'},
-      {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
-      {"json", no_argument, NULL, OPT_JSON},
-      {"check", no_argument, NULL, OPT_CHECK},
-      {"mpi-hint", required_argument, NULL, OPT_MPI_HINT},
-      {"io", required_argument, NULL, OPT_IO},
-      {"layout", required_argument, NULL, OPT_LAYOUT},
-      {"filter", required_argument, NULL, OPT_FILTER},
-      {"axes", required_argument, NULL, OPT_AXES},
-      {"dims", required_argument, NULL, OPT_DIMS},
-      {"only", no_argument, NULL, OPT_ONLY},
-      {"force", no_argument, NULL, 'f'},
-      {"quiet", no_argument, NULL, 'q'},
-      {"verbose", no_argument, NULL, 'v'},
-      {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
-      {"gpu-memory", required_argument, NULL, OPT_GPU_MEMORY},
-      {"backend", required_argument, NULL, OPT_BACKEND},
-      {"exchange", required_argument, NULL, OPT_EXCHANGE},
-      {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},
-      {NULL, 0, NULL, 0},
-  };
-  memset(options, 0, sizeof *options);
+/* Index of `value` in `names` (NULL-terminated, in enum order), or -1. */
+static int choice(const char *value, const char *const *names) {
+  for (int i = 0; names[i]; i++)
+    if (strcmp(value, names[i]) == 0) return i;
+  return -1;
+}
+
+/* SETS_OWN readers: 0; -1 for the row's "expected" message; -2 with their
+ * own in error. */
+static int read_checkpoint(const char *value, tool_options *o, char *error, size_t error_size) {
+  (void)error, (void)error_size;
+  char *end = NULL;
+  const double seconds = strtod(value, &end);
+  if (end == value || *end || !(seconds >= 0) || seconds > 1e9) return -1;
+  o->checkpoint_seconds = seconds;
+  return 0;
+}
+
+static int read_mpi_hint(const char *value, tool_options *o, char *error, size_t error_size) {
+  if (!strchr(value, '=') || value[0] == '=') return -1;
+  if (o->mpi_hint_count == (int)(sizeof o->mpi_hints / sizeof *o->mpi_hints))
+    return usage_error(error, error_size, "%s", "at most 32 --mpi-hint options") - 1;
+  o->mpi_hints[o->mpi_hint_count++] = value;
+  return 0;
+}
+
+static int read_layout(const char *value, tool_options *o, char *error, size_t error_size) {
+  (void)error, (void)error_size;
+  return xio_storage_parse_layout(value, &o->storage) ? -1 : 0;
+}
+
+static int read_filter(const char *value, tool_options *o, char *error, size_t error_size) {
+  (void)error, (void)error_size;
+  return xio_storage_parse_filter(value, &o->storage) ? -1 : 0;
+}
+
+static const char *const backends[] = {"auto", "host", "cuda", NULL},
+                         *const exchanges[] = {"auto", "mpi", "nccl", "staged", "p2p", NULL},
+                         *const io_paths[] = {"auto", "mpi-io", NULL};
+
+#define FIELD(f) offsetof(tool_options, f)
+static const option_row option_table[] = {
+    {"memory", 'm', SETS_SIZE, FIELD(memory_bytes), NULL, 0, "a size such as 512M or 4G", NULL},
+    {"max-message", 0, SETS_SIZE, FIELD(max_message_bytes), NULL, INT_MAX,
+     "a size from 1 to 2G - 1", NULL},
+    {"gpu-memory", 0, SETS_SIZE, FIELD(gpu_memory_bytes), NULL, 0, "a size such as 8G", NULL},
+    {"backend", 0, SETS_CHOICE, FIELD(backend), backends, 0, "auto, cuda or host", NULL},
+    {"exchange", 0, SETS_CHOICE, FIELD(exchange), exchanges, 0, "auto, p2p, nccl, mpi or staged",
+     NULL},
+    {"io", 0, SETS_CHOICE, FIELD(io_mpi_only), io_paths, 0, "auto or mpi-io", NULL},
+    {"verify", 0, SETS_CONSTANT, FIELD(verify), NULL, TOOL_VERIFY_INPUT, NULL, NULL},
+    {"no-verify", 0, SETS_CONSTANT, FIELD(verify), NULL, TOOL_VERIFY_NONE, NULL, NULL},
+    {"checkpoint", 0, SETS_OWN, 0, NULL, 0, "seconds, 0 or more", read_checkpoint},
+    {"mpi-hint", 0, SETS_OWN, 0, NULL, 0, "KEY=VALUE", read_mpi_hint},
+    {"layout", 0, SETS_OWN, 0, NULL, 0, "contiguous, chunked or chunked=RxC", read_layout},
+    {"filter", 0, SETS_OWN, 0, NULL, 0, "none, gzip[=1-9], shuffle+gzip[=1-9] or szip",
+     read_filter},
+    {"axes", 0, SETS_TEXT, FIELD(axes), NULL, 0, NULL, NULL},
+    {"dims", 0, SETS_TEXT, FIELD(dims), NULL, 0, NULL, NULL},
+    {"resume", 'r', SETS_FLAG, FIELD(resume), NULL, 0, NULL, NULL},
+    {"json", 0, SETS_FLAG, FIELD(json), NULL, 0, NULL, NULL},
+    {"check", 0, SETS_FLAG, FIELD(check), NULL, 0, NULL, NULL},
+    {"only", 0, SETS_FLAG, FIELD(only), NULL, 0, NULL, NULL},
+    {"force", 'f', SETS_FLAG, FIELD(force), NULL, 0, NULL, NULL},
+    {"quiet", 'q', SETS_FLAG, FIELD(quiet), NULL, 0, NULL, NULL},
+    {"verbose", 'v', SETS_FLAG, FIELD(verbose), NULL, 0, NULL, NULL},
+    {"help", 'h', SETS_FLAG, FIELD(help), NULL, 0, NULL, NULL},
+    {"version", 'V', SETS_FLAG, FIELD(version), NULL, 0, NULL, NULL},
+};
+#undef FIELD
+enum { OPTION_ROWS = sizeof option_table / sizeof *option_table };
+_Static_assert(OPTION_ROWS <= 64, "a bit for each option given");
+
+/* Options that exclude each other, by name. */
+static const char *const exclusive[][2] = {
+    {"verify", "no-verify"}, {"axes", "dims"}, {"quiet", "verbose"}};
+
+static int row_named(const char *name) {
+  int r = 0;
+  while (strcmp(option_table[r].name, name) != 0) r++;
+  return r;
+}
+
+/* A row's value read into the options: 0, or -1 with the message. */
+static int apply_row(const option_row *row, const char *value, tool_options *options, char *error,
+                     size_t error_size) {
+  char *field = (char *)options + row->field;
+  int rc = 0;
+  switch (row->kind) {
+    case SETS_FLAG: *(int *)field = 1; break;
+    case SETS_CONSTANT: *(int *)field = (int)row->most; break;
+    case SETS_TEXT: *(const char **)field = value; break;
+    case SETS_SIZE:
+      rc = tool_parse_size(value, (uint64_t *)field) != 0 ||
+                   (row->most && *(uint64_t *)field > row->most)
+               ? -1
+               : 0;
+      break;
+    case SETS_CHOICE: rc = (*(int *)field = choice(value, row->choices)) < 0 ? -1 : 0; break;
+    case SETS_OWN: rc = row->own(value, options, error, error_size); break;
+  }
+  if (rc == -1)
+    snprintf(error, error_size, "invalid --%s '%s': expected %s", row->name, value, row->expected);
+  return rc ? -1 : 0;
+}
+
+/* The options that need or exclude each other, once all are read
+ * (given: a bit for each row given). */
+static int check_combinations(const tool_options *o, uint64_t given, char *error,
+                              size_t error_size) {
+  if (o->backend == XPOSE_BACKEND_HOST && o->exchange != XPOSE_EXCHANGE_AUTO &&
+      o->exchange != XPOSE_EXCHANGE_MPI)
+    return usage_error(
+        error, error_size, "%s",
+        "--exchange p2p, nccl and staged move GPU buffers: they need --backend cuda or auto");
+  if (o->storage.layout == XIO_LAYOUT_CONTIGUOUS && o->storage.filter != XIO_FILTER_AS_INPUT &&
+      o->storage.filter != XIO_FILTER_NONE)
+    return usage_error(error, error_size, "%s",
+                       "--filter compresses chunks: it needs --layout chunked (or the default)");
+  for (size_t i = 0; i < sizeof exclusive / sizeof *exclusive; i++) {
+    const uint64_t both = 1ull << row_named(exclusive[i][0]) | 1ull << row_named(exclusive[i][1]);
+    if ((given & both) == both) {
+      snprintf(error, error_size, "--%s and --%s exclude each other", exclusive[i][0],
+               exclusive[i][1]);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The command line as the output's history records it. */
+static void record_command_line(int argc, char **argv, tool_options *options) {
   size_t used = 0;
   for (int i = 0; i < argc && used < sizeof options->command_line; i++)
     used += (size_t)snprintf(options->command_line + used, sizeof options->command_line - used,
                              "%s%s", i ? " " : "", i ? argv[i] : "xpose");
+}
+
+int tool_parse_options(int argc, char **argv, tool_options *options, char *error,
+                       size_t error_size) {
+  struct option longs[OPTION_ROWS + 1] = {{0}};
+  char letters[2 * OPTION_ROWS + 2] = ":", *next = letters + 1; /* ':' first: values missing */
+  for (int r = 0; r < OPTION_ROWS; r++) {
+    const option_row *row = &option_table[r];
+    const int takes_value = row->kind != SETS_FLAG && row->kind != SETS_CONSTANT;
+    longs[r] =
+        (struct option){row->name, takes_value ? required_argument : no_argument, NULL, 256 + r};
+    if (row->letter) *next++ = (char)row->letter;
+    if (row->letter && takes_value) *next++ = ':';
+  }
+  memset(options, 0, sizeof *options);
+  record_command_line(argc, argv, options);
   if (argc > 1 && strcmp(argv[1], "verify") == 0) { /* the subcommand: "verify" is argv[0] */
     options->check = 1;
     argc--;
     argv++;
   }
   options->checkpoint_seconds = 10;
-  int verify_options = 0;
+  uint64_t given = 0;
   optind = 0; /* GNU: restart scanning, so parsing can run more than once */
   opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, ":m:rfqvhV", long_options, NULL)) != -1) {
-    switch (c) {
-      case 'm':
-        if (tool_parse_size(optarg, &options->memory_bytes) != 0)
-          return usage_error(error, error_size,
-                             "invalid --memory '%s': expected a size such as 512M or 4G", optarg);
-        break;
-      case OPT_MAX_MESSAGE:
-        if (tool_parse_size(optarg, &options->max_message_bytes) != 0 ||
-            options->max_message_bytes > INT_MAX)
-          return usage_error(error, error_size,
-                             "invalid --max-message '%s': expected a size from 1 to 2G - 1",
-                             optarg);
-        break;
-      case OPT_GPU_MEMORY:
-        if (tool_parse_size(optarg, &options->gpu_memory_bytes) != 0)
-          return usage_error(error, error_size,
-                             "invalid --gpu-memory '%s': expected a size such as 8G", optarg);
-        break;
-      case OPT_BACKEND: {
-        static const char *const names[] = {"auto", "host", "cuda", NULL};
-        if ((options->backend = choice(optarg, names)) < 0)
-          return usage_error(error, error_size,
-                             "invalid --backend '%s': expected auto, cuda or host", optarg);
-        break;
-      }
-      case OPT_EXCHANGE: {
-        static const char *const names[] = {"auto", "mpi", "nccl", "staged", "p2p", NULL};
-        if ((options->exchange = choice(optarg, names)) < 0)
-          return usage_error(error, error_size,
-                             "invalid --exchange '%s': expected auto, p2p, nccl, mpi or staged",
-                             optarg);
-        break;
-      }
-      case OPT_VERIFY:
-      case OPT_NO_VERIFY:
-        options->verify = c == OPT_VERIFY ? TOOL_VERIFY_INPUT : TOOL_VERIFY_NONE;
-        verify_options |= c == OPT_VERIFY ? 1 : 2;
-        break;
-      case OPT_CHECKPOINT: {
-        char *end = NULL;
-        options->checkpoint_seconds = strtod(optarg, &end);
-        if (end == optarg || *end || !(options->checkpoint_seconds >= 0) ||
-            options->checkpoint_seconds > 1e9)
-          return usage_error(error, error_size,
-                             "invalid --checkpoint '%s': expected seconds, 0 or more", optarg);
-        break;
-      }
-      case 'r': options->resume = 1; break;
-      case OPT_JSON: options->json = 1; break;
-      case OPT_IO:
-        if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "mpi-io") != 0)
-          return usage_error(error, error_size, "invalid --io '%s': expected auto or mpi-io",
-                             optarg);
-        options->io_mpi_only = strcmp(optarg, "mpi-io") == 0;
-        break;
-      case OPT_CHECK: options->check = 1; break;
-      case OPT_MPI_HINT: {
-        const int max = (int)(sizeof options->mpi_hints / sizeof *options->mpi_hints);
-        if (!strchr(optarg, '=') || optarg[0] == '=')
-          return usage_error(error, error_size, "invalid --mpi-hint '%s': expected KEY=VALUE",
-                             optarg);
-        if (options->mpi_hint_count == max)
-          return usage_error(error, error_size, "%s", "at most 32 --mpi-hint options");
-        options->mpi_hints[options->mpi_hint_count++] = optarg;
-        break;
-      }
-      case OPT_LAYOUT:
-        if (xio_storage_parse_layout(optarg, &options->storage))
-          return usage_error(error, error_size,
-                             "invalid --layout '%s': expected contiguous, chunked or chunked=RxC",
-                             optarg);
-        break;
-      case OPT_FILTER:
-        if (xio_storage_parse_filter(optarg, &options->storage))
-          return usage_error(error, error_size,
-                             "invalid --filter '%s': expected none, gzip[=1-9], "
-                             "shuffle+gzip[=1-9] or szip",
-                             optarg);
-        break;
-      case OPT_AXES: options->axes = optarg; break;
-      case OPT_DIMS: options->dims = optarg; break;
-      case OPT_ONLY: options->only = 1; break;
-      case 'f': options->force = 1; break;
-      case 'q': options->quiet = 1; break;
-      case 'v': options->verbose = 1; break;
-      case 'h': options->help = 1; break;
-      case 'V': options->version = 1; break;
-      case ':':
-        return usage_error(error, error_size, "option '%s' needs a value", argv[optind - 1]);
-      default: {
-        char name[3] = {'-', (char)optopt, '\0'}; /* optopt is 0 for long options */
-        return usage_error(error, error_size, "unknown option '%s'",
-                           optopt ? name : argv[optind - 1]);
-      }
+  for (int c; (c = getopt_long(argc, argv, letters, longs, NULL)) != -1;) {
+    if (c == ':')
+      return usage_error(error, error_size, "option '%s' needs a value", argv[optind - 1]);
+    int r = c >= 256 ? c - 256 : 0;
+    while (c < 256 && r < OPTION_ROWS && option_table[r].letter != c) r++;
+    if (r >= OPTION_ROWS) {                     /* '?' */
+      char name[3] = {'-', (char)optopt, '\0'}; /* optopt is 0 for long options */
+      return usage_error(error, error_size, "unknown option '%s'",
+                         optopt ? name : argv[optind - 1]);
     }
+    if (apply_row(&option_table[r], optarg, options, error, error_size)) return -1;
+    given |= 1ull << r;
   }
   if (options->help || options->version) return 0;
-  if (options->backend == XPOSE_BACKEND_HOST && options->exchange != XPOSE_EXCHANGE_AUTO &&
-      options->exchange != XPOSE_EXCHANGE_MPI)
-    return usage_error(
-        error, error_size, "%s",
-        "--exchange p2p, nccl and staged move GPU buffers: they need --backend cuda or auto");
-  if (options->storage.layout == XIO_LAYOUT_CONTIGUOUS &&
-      options->storage.filter != XIO_FILTER_AS_INPUT && options->storage.filter != XIO_FILTER_NONE)
-    return usage_error(error, error_size, "%s",
-                       "--filter compresses chunks: it needs --layout chunked (or the default)");
-  if (verify_options == 3)
-    return usage_error(error, error_size, "%s", "--verify and --no-verify exclude each other");
-  if (options->axes && options->dims)
-    return usage_error(error, error_size, "%s", "--axes and --dims exclude each other");
-  if (options->quiet && options->verbose)
-    return usage_error(error, error_size, "%s", "--quiet and --verbose exclude each other");
+  if (check_combinations(options, given, error, error_size)) return -1;
   const int positional = argc - optind;
   if (positional < 2)
     return usage_error(error, error_size, "%s",
