@@ -1,6 +1,8 @@
-/* A 2-D HDF5 dataset opened for collective MPI-IO, elements as raw bytes.
- * Every function is collective over the matrix's communicator and returns
- * 0, or -1 on every rank with one message in err. */
+/* An HDF5 dataset of any number of axes, folded into the matrices the
+ * passes move (shape.h), opened for collective MPI-IO, elements as raw
+ * bytes.  Every function is collective over the matrix's communicator and
+ * returns 0, or -1 on every rank with one message in err, unless it says
+ * otherwise. */
 #ifndef XIO_MATRIX_H
 #define XIO_MATRIX_H
 
@@ -9,62 +11,14 @@
 
 #include "h5_error.h"
 #include "h5_storage.h"
-
-enum { XIO_MAX_DIMS = 32 }; /* HDF5's H5S_MAX_RANK */
-
-/* A dataset's axes folded into the matrices that the passes move: axes
- * [lead, split) are each matrix's rows, [split, trail) its columns, and
- * [trail, ndims) ride inside each element; the leading axes [0, lead)
- * stay in front, one matrix per position (an item) of theirs.  Each group
- * is a run of row-major axes, so the folded matrices are the dataset's
- * elements in their own order, and their transposes are the dataset with
- * the row and column groups swapped: (time, lat, lon) folded at 0, 1, 3 is
- * time x (lat * lon), whose transpose is (lat, lon, time); folded at 1, 2, 3
- * it is `time` matrices lat x lon, whose transposes make (time, lon, lat).
- * A 2-D dataset folds at 0, 1, 2. */
-typedef struct {
-  int ndims, lead, split, trail;
-  int64_t dims[XIO_MAX_DIMS];
-  unsigned unlimited; /* bit i: axis i may grow (netCDF's record dimension) */
-  /* With lead_reordered, the transpose's leading axes are these ones in
-   * another order: its axis i (< lead) is axis lead_order[i] here.  Each
-   * item's matrix then lands at another item's place; a move that does
-   * this saves a move of its own ((time, lev, lat, lon) reversed is two
-   * moves, not three).  Without, they keep their order. */
-  int lead_reordered;
-  int lead_order[XIO_MAX_DIMS];
-} xio_shape;
-
-/* The shape of the transpose of `in`: its leading axes (in lead_order),
- * its column axes, its row axes, then the axes inside the elements; folded
- * to be that transpose's matrices, its leading axes in their own order. */
-xio_shape xio_shape_transposed(const xio_shape *in);
-
-/* Reorders the first `lead` axes of `in` (its leading axes once folded
- * at lead) in its transpose: order[i] (a permutation of 0 .. lead - 1,
- * which xio_matrix_fold checks) becomes its axis i; NULL, or the same
- * order, keeps them. */
-void xio_shape_set_lead_order(xio_shape *in, int lead, const int *order);
-
-/* Which item (position of the leading axes) of in's transpose input item
- * `item` becomes, and the inverse: the input item that output item
- * `out_item` came from.  The same item where in keeps the leading axes'
- * order. */
-int64_t xio_shape_moved_item(const xio_shape *in, int64_t item);
-int64_t xio_shape_item_source(const xio_shape *in, int64_t out_item);
-
-/* Whether a and b have the same axes, of the same lengths (folds aside). */
-int xio_shape_same_dims(const xio_shape *a, const xio_shape *b);
-
-/* Which axis of `in` becomes axis `axis` of its transpose. */
-int xio_shape_source_axis(const xio_shape *in, int axis);
+#include "shape.h"
 
 typedef struct {
   MPI_Comm comm; /* not owned */
   hid_t file, dset;
   hid_t type; /* transient copy of the dataset's datatype: the memory type too, so no conversion */
   xio_shape shape;
-  size_t type_size;                 /* of one value of `type` */
+  size_t type_size; /* of one value of `type` */
   /* Of the folded matrix (xio_matrix_fold): the items' matrices stacked,
    * each rows / items x cols, transposed one by one (an empty matrix is
    * one item). */
@@ -152,18 +106,12 @@ int xio_read_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col,
 int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
                     const void *buf, xio_error *err);
 
-/* Sets dcpl's layout, chunk shape and filters for an output shaped
- * `shape` with values of type_size bytes, as `storage` says (h5_storage.h);
- * like's dataset, if any, is the input, whose transpose `shape` is.
- * Messages call the output `shown`.  Local. */
-int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, const xio_shape *shape,
-                      size_t type_size, hid_t dcpl, const char *shown, xio_error *err);
+/* What xio_storage_apply needs to know of m, as an input. */
+xio_storage_like xio_matrix_storage_like(const xio_matrix *m);
 
 /* "contiguous", "chunked 512 x 256, shuffle+gzip=4" and the like (in
  * --filter's words where it has them). */
 void xio_describe_storage(const xio_matrix *m, char *text, size_t size);
-/* The same of a dataset creation property list. */
-void xio_describe_dcpl(hid_t dcpl, char *text, size_t size);
 
 /* Flushes what was written through to storage (MPI_File_sync). */
 int xio_flush(const xio_matrix *m, xio_error *err);

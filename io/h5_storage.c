@@ -1,7 +1,5 @@
 #include "h5_storage.h"
 
-#include "h5_matrix.h"
-
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
@@ -89,7 +87,7 @@ static int can_encode(H5Z_filter_t id) {
 }
 
 /* The input's filters, in order, onto dcpl. */
-static int copy_filters(const xio_matrix *like, hid_t from, hid_t dcpl, const char *shown,
+static int copy_filters(const xio_storage_like *like, hid_t from, hid_t dcpl, const char *shown,
                         xio_error *err) {
   const int filters = H5Pget_nfilters(from);
   if (filters < 0) return xio_fail_h5(err, "%s: cannot read its filters", like->dataset);
@@ -191,8 +189,9 @@ static void chunk_for_output(const xio_shape *shape, size_t type_size, uint64_t 
   }
 }
 
-int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, const xio_shape *shape,
-                      size_t type_size, hid_t dcpl, const char *shown, xio_error *err) {
+int xio_storage_apply(const xio_storage_like *like, const xio_storage *storage,
+                      const xio_shape *shape, size_t type_size, hid_t dcpl, const char *shown,
+                      xio_error *err) {
   const int new_filter = storage->filter == XIO_FILTER_GZIP ||
                          storage->filter == XIO_FILTER_SHUFFLE_GZIP ||
                          storage->filter == XIO_FILTER_SZIP;
@@ -208,8 +207,8 @@ int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, const 
                : 0;
   hid_t from = input_chunked ? H5Dget_create_plist(like->dset) : H5I_INVALID_HID;
   hsize_t chunk[XIO_MAX_DIMS] = {0};
-  int rc = input_chunked && from < 0 ? xio_fail_h5(err, "%s: cannot read its layout", like->dataset)
-                                     : 0;
+  int rc =
+      input_chunked && from < 0 ? xio_fail_h5(err, "%s: cannot read its layout", like->dataset) : 0;
   const int n = shape->ndims;
   if (storage->chunk_rows > 0 && n != 2) {
     rc = xio_fail(err, "--layout chunked=RxC gives 2 axes, and %s has %d: use --layout chunked",
@@ -252,8 +251,9 @@ int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, const 
   if (rc == 0 && storage->filter == XIO_FILTER_AS_INPUT && input_chunked)
     rc = copy_filters(like, from, dcpl, shown, err);
   if (rc == 0 && storage->filter == XIO_FILTER_SZIP) /* see can_encode */
-    rc = xio_fail(err, "parallel HDF5 cannot write szip reliably (chunks written in parallel by "
-                       "HDF5 1.10 do not read back): choose --filter gzip or shuffle+gzip");
+    rc = xio_fail(err,
+                  "parallel HDF5 cannot write szip reliably (chunks written in parallel by "
+                  "HDF5 1.10 do not read back): choose --filter gzip or shuffle+gzip");
   if (rc == 0 &&
       ((storage->filter == XIO_FILTER_SHUFFLE_GZIP && H5Pset_shuffle(dcpl) < 0) ||
        ((storage->filter == XIO_FILTER_GZIP || storage->filter == XIO_FILTER_SHUFFLE_GZIP) &&
@@ -265,14 +265,6 @@ int xio_storage_apply(const xio_matrix *like, const xio_storage *storage, const 
     rc = xio_fail_h5(err, "cannot set up the output's layout");
   if (from >= 0) (void)H5Pclose(from); /* only read from */
   return rc;
-}
-
-void xio_describe_storage(const xio_matrix *m, char *text, size_t size) {
-  snprintf(text, size, "unknown");
-  const hid_t dcpl = H5Dget_create_plist(m->dset);
-  if (dcpl < 0) return;
-  xio_describe_dcpl(dcpl, text, size);
-  (void)H5Pclose(dcpl); /* only read */
 }
 
 void xio_describe_dcpl(hid_t dcpl, char *text, size_t size) {
@@ -292,12 +284,12 @@ void xio_describe_dcpl(hid_t dcpl, char *text, size_t size) {
     unsigned flags = 0, config = 0, values[8];
     size_t count = 8;
     char name[64] = "";
-    const H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &count, values, sizeof name,
-                                           name, &config);
+    const H5Z_filter_t id =
+        H5Pget_filter2(dcpl, (unsigned)i, &flags, &count, values, sizeof name, name, &config);
     const char *known = filter_name(id, name);
     if (id == H5Z_FILTER_DEFLATE && count > 0)
-      used += snprintf(text + used, size - (size_t)used, "%s%s=%u", i ? "+" : ", ", known,
-                       values[0]);
+      used +=
+          snprintf(text + used, size - (size_t)used, "%s%s=%u", i ? "+" : ", ", known, values[0]);
     else
       used += snprintf(text + used, size - (size_t)used, "%s%s", i ? "+" : ", ", known);
   }

@@ -23,13 +23,13 @@ int xio_mpi_hints_set(const char *const *pairs, int count, xio_error *err) {
 
 MPI_Info xio_mpi_hints(void) { return hints; }
 
-void xio_mpi_hints_in_force(const xio_matrix *m, char *text, size_t size) {
+void xio_mpi_hints_in_force(hid_t file, char *text, size_t size) {
   snprintf(text, size, "none reported");
   MPI_File *handle = NULL;
   MPI_Info info = MPI_INFO_NULL;
   int keys = 0;
   /* The MPI-IO layer's own view, defaults included: not just what was asked. */
-  if (H5Fget_vfd_handle(m->file, H5P_DEFAULT, (void **)&handle) < 0 || !handle ||
+  if (H5Fget_vfd_handle(file, H5P_DEFAULT, (void **)&handle) < 0 || !handle ||
       MPI_File_get_info(*handle, &info) != MPI_SUCCESS || info == MPI_INFO_NULL ||
       MPI_Info_get_nkeys(info, &keys) != MPI_SUCCESS)
     keys = 0;

@@ -113,7 +113,7 @@ static int transpose_options(transpose_run *run, xio_transpose_options *topt, xi
 static void say_storage(const transpose_run *run) {
   if (!run->opt->verbose) return;
   char hints[1024], in_storage[256], out_storage[256];
-  xio_mpi_hints_in_force(&run->out, hints, sizeof hints);
+  xio_mpi_hints_in_force(run->out.file, hints, sizeof hints);
   tool_report_verbose("MPI-IO hints in force on %s: %s", run->out_path.file, hints);
   xio_describe_storage(&run->in, in_storage, sizeof in_storage);
   xio_describe_storage(&run->out, out_storage, sizeof out_storage);

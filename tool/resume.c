@@ -105,7 +105,8 @@ static void note_storage_kept(const transpose_run *run) {
   const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   xio_error ignored;
   const xio_shape shape = xio_shape_transposed(&run->in.shape);
-  if (dcpl >= 0 && xio_storage_apply(&run->in, storage, &shape, run->in.type_size, dcpl,
+  const xio_storage_like like = xio_matrix_storage_like(&run->in);
+  if (dcpl >= 0 && xio_storage_apply(&like, storage, &shape, run->in.type_size, dcpl,
                                      run->out_path.file, &ignored) == 0)
     xio_describe_dcpl(dcpl, asked, sizeof asked);
   if (dcpl >= 0) (void)H5Pclose(dcpl); /* only read */
