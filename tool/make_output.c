@@ -70,7 +70,9 @@ int tool_open_output_of(transpose_run *run, int k, const char *path, const char 
              : xio_open_existing(run->comm, path, shown, output_name(run, k), 0, &run->out, err);
 }
 
-int tool_begin_dataset(transpose_run *run, int k, xio_error *err) {
+/* Collective.  Dataset k of the run, opened to be moved next: the
+ * record's fields that describe it (rank 0 writes the records). */
+static int begin_dataset(transpose_run *run, int k, xio_error *err) {
   if (tool_open_dataset(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
   run->record.variable = k;
   const int rc = run->rank == 0 ? tool_resume_identity_dataset(&run->in, output_name(run, k),
@@ -209,18 +211,18 @@ static int copy_rest_of_input(transpose_run *run, const xio_transpose_options *t
 int tool_start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
   if (tool_resume_begin(run, err)) return -1;
   if (run->output.partial_found) {
-    if (run->record.variable != 0 && tool_begin_dataset(run, run->record.variable, err)) return -1;
+    if (run->record.variable != 0 && begin_dataset(run, run->record.variable, err)) return -1;
     const int held = tool_resume_partial(run, topt, output_name(run, run->variable), err);
     if (held != 0) return held > 0 ? 0 : -1;
     /* started over: from the first dataset */
     run->record.finished = (xio_checksums){0, 0};
-    if (run->variable != 0 && tool_begin_dataset(run, 0, err)) return -1;
+    if (run->variable != 0 && begin_dataset(run, 0, err)) return -1;
   }
   const char *partial = run->output.partial_path, *shown = run->output.final_path;
   return tool_record_copying(run, err) ||
                  xio_create_file(run->comm, partial, shown, &run->out, err) ||
                  reserve_output(run, err) || copy_rest_of_input(run, topt, err) ||
-                 make_missing_outputs(run, topt, err) || tool_begin_dataset(run, 0, err) ||
+                 make_missing_outputs(run, topt, err) || begin_dataset(run, 0, err) ||
                  use_output_dataset(run, err) || tool_begin_move(run, 0, err) ||
                  xio_flush(&run->out, err)
              ? -1
@@ -235,7 +237,7 @@ int tool_next_dataset(transpose_run *run, xio_transpose_options *topt, xio_error
   run->record.move = 0;
   run->record.first_read = run->record.source_sum = 0;
   topt->resume_from = NULL;
-  if (tool_begin_dataset(run, run->variable + 1, err)) return -1;
+  if (begin_dataset(run, run->variable + 1, err)) return -1;
   tool_limit_passes(run, topt);
   if (run->opt->verbose) {
     char type_text[256];

@@ -24,10 +24,6 @@ int tool_finish_rest(transpose_run *run, xio_error *err);
 int tool_open_output_of(transpose_run *run, int k, const char *path, const char *shown,
                         xio_error *err);
 
-/* Collective.  Dataset k of the run, opened to be moved next: the
- * record's fields that describe it (rank 0 writes the records). */
-int tool_begin_dataset(transpose_run *run, int k, xio_error *err);
-
 /* Collective.  The partial output: an earlier run's to continue (with
  * --resume), at the dataset its record is at, or a new one with its
  * space reserved, the rest of the input and a first record. */
