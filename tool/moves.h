@@ -31,7 +31,7 @@ int tool_planned_source(const transpose_run *run, int j, xio_matrix *m, xio_erro
 /* Local.  Folds run->out as the transpose of what the last move reads. */
 int tool_fold_output(transpose_run *run, xio_error *err);
 
-/* The checksums a dataset's move leaves for verify_output: of what was
+/* The checksums a dataset's move leaves for tool_verify_output: of what was
  * read, the first move's (the input's), and of what was written, the
  * last's (the output's). */
 xio_checksums tool_dataset_sums(const transpose_run *run);
