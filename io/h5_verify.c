@@ -36,15 +36,21 @@ static int read_piece(void *arg) {
   return xio_raw_read_elements(r->raw, r->first, r->count, r->buf, &r->err);
 }
 
+/* The piece from element `at` on, up to `end`, into buf. */
+static piece_read piece_at(const xio_raw_dataset *raw, uint64_t at, uint64_t end, void *buf) {
+  const uint64_t per = RAW_PIECE_BYTES / raw->elem_size; /* at least 1: checksum_raw */
+  return (piece_read){raw, at, end - at < per ? end - at : per, buf, {""}};
+}
+
 /* Local.  Elements [first, first + count) of raw summed into *sum, read
  * into two buffers in turn: 0, XIO_STOPPED or -1. */
 static int sum_stream(const xio_raw_dataset *raw, const xio_shape *transposed_from, uint64_t first,
                       uint64_t count, unsigned char *bufs[2], int (*stop_requested)(void),
                       uint64_t *sum, xio_error *err) {
-  const uint64_t per = RAW_PIECE_BYTES / raw->elem_size, end = first + count;
+  const uint64_t end = first + count;
   xio_io_thread reader;
   xio_io_thread_start(&reader, 0);
-  piece_read pieces[2] = {{raw, first, end - first < per ? end - first : per, bufs[0], {""}}};
+  piece_read pieces[2] = {piece_at(raw, first, end, bufs[0])};
   xio_io_thread_post(&reader, read_piece, &pieces[0]);
   int rc = 0;
   for (int i = 0;; i ^= 1) {
@@ -56,8 +62,7 @@ static int sum_stream(const xio_raw_dataset *raw, const xio_shape *transposed_fr
     }
     const uint64_t next = now->first + now->count;
     if (next < end) {
-      pieces[i ^ 1] =
-          (piece_read){raw, next, end - next < per ? end - next : per, bufs[i ^ 1], {""}};
+      pieces[i ^ 1] = piece_at(raw, next, end, bufs[i ^ 1]);
       xio_io_thread_post(&reader, read_piece, &pieces[i ^ 1]);
     }
     *sum += xio_raw_elements_sum(raw, transposed_from, now->first, now->count, now->buf);
@@ -83,7 +88,7 @@ static int checksum_raw(const xio_matrix *m, const xio_shape *transposed_from,
   xio_raw_dataset raw;
   xio_error local;
   usable = xio_raw_usable(m, &base) && memory_budget >= 2 * RAW_PIECE_BYTES &&
-           xio_raw_open(m, base, 0, &raw, &local) == 0;
+           m->elem_size <= RAW_PIECE_BYTES && xio_raw_open(m, base, 0, &raw, &local) == 0;
   if (XIO_MPI(MPI_Comm_rank(m->comm, &rank), err) ||
       XIO_MPI(MPI_Comm_size(m->comm, &nranks), err) ||
       XIO_MPI(MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, m->comm), err))
