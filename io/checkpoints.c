@@ -6,7 +6,7 @@
  * global ones, which must agree: every element read was written, in place. */
 static int gather_sums(MPI_Comm comm, xio_checksums *local, xio_checksums *global, xio_error *err) {
   uint64_t mine[2] = {local->read, local->written}, all[2];
-  if (XIO_MPI(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, comm), err)) return -1;
+  if (XIO_MPICHECK(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, comm), err)) return -1;
   global->read += all[0];
   global->written += all[1];
   *local = (xio_checksums){0, 0};
@@ -100,7 +100,7 @@ int xio_checkpoints_step(xio_checkpoints *c, xio_progress *done, int64_t written
                   MPI_Wtime() - c->last >= o->checkpoint_seconds,
                   c->in_flight && xio_io_thread_busy(&c->syncer)},
       agreed[4];
-  if (XIO_MPI(MPI_Allreduce(flags, agreed, 4, MPI_INT, MPI_MAX, c->comm), err)) return -1;
+  if (XIO_MPICHECK(MPI_Allreduce(flags, agreed, 4, MPI_INT, MPI_MAX, c->comm), err)) return -1;
   const int stop = agreed[0], now = stop || agreed[1] || (agreed[2] && !c->io);
   const double began = MPI_Wtime();
   int rc;

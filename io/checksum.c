@@ -2,44 +2,7 @@
 
 #include <string.h>
 
-/* A 64-bit finalizer (xor-shift, multiply, xor-shift): every input bit
- * reaches every output bit, at a few cycles per element. */
-static inline uint64_t mix(uint64_t h) {
-  h ^= h >> 32;
-  h *= 0xd6e8feb86659fd93ull;
-  h ^= h >> 32;
-  h *= 0xd6e8feb86659fd93ull;
-  h ^= h >> 32;
-  return h;
-}
-
-static inline uint64_t element_hash(const unsigned char *p, size_t size, uint64_t key) {
-  uint64_t h = (key + 1) * 0x9e3779b97f4a7c15ull; /* key 0 is not special */
-  size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    uint64_t word;
-    memcpy(&word, p + i, 8);
-    h = mix(h ^ word);
-  }
-  if (i < size) {
-    uint64_t word = 0;
-    memcpy(&word, p + i, size - i);
-    h = mix(h ^ word ^ ((uint64_t)(size - i) << 59));
-  }
-  return h;
-}
-
-/* Elements of up to 8 bytes, the common case, in one multiply: the key is
- * spread by an odd multiplier (stepped by addition along a row), xored
- * with the element and mixed by a multiply and a shift.  For a fixed key
- * this is a bijection of the element, so any single changed element
- * changes the sum. */
-#define KEY_SPREAD 0x9e3779b97f4a7c15ull
-#define WORD_MIX 0xd6e8feb86659fd93ull
-static inline uint64_t word_hash(uint64_t word, uint64_t spread_key) {
-  const uint64_t h = (word ^ spread_key) * WORD_MIX;
-  return h ^ (h >> 32);
-}
+#include "element_hash.h"
 
 /* Element j of a row of 1-, 2-, 4- or 8-byte words, zero-extended. */
 static inline uint64_t load_word(const unsigned char *row, int64_t j, size_t size) {
@@ -70,7 +33,7 @@ static inline uint64_t row_tail(const unsigned char *row, int64_t from, int64_t 
   uint64_t sum = 0;
   spread += (uint64_t)from * step;
   for (int64_t j = from; j < ncols; j++, spread += step)
-    sum += word_hash(load_word(row, j, size), spread);
+    sum += xio_word_hash(load_word(row, j, size), spread);
   return sum;
 }
 
@@ -97,7 +60,7 @@ SCALAR_ROW(8)
 #define AVX512_ROW(SIZE, LOAD)                                                                   \
   AVX512 static uint64_t row_avx512_##SIZE(const unsigned char *row, int64_t ncols,              \
                                            uint64_t spread, uint64_t step) {                     \
-    const __m512i mix = _mm512_set1_epi64((long long)WORD_MIX);                                  \
+    const __m512i mix = _mm512_set1_epi64((long long)XIO_WORD_MIX);                              \
     const __m512i step8 = _mm512_set1_epi64((long long)(step * 8));                              \
     __m512i keys = _mm512_add_epi64(_mm512_set1_epi64((long long)spread),                        \
                                     _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), \
@@ -136,8 +99,8 @@ AVX2 static inline __m128i load_4_bytes(const unsigned char *p) {
 #define AVX2_ROW(SIZE, LOAD)                                                                     \
   AVX2 static uint64_t row_avx2_##SIZE(const unsigned char *row, int64_t ncols, uint64_t spread, \
                                        uint64_t step) {                                          \
-    const __m256i mix_lo = _mm256_set1_epi64x((long long)WORD_MIX),                              \
-                  mix_hi = _mm256_set1_epi64x((long long)(WORD_MIX >> 32));                      \
+    const __m256i mix_lo = _mm256_set1_epi64x((long long)XIO_WORD_MIX),                          \
+                  mix_hi = _mm256_set1_epi64x((long long)(XIO_WORD_MIX >> 32));                  \
     const __m256i step4 = _mm256_set1_epi64x((long long)(step * 4));                             \
     __m256i keys =                                                                               \
         _mm256_set_epi64x((long long)(spread + 3 * step), (long long)(spread + 2 * step),        \
@@ -201,7 +164,7 @@ static uint64_t sum_elements(const unsigned char *bytes, int64_t nrows, int64_t 
     const unsigned char *row = bytes + (size_t)i * (size_t)ncols * size;
     uint64_t key = first_key + (uint64_t)i * row_step;
     for (int64_t j = 0; j < ncols; j++, key += col_step)
-      sum += element_hash(row + (size_t)j * size, size, key);
+      sum += xio_element_hash(row + (size_t)j * size, size, key);
   }
   return sum;
 }
@@ -213,11 +176,11 @@ uint64_t xio_checksum_block_isa(xio_checksum_isa isa, const void *block, int64_t
   if (elem_size != 1 && elem_size != 2 && elem_size != 4 && elem_size != 8)
     return sum_elements(bytes, nrows, ncols, elem_size, first_key, row_step, col_step);
   const row_fn row = row_for(isa, elem_size);
-  const uint64_t step = col_step * KEY_SPREAD;
+  const uint64_t step = col_step * XIO_KEY_SPREAD;
   uint64_t sum = 0;
   for (int64_t i = 0; i < nrows; i++)
     sum += row(bytes + (size_t)i * (size_t)ncols * elem_size, ncols,
-               (first_key + (uint64_t)i * row_step + 1) * KEY_SPREAD, step);
+               (first_key + (uint64_t)i * row_step + 1) * XIO_KEY_SPREAD, step);
   return sum;
 }
 

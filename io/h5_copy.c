@@ -170,7 +170,7 @@ static int move_data(copy_walk *walk, hid_t source, hid_t target, hid_t type, co
   for (int64_t first = 0; rc == 0 && first < blocks; first += walk->nranks) {
     /* a stop asked for on any rank ends the walk between blocks, on all */
     int stop = walk->stop_requested && walk->stop_requested();
-    if (XIO_MPI(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, walk->comm), err)) {
+    if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, walk->comm), err)) {
       rc = -1;
       break;
     }
@@ -530,8 +530,8 @@ static herr_t attach_scale(hid_t dset, unsigned axis, hid_t scale, void *data) {
 }
 
 static int walk_rest(copy_walk *walk) {
-  if (XIO_MPI(MPI_Comm_rank(walk->comm, &walk->rank), walk->err) ||
-      XIO_MPI(MPI_Comm_size(walk->comm, &walk->nranks), walk->err))
+  if (XIO_MPICHECK(MPI_Comm_rank(walk->comm, &walk->rank), walk->err) ||
+      XIO_MPICHECK(MPI_Comm_size(walk->comm, &walk->nranks), walk->err))
     return -1;
   hid_t root = H5Gopen2(walk->from, "/", H5P_DEFAULT);
   int rc = root < 0 ? xio_fail_h5(walk->err, "%s: cannot open its root group", walk->shown) : 0;
@@ -540,7 +540,7 @@ static int walk_rest(copy_walk *walk) {
   xio_release(H5Gclose, &root, &rc, walk->err);
   free(walk->seen);
   if (xio_agree(walk->comm, rc, walk->err)) return walk->stopped ? XIO_STOPPED : -1;
-  return XIO_MPI(
+  return XIO_MPICHECK(
       MPI_Allreduce(MPI_IN_PLACE, &walk->stats->bytes, 1, MPI_UINT64_T, MPI_SUM, walk->comm),
       walk->err);
 }
@@ -629,15 +629,15 @@ int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
                                                 differs_alone, sizeof differs_alone, err)
                                 : 0;
   if (xio_agree(comm, rc, err) ||
-      XIO_MPI(MPI_Bcast(differs_alone, (int)sizeof differs_alone, MPI_CHAR, 0, comm), err) ||
-      XIO_MPI(MPI_Bcast(&alone.bytes, 1, MPI_UINT64_T, 0, comm), err))
+      XIO_MPICHECK(MPI_Bcast(differs_alone, (int)sizeof differs_alone, MPI_CHAR, 0, comm), err) ||
+      XIO_MPICHECK(MPI_Bcast(&alone.bytes, 1, MPI_UINT64_T, 0, comm), err))
     return -1;
   *bytes = stats.bytes + alone.bytes;
   /* the lowest rank that found a difference names it */
   int mine = walk.differs[0] ? walk.rank : walk.nranks, first = walk.nranks;
-  if (XIO_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
+  if (XIO_MPICHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
   if (first < walk.nranks &&
-      XIO_MPI(MPI_Bcast(walk.differs, (int)sizeof walk.differs, MPI_CHAR, first, comm), err))
+      XIO_MPICHECK(MPI_Bcast(walk.differs, (int)sizeof walk.differs, MPI_CHAR, first, comm), err))
     return -1;
   snprintf(differs, size, "%s", first < walk.nranks ? walk.differs : differs_alone);
   return 0;

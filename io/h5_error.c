@@ -47,13 +47,13 @@ void xio_release(herr_t (*close)(hid_t), hid_t *id, int *rc, xio_error *err) {
   *id = H5I_INVALID_HID;
 }
 
-int xio_mpi_failed(int code, const char *call, xio_error *err) {
+int xio_mpi_failed(int code, const char *call, const char *file, int line, xio_error *err) {
   if (code == MPI_SUCCESS) return 0;
   char reason[MPI_MAX_ERROR_STRING] = "unknown MPI error";
   int length = 0;
   if (MPI_Error_string(code, reason, &length) != MPI_SUCCESS)
     snprintf(reason, sizeof reason, "MPI error %d", code);
-  return xio_fail(err, "%s failed: %s", call, reason);
+  return xio_fail(err, "%s failed: %s (%s:%d)", call, reason, file, line);
 }
 
 /* A rank that failed waits this long for the others to agree, then aborts
@@ -94,20 +94,23 @@ static int agree_or_abort(const int *mine, int *first_failed, MPI_Comm comm, int
 
 int xio_agree(MPI_Comm comm, int rc, xio_error *err) {
   int rank, size, first_failed;
-  if (XIO_MPI(MPI_Comm_rank(comm, &rank), err) || XIO_MPI(MPI_Comm_size(comm, &size), err))
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(comm, &size), err))
     return -1;
   int mine = rc != 0 ? rank : size;
   const int code = agree_or_abort(&mine, &first_failed, comm, rank, rc != 0, err);
-  if (xio_mpi_failed(code, "MPI_Iallreduce (agreeing on a result)", err)) return -1;
+  if (xio_mpi_failed(code, "MPI_Iallreduce (agreeing on a result)", __FILE__, __LINE__, err))
+    return -1;
   if (first_failed == size) return 0;
-  if (XIO_MPI(MPI_Bcast(err->message, (int)sizeof err->message, MPI_CHAR, first_failed, comm), err))
+  if (XIO_MPICHECK(MPI_Bcast(err->message, (int)sizeof err->message, MPI_CHAR, first_failed, comm),
+                   err))
     return -1;
   return -1;
 }
 
 int xio_on_root(MPI_Comm comm, int (*check)(void *arg, xio_error *err), void *arg, xio_error *err) {
   int rank, rc = 0;
-  if (XIO_MPI(MPI_Comm_rank(comm, &rank), err)) return -1;
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err)) return -1;
   if (rank == 0) rc = check(arg, err);
   return xio_agree(comm, rc, err);
 }

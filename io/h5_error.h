@@ -32,10 +32,16 @@ int xio_fail(xio_error *err, const char *format, ...) XIO_PRINTF(2, 3);
 /* Like xio_fail, appending HDF5's innermost error description. */
 int xio_fail_h5(xio_error *err, const char *format, ...) XIO_PRINTF(2, 3);
 
-/* 0 when code is MPI_SUCCESS; otherwise -1 with the failed call and MPI's
- * reason in err.  For `if (XIO_MPI(MPI_Bcast(...), err)) ...`. */
-int xio_mpi_failed(int code, const char *call, xio_error *err);
-#define XIO_MPI(call, err) xio_mpi_failed((call), #call, (err))
+/* The check macros of io/ and tool/, members of the tree's one family
+ * (src/check.h): 0 when the call succeeded; otherwise -1 with the call,
+ * the library's reason, file and line in err.
+ * For `if (XIO_MPICHECK(MPI_Bcast(...), err)) ...`.  XIO_CUDACHECK expands
+ * only in cuda/ (its function is cuda/io/cuda_check.c's), which clears
+ * CUDA's last error so that it does not resurface in the next check. */
+#define XIO_MPICHECK(call, err) xio_mpi_failed((call), #call, __FILE__, __LINE__, (err))
+#define XIO_CUDACHECK(call, err) xio_cuda_failed((call), #call, __FILE__, __LINE__, (err))
+int xio_mpi_failed(int code, const char *call, const char *file, int line, xio_error *err);
+int xio_cuda_failed(int code, const char *call, const char *file, int line, xio_error *err);
 
 /* Closes *id with `close` (H5Pclose, H5Sclose, H5Tclose, ...) unless it is
  * invalid, and marks it invalid.  A failure sets *rc to -1 with a message in

@@ -636,7 +636,7 @@ int xio_file_size(const xio_matrix *m, uint64_t *bytes, xio_error *err) {
   MPI_Offset size = 0;
   const int rc = H5Fget_vfd_handle(m->file, H5P_DEFAULT, (void **)&handle) < 0 || !handle
                      ? xio_fail_h5(err, "cannot size %s's file", m->dataset)
-                     : XIO_MPI(MPI_File_get_size(*handle, &size), err);
+                     : XIO_MPICHECK(MPI_File_get_size(*handle, &size), err);
   *bytes = (uint64_t)size;
   return xio_agree(m->comm, rc, err);
 }

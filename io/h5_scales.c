@@ -113,7 +113,7 @@ int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, cons
                               int *copied, xio_error *err) {
   int rank, rc = 0;
   *copied = 0;
-  if (XIO_MPI(MPI_Comm_rank(from->comm, &rank), err)) return -1;
+  if (XIO_MPICHECK(MPI_Comm_rank(from->comm, &rank), err)) return -1;
   scale_list list = {0};
   const xio_shape *shape = &from->shape;
   int moved_to[XIO_MAX_DIMS]; /* the output's axis of each input axis */

@@ -192,7 +192,7 @@ static int begin_loop(pass_loop *l, xio_error *err) {
   l->stats->buffer_bytes = xio_pass_bytes(grid->block_rows, grid->block_cols, es, l->nranks);
   l->sums_in_io = l->io.sums && !on_gpu;
   l->stats->summed_by = on_gpu ? "the GPU" : l->sums_in_io ? "the I/O threads" : "the main thread";
-  if (XIO_MPI(MPI_Comm_dup(l->in->comm, &l->comm), err)) return -1;
+  if (XIO_MPICHECK(MPI_Comm_dup(l->in->comm, &l->comm), err)) return -1;
   const xio_pass_geometry largest = /* rank 0 has most */
       xio_pass_geometry_of(grid, &l->in->shape, 0, 0, l->nranks, l->io.local);
   const double allocating = MPI_Wtime();
@@ -237,8 +237,8 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   *stats = (xio_transpose_stats){0};
   stats->exchange = "none";
   pass_loop l = {.in = in, .options = options, .stats = stats, .comm = MPI_COMM_NULL};
-  if (XIO_MPI(MPI_Comm_rank(in->comm, &l.rank), err) ||
-      XIO_MPI(MPI_Comm_size(in->comm, &l.nranks), err))
+  if (XIO_MPICHECK(MPI_Comm_rank(in->comm, &l.rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(in->comm, &l.nranks), err))
     return -1;
   if (!xio_matrix_transposes(out, in))
     return xio_fail(err, "internal: output %lld x %lld does not match the input's transpose",

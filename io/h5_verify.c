@@ -12,7 +12,7 @@
 static int stop_agreed(MPI_Comm comm, int (*stop_requested)(void), xio_error *err) {
   if (!stop_requested) return 0;
   int stop = stop_requested(), any = 0;
-  if (XIO_MPI(MPI_Allreduce(&stop, &any, 1, MPI_INT, MPI_MAX, comm), err)) return -1;
+  if (XIO_MPICHECK(MPI_Allreduce(&stop, &any, 1, MPI_INT, MPI_MAX, comm), err)) return -1;
   return any ? XIO_STOPPED : 0;
 }
 
@@ -89,9 +89,9 @@ static int checksum_raw(const xio_matrix *m, const xio_shape *transposed_from,
   xio_error local;
   usable = xio_raw_usable(m, &base) && memory_budget >= 2 * RAW_PIECE_BYTES &&
            m->elem_size <= RAW_PIECE_BYTES && xio_raw_open(m, base, 0, &raw, &local) == 0;
-  if (XIO_MPI(MPI_Comm_rank(m->comm, &rank), err) ||
-      XIO_MPI(MPI_Comm_size(m->comm, &nranks), err) ||
-      XIO_MPI(MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, m->comm), err))
+  if (XIO_MPICHECK(MPI_Comm_rank(m->comm, &rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(m->comm, &nranks), err) ||
+      XIO_MPICHECK(MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, m->comm), err))
     all = 0;
   if (!all) {
     if (usable) xio_raw_close(&raw);
@@ -110,10 +110,12 @@ static int checksum_raw(const xio_matrix *m, const xio_shape *transposed_from,
   xio_raw_close(&raw);
   int stopped = local_rc == XIO_STOPPED, any_stop = 0;
   *rc = xio_agree(m->comm, local_rc < 0 ? -1 : 0, err);
-  if (*rc == 0 && XIO_MPI(MPI_Allreduce(&stopped, &any_stop, 1, MPI_INT, MPI_MAX, m->comm), err))
+  if (*rc == 0 &&
+      XIO_MPICHECK(MPI_Allreduce(&stopped, &any_stop, 1, MPI_INT, MPI_MAX, m->comm), err))
     *rc = -1;
   if (*rc == 0 && any_stop) *rc = XIO_STOPPED;
-  if (*rc == 0) *rc = XIO_MPI(MPI_Allreduce(&mine, sum, 1, MPI_UINT64_T, MPI_SUM, m->comm), err);
+  if (*rc == 0)
+    *rc = XIO_MPICHECK(MPI_Allreduce(&mine, sum, 1, MPI_UINT64_T, MPI_SUM, m->comm), err);
   return 1;
 }
 
@@ -149,7 +151,7 @@ static int walk_checksum(const xio_matrix *m, uint64_t memory_budget, int (*stop
   }
   free(buf);
   if (rc) return rc;
-  return XIO_MPI(MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, m->comm), err);
+  return XIO_MPICHECK(MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, m->comm), err);
 }
 
 /* Keys of m's own positions. */
@@ -244,8 +246,8 @@ int xio_checksum_values(const xio_matrix *m, const int *source, uint64_t memory_
 int xio_checksum_passes(const xio_matrix *out, const xio_shape *in, const xio_progress *done,
                         int (*stop_requested)(void), uint64_t *sum, xio_error *err) {
   int rank, nranks;
-  if (XIO_MPI(MPI_Comm_rank(out->comm, &rank), err) ||
-      XIO_MPI(MPI_Comm_size(out->comm, &nranks), err))
+  if (XIO_MPICHECK(MPI_Comm_rank(out->comm, &rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(out->comm, &nranks), err))
     return -1;
   const xio_pass_grid *grid = &done->grid;
   const size_t es = out->elem_size;
@@ -271,7 +273,7 @@ int xio_checksum_passes(const xio_matrix *out, const xio_shape *in, const xio_pr
   free(order);
   free(buf);
   if (rc) return rc;
-  return XIO_MPI(MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, out->comm), err);
+  return XIO_MPICHECK(MPI_Allreduce(&total, sum, 1, MPI_UINT64_T, MPI_SUM, out->comm), err);
 }
 
 /* Both verifications: the datatypes first (1 where they differ, said in

@@ -7,7 +7,7 @@ static MPI_Info hints = MPI_INFO_NULL;
 
 int xio_mpi_hints_set(const char *const *pairs, int count, xio_error *err) {
   if (count == 0) return 0;
-  if (hints == MPI_INFO_NULL && XIO_MPI(MPI_Info_create(&hints), err)) return -1;
+  if (hints == MPI_INFO_NULL && XIO_MPICHECK(MPI_Info_create(&hints), err)) return -1;
   for (int i = 0; i < count; i++) {
     const char *equals = strchr(pairs[i], '=');
     char key[MPI_MAX_INFO_KEY + 1];
@@ -16,7 +16,7 @@ int xio_mpi_hints_set(const char *const *pairs, int count, xio_error *err) {
       return xio_fail(err, "invalid MPI-IO hint '%s': expected KEY=VALUE", pairs[i]);
     memcpy(key, pairs[i], length);
     key[length] = '\0';
-    if (XIO_MPI(MPI_Info_set(hints, key, equals + 1), err)) return -1;
+    if (XIO_MPICHECK(MPI_Info_set(hints, key, equals + 1), err)) return -1;
   }
   return 0;
 }

@@ -2,17 +2,16 @@
  * pass is transposed while the next is read and the previous written, and
  * with the CUDA backend device copies for the transpose (the host ones
  * pinned, so the copies run at full speed), the output's unless the plans
- * own theirs.  io/'s CUDA work is here (and the GPU's checksums,
- * checksum_cuda.cu); cuda_error.h checks it (and tool/gpus.c's). */
+ * own theirs.  The GPU's half is in cuda/io/pass_buffers_cuda.c (with the
+ * GPU's checksums beside it), built with CUDA only. */
 #ifndef XIO_PASS_BUFFERS_H
 #define XIO_PASS_BUFFERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "h5_error.h"
 #include "xpose.h"
-
-#include <stdint.h>
 
 typedef struct {
   int on_gpu;
@@ -56,5 +55,14 @@ void xio_pass_buffers_free(xio_pass_buffers *b);
 xpose_status xio_pass_transpose(xpose_plan plan, const xio_pass_buffers *b, int slot,
                                 size_t in_bytes, size_t out_bytes, xio_block_checksum *in_sum,
                                 xio_block_checksum *out_sum, xio_error *err);
+
+/* The GPU's half of the functions above, for their on_gpu case
+ * (cuda/io/pass_buffers_cuda.c; CUDA builds only). */
+int xio_gpu_buffers_alloc(xio_pass_buffers *b, int plans_own_output, xio_error *err);
+int xio_gpu_pinned_alloc(void **host, size_t bytes, xio_error *err);
+void xio_gpu_buffers_free(xio_pass_buffers *b);
+xpose_status xio_gpu_pass_transpose(xpose_plan plan, const xio_pass_buffers *b, int slot,
+                                    size_t in_bytes, size_t out_bytes, xio_block_checksum *in_sum,
+                                    xio_block_checksum *out_sum, xio_error *err);
 
 #endif

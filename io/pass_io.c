@@ -19,13 +19,14 @@ static int open_raw_everywhere(const xio_transpose_options *options, xio_pass_io
                                xio_error *err) {
   int node_ranks = 0;
   MPI_Comm node = MPI_COMM_NULL;
-  if (XIO_MPI(MPI_Comm_split_type(io->in->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
-              err) ||
-      XIO_MPI(MPI_Comm_size(node, &node_ranks), err) || XIO_MPI(MPI_Comm_free(&node), err))
+  if (XIO_MPICHECK(MPI_Comm_split_type(io->in->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+                   err) ||
+      XIO_MPICHECK(MPI_Comm_size(node, &node_ranks), err) ||
+      XIO_MPICHECK(MPI_Comm_free(&node), err))
     return -1;
   int usable = !options->collective_only && node_ranks == nranks && xio_pass_io_raw_open(io) == 0,
       all = 0;
-  if (XIO_MPI(MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, io->in->comm), err)) all = -1;
+  if (XIO_MPICHECK(MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, io->in->comm), err)) all = -1;
   if (all != 1) close_raw(io);
   return all;
 }
@@ -38,7 +39,7 @@ int xio_pass_io_open(const xio_matrix *in, const xio_matrix *out,
   io->in = in;
   io->out = out;
   io->raw_in.fd = io->raw_out.fd = -1;
-  if (XIO_MPI(MPI_Comm_size(in->comm, &nranks), err)) return -1;
+  if (XIO_MPICHECK(MPI_Comm_size(in->comm, &nranks), err)) return -1;
   int raw = open_raw_everywhere(options, io, nranks, err);
   if (raw < 0) return -1;
   int rc = xio_pass_plan(in, out, options, nranks, raw, grid, err);

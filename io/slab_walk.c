@@ -6,7 +6,8 @@
 int xio_slab_walk_init(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size, uint64_t budget,
                        xio_slab_walk *walk, xio_error *err) {
   int rank, nranks;
-  if (XIO_MPI(MPI_Comm_rank(comm, &rank), err) || XIO_MPI(MPI_Comm_size(comm, &nranks), err))
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(comm, &nranks), err))
     return -1;
   *walk = (xio_slab_walk){0};
   xpose_block_range(rows, nranks, rank, &walk->first, &walk->count);
@@ -26,14 +27,16 @@ int xio_slab_walk_init(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_si
   }
   walk->col_pieces = cols ? (cols + walk->piece_cols - 1) / walk->piece_cols : 0;
   walk->local = walk->col_pieces * ((walk->count + walk->piece_rows - 1) / walk->piece_rows);
-  return XIO_MPI(MPI_Allreduce(&walk->local, &walk->total, 1, MPI_INT64_T, MPI_MAX, comm), err);
+  return XIO_MPICHECK(MPI_Allreduce(&walk->local, &walk->total, 1, MPI_INT64_T, MPI_MAX, comm),
+                      err);
 }
 
 int xio_slab_walk_chunks(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size,
                          uint64_t budget, int64_t unit_rows, int64_t unit_cols, xio_slab_walk *walk,
                          xio_error *err) {
   int rank, nranks;
-  if (XIO_MPI(MPI_Comm_rank(comm, &rank), err) || XIO_MPI(MPI_Comm_size(comm, &nranks), err))
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(comm, &nranks), err))
     return -1;
   if (budget > XIO_MAX_TRANSFER_BYTES) budget = XIO_MAX_TRANSFER_BYTES;
   if (rows == 0 || cols == 0 || unit_rows < 1 || unit_cols < 1) return 1;

@@ -8,9 +8,6 @@
 #define XPOSE_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #else
 #define XPOSE_PRINTF(fmt, args)
-/* Logs an MPI error code with its MPI_Error_string. */
-void xpose_log_mpi_error(const char *file, int line, const char *call, int mpi_error);
-
 #endif
 
 /* True when a handler is installed (skip building messages otherwise). */

@@ -50,7 +50,8 @@ int main(void) {
   xio_error err = {""};
   EXPECT(tool_resume_record_write(path, &written, &err) == 0, "%s", err.message);
   EXPECT(tool_resume_record_read(path, &read) == 0, "no record read back");
-  EXPECT(read.variables == 3 && read.variable == 1, "%d %d", read.variables, read.variable);
+  EXPECT(read.variables == 3 && read.variable == 1, "%d %d", read.variables,
+         read.variable);
   EXPECT(read.list_hash == written.list_hash && read.order_hash == written.order_hash, "hashes");
   EXPECT(read.finished.read == 0xaaaa && read.finished.written == 0xbbbb, "finished");
   EXPECT(read.progress.passes_done == 1 && read.progress.sums.written == 0xdddd, "progress");

@@ -25,7 +25,7 @@ int tool_choose_backend(const tool_options *opt, MPI_Comm comm, xpose_backend_ki
 #ifdef XPOSE_HAVE_CUDA
   int rank;
   char why[160];
-  if (XIO_MPI(MPI_Comm_rank(comm, &rank), err)) return TOOL_EXIT_ERROR;
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err)) return TOOL_EXIT_ERROR;
   tool_why_no_gpu(why, sizeof why);
   /* The lowest rank without a GPU speaks for all. */
   if (why[0]) xio_fail(err, "rank %d can use no GPU: %s", rank, why);

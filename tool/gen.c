@@ -245,7 +245,7 @@ static int generate(const gen_options *o, MPI_Comm comm) {
   int nranks = 0;
   if (rc == 0) rc = xio_close(&m, &err);
   if (rc == 0) rc = tool_output_publish(comm, &output, &err);
-  if (rc == 0) rc = XIO_MPI(MPI_Comm_size(comm, &nranks), &err);
+  if (rc == 0) rc = XIO_MPICHECK(MPI_Comm_size(comm, &nranks), &err);
   if (rc != 0) {
     tool_report_error("%s", err.message);
     xio_error ignored;

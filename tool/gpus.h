@@ -1,4 +1,5 @@
-/* What the tool needs to know about the GPUs its ranks drive. */
+/* What the tool needs to know about the GPUs its ranks drive (cuda/tool/gpus.c;
+ * CUDA builds only). */
 #ifndef TOOL_GPUS_H
 #define TOOL_GPUS_H
 

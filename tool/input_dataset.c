@@ -113,9 +113,9 @@ int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *dims
   tool_dataset_list_free(list);
   dataset_choice choice = {path, dims, dataset, list, 0};
   int rc = xio_on_root(comm, choose_on_root, &choice, err), rank = 0;
-  if (XIO_MPI(MPI_Comm_rank(comm, &rank), err) ||
-      XIO_MPI(MPI_Bcast(&list->count, 1, MPI_INT, 0, comm), err) ||
-      XIO_MPI(MPI_Bcast(&choice.usage, 1, MPI_INT, 0, comm), err))
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err) ||
+      XIO_MPICHECK(MPI_Bcast(&list->count, 1, MPI_INT, 0, comm), err) ||
+      XIO_MPICHECK(MPI_Bcast(&choice.usage, 1, MPI_INT, 0, comm), err))
     return -1;
   *usage = choice.usage;
   if (rc == 0 && dataset[0]) return tool_dataset_list_of_one(dataset, list) ? -1 : 0;
@@ -124,9 +124,9 @@ int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *dims
   if (xio_agree(comm, missing ? xio_fail(err, "out of memory listing datasets") : 0, err))
     return -1;
   MPI_Datatype name; /* a path each: the count stays an int whatever the file holds */
-  if (XIO_MPI(MPI_Type_contiguous((int)sizeof *list->paths, MPI_CHAR, &name), err)) return -1;
-  rc = XIO_MPI(MPI_Type_commit(&name), err) ||
-       XIO_MPI(MPI_Bcast(list->paths, list->count, name, 0, comm), err);
+  if (XIO_MPICHECK(MPI_Type_contiguous((int)sizeof *list->paths, MPI_CHAR, &name), err)) return -1;
+  rc = XIO_MPICHECK(MPI_Type_commit(&name), err) ||
+       XIO_MPICHECK(MPI_Bcast(list->paths, list->count, name, 0, comm), err);
   MPI_Type_free(&name);
   return rc ? -1 : 0;
 }

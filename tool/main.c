@@ -41,8 +41,8 @@ static int open_run(transpose_run *run, char type_text[256], xio_error *err) {
   const tool_options *opt = run->opt;
   const MPI_Comm comm = run->comm;
   int chosen = TOOL_EXIT_OK;
-  if (XIO_MPI(MPI_Comm_rank(comm, &run->rank), err) ||
-      XIO_MPI(MPI_Comm_size(comm, &run->nranks), err) ||
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &run->rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(comm, &run->nranks), err) ||
       tool_check_input(comm, run->in_path.file, err) ||
       (chosen = tool_choose_datasets(run, err)) != TOOL_EXIT_OK ||
       tool_output_prepare(comm, run->out_path.file, run->in_path.file, opt->force,

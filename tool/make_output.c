@@ -27,7 +27,7 @@ int tool_copy_file_attributes(transpose_run *run, xio_error *err) {
     snprintf(line, sizeof line, "%s: %s", when, run->opt->command_line);
   }
   xio_skipped_attributes skipped;
-  if (XIO_MPI(MPI_Bcast(line, (int)sizeof line, MPI_CHAR, 0, run->comm), err) ||
+  if (XIO_MPICHECK(MPI_Bcast(line, (int)sizeof line, MPI_CHAR, 0, run->comm), err) ||
       xio_copy_file_attributes(&run->in, &run->out, line, &skipped, err))
     return -1;
   if (skipped.count)
@@ -119,7 +119,8 @@ static int make_output_dataset(transpose_run *run, const xio_transpose_options *
 
 /* Collective.  The output dataset of run->in, made already, as run->out. */
 static int use_output_dataset(transpose_run *run, xio_error *err) {
-  return xio_use_dataset(&run->out, run->output.final_path, output_name(run, run->variable), err) ||
+  return xio_use_dataset(&run->out, run->output.final_path, output_name(run, run->variable),
+                         err) ||
                  tool_fold_output(run, err)
              ? -1
              : 0;
@@ -211,7 +212,8 @@ static int copy_rest_of_input(transpose_run *run, const xio_transpose_options *t
 int tool_start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
   if (tool_resume_begin(run, err)) return -1;
   if (run->output.partial_found) {
-    if (run->record.variable != 0 && begin_dataset(run, run->record.variable, err)) return -1;
+    if (run->record.variable != 0 && begin_dataset(run, run->record.variable, err))
+      return -1;
     const int held = tool_resume_partial(run, topt, output_name(run, run->variable), err);
     if (held != 0) return held > 0 ? 0 : -1;
     /* started over: from the first dataset */

@@ -110,8 +110,10 @@ void tool_memory_limit_find(const char *proc_cgroup, const char *cgroup_root, co
 
 int tool_node_ranks(MPI_Comm comm, int *node_ranks, xio_error *err) {
   MPI_Comm node = MPI_COMM_NULL;
-  return XIO_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), err) ||
-                 XIO_MPI(MPI_Comm_size(node, node_ranks), err) || XIO_MPI(MPI_Comm_free(&node), err)
+  return XIO_MPICHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+                      err) ||
+                 XIO_MPICHECK(MPI_Comm_size(node, node_ranks), err) ||
+                 XIO_MPICHECK(MPI_Comm_free(&node), err)
              ? -1
              : 0;
 }
@@ -119,20 +121,20 @@ int tool_node_ranks(MPI_Comm comm, int *node_ranks, xio_error *err) {
 int tool_default_memory_budget(MPI_Comm comm, uint64_t *budget, char *source, size_t source_size,
                                xio_error *err) {
   int rank, nranks, node_ranks = 1;
-  if (XIO_MPI(MPI_Comm_rank(comm, &rank), err) || XIO_MPI(MPI_Comm_size(comm, &nranks), err) ||
-      tool_node_ranks(comm, &node_ranks, err))
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(comm, &nranks), err) || tool_node_ranks(comm, &node_ranks, err))
     return -1;
   tool_memory_limit limit;
   tool_memory_limit_find("/proc/self/cgroup", "/sys/fs/cgroup", "/proc/meminfo", &limit);
   uint64_t mine = limit.bytes / 2 / (uint64_t)node_ranks;
-  if (XIO_MPI(MPI_Allreduce(&mine, budget, 1, MPI_UINT64_T, MPI_MIN, comm), err)) return -1;
+  if (XIO_MPICHECK(MPI_Allreduce(&mine, budget, 1, MPI_UINT64_T, MPI_MIN, comm), err)) return -1;
   if (!source) return 0;
   /* The lowest rank that has the smallest budget says why. */
   int speaker = mine == *budget ? rank : nranks, first;
-  if (XIO_MPI(MPI_Allreduce(&speaker, &first, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
+  if (XIO_MPICHECK(MPI_Allreduce(&speaker, &first, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
   char total[32];
   tool_format_bytes(limit.bytes, total, sizeof total);
   snprintf(source, source_size, "half of %s (%s) on rank %d's node, shared by its %d rank(s)",
            limit.source, total, rank, node_ranks);
-  return XIO_MPI(MPI_Bcast(source, (int)source_size, MPI_CHAR, first, comm), err);
+  return XIO_MPICHECK(MPI_Bcast(source, (int)source_size, MPI_CHAR, first, comm), err);
 }

@@ -220,8 +220,8 @@ int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int 
   const int rc = xio_on_root(comm, check_output_on_root, &check, err);
   if (rc) unlock(out); /* rank 0's, if it took it */
   int flags[4] = {out->partial_found, out->owned, out->final_exists, out->usage_error};
-  if (XIO_MPI(MPI_Bcast(flags, 4, MPI_INT, 0, comm), err) ||
-      XIO_MPI(MPI_Bcast(out->lock_note, (int)sizeof out->lock_note, MPI_CHAR, 0, comm), err))
+  if (XIO_MPICHECK(MPI_Bcast(flags, 4, MPI_INT, 0, comm), err) ||
+      XIO_MPICHECK(MPI_Bcast(out->lock_note, (int)sizeof out->lock_note, MPI_CHAR, 0, comm), err))
     return -1;
   out->partial_found = flags[0];
   out->owned = flags[1];
@@ -387,8 +387,8 @@ int tool_output_publish(MPI_Comm comm, tool_output_file *out, xio_error *err) {
 void tool_output_release(MPI_Comm comm, tool_output_file *out, int keep) {
   xio_error ignored; /* cleaning up after a failure that is reported already */
   int rank = 0;      /* if MPI cannot say, every rank tries: harmless */
-  if (XIO_MPI(MPI_Comm_rank(comm, &rank), &ignored) == 0)
-    (void)XIO_MPI(MPI_Barrier(comm), &ignored); /* every rank has closed the file */
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), &ignored) == 0)
+    (void)XIO_MPICHECK(MPI_Barrier(comm), &ignored); /* every rank has closed the file */
   if (rank == 0 && out->owned && !keep) (void)tool_output_remove_partial(out, &ignored);
   if (rank == 0) unlock(out);
   out->owned = 0;

@@ -229,11 +229,13 @@ static int input_unchanged_on_root(void *arg, xio_error *err) {
 }
 
 int tool_work_recorded(const transpose_run *run) {
-  return run->record.variable > 0 || run->record.move > 0 || run->record.progress.passes_done > 0;
+  return run->record.variable > 0 || run->record.move > 0 ||
+         run->record.progress.passes_done > 0;
 }
 
 int tool_all_passes_done(const transpose_run *run) {
-  return run->record.variable + 1 == run->rearranged.count && run->record.move + 1 == run->moves &&
+  return run->record.variable + 1 == run->rearranged.count &&
+         run->record.move + 1 == run->moves &&
          run->record.progress.passes_done == xio_pass_count(&run->record.progress.grid);
 }
 
@@ -253,13 +255,14 @@ void tool_describe_progress(const transpose_run *run, char *text, size_t size) {
 
 int tool_resume_begin(transpose_run *run, xio_error *err) {
   if (xio_on_root(run->comm, identity_on_root, run, err) ||
-      XIO_MPI(MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm), err))
+      XIO_MPICHECK(MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm), err))
     return -1;
   if (!run->output.partial_found) return 0;
   return xio_on_root(run->comm, resumable_on_root, run, err) ||
-                 XIO_MPI(MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm),
-                         err) ||
-                 XIO_MPI(MPI_Bcast(&run->output.partial_found, 1, MPI_INT, 0, run->comm), err)
+                 XIO_MPICHECK(
+                     MPI_Bcast(&run->record, (int)sizeof run->record, MPI_BYTE, 0, run->comm),
+                     err) ||
+                 XIO_MPICHECK(MPI_Bcast(&run->output.partial_found, 1, MPI_INT, 0, run->comm), err)
              ? -1
              : 0;
 }

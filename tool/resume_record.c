@@ -222,7 +222,8 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
   if (!(v = field(text, "variables")) ||
       sscanf(v, "%d %d %" SCNx64 " %" SCNx64, &r->variables, &r->variable, &r->list_hash,
              &r->order_hash) != 4 ||
-      r->variable < 0 || r->variable >= r->variables || !(v = field(text, "finished")) ||
+      r->variable < 0 || r->variable >= r->variables ||
+      !(v = field(text, "finished")) ||
       sscanf(v, "%" SCNx64 " %" SCNx64, &r->finished.read, &r->finished.written) != 2 ||
       !(v = field(text, "move")) ||
       sscanf(v, "%d %" SCNx64 " %" SCNx64, &r->move, &r->first_read, &r->source_sum) != 3 ||

@@ -24,7 +24,7 @@ int tool_session_start(const char *program, int *argc, char ***argv, int *rank) 
     fprintf(stderr, "%s: error: MPI_Init_thread failed\n", program);
     return TOOL_EXIT_ERROR;
   }
-  if (XIO_MPI(MPI_Comm_rank(MPI_COMM_WORLD, rank), &err) ||
+  if (XIO_MPICHECK(MPI_Comm_rank(MPI_COMM_WORLD, rank), &err) ||
       (H5Eset_auto2(H5E_DEFAULT, NULL, NULL) < 0 &&
        xio_fail(&err, "cannot take over HDF5's error reporting")) ||
       xio_deflate_install(&err)) {

@@ -106,7 +106,8 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
 void tool_say_dataset(const transpose_run *run, const char *type_text) {
   char which[64] = "";
   if (run->rearranged.count > 1)
-    snprintf(which, sizeof which, " (dataset %d of %d)", run->variable + 1, run->rearranged.count);
+    snprintf(which, sizeof which, " (dataset %d of %d)", run->variable + 1,
+             run->rearranged.count);
   char moves[64] = "";
   if (run->moves > 1)
     snprintf(moves, sizeof moves, " first of %d moves, through scratch files,", run->moves);

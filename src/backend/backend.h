@@ -1,5 +1,6 @@
 /* A backend owns a plan's memory and its local data movement: host memory
- * and CPU kernels (host.c), or device memory and CUDA kernels (cuda.c).
+ * and CPU kernels (host.c), or device memory and CUDA kernels
+ * (cuda/backend/cuda.c).
  *
  * Work goes to one of a few lanes (CUDA streams; on the host everything
  * runs in order at once), so that packing, the own block, transfers and

@@ -1,6 +1,6 @@
 /* Exchange engines move every rank's blocks to every other rank.  Each
  * engine is an entry of the registry in select.c, in the order `auto`
- * prefers them:
+ * prefers them (those that need CUDA in cuda/exchange/):
  *   nccl.c    grouped ncclSend/ncclRecv on device buffers it registers
  *             with NCCL (NCCL loaded at run time)
  *   mpi.c     MPI point-to-point on host buffers, or on device buffers where

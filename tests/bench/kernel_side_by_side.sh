@@ -1,12 +1,13 @@
 #!/bin/bash
 # The GPU kernel as it is against another version of it, side by side on
 # one GPU: builds xpose-bench twice (this tree, and this tree with
-# src/backend/cuda_kernels.cu replaced by BASE_KERNEL), then runs the two
+# cuda/backend/cuda_kernels.cu replaced by BASE_KERNEL), then runs the two
 # interleaved REPS times in one call and prints, per shape and element
 # size, both times (median of each run's --iters) and each against
 # cudaMemcpy of the same bytes in the same process.  Every row's #wrong
 # must be 0.  On a GPU machine, after `source .device/setup.sh`:
-#   git show REV:src/backend/cuda_kernels.cu > base-kernels.cu   # here, then carry it
+#   git show REV:cuda/backend/cuda_kernels.cu > base-kernels.cu   # here, then carry it
+# (src/backend/cuda_kernels.cu in revisions before cuda/ was made)
 #   tests/bench/kernel_side_by_side.sh base-kernels.cu
 # Environment: SHAPES (xpose-bench --shapes), SIZES (--sizes), REPS (2),
 # ITERS (20), OUT (logs; ./gpu-logs), and CUDA_FLAGS for the tree's build
@@ -29,7 +30,7 @@ source "$root/jobs/gpu-configure.sh"
 mkdir "$work/base-src"
 tar -C "$root" --exclude=./.git --exclude=./.device --exclude=./build --exclude='./build-*' \
   --exclude=./gpu-logs -cf - . | tar -C "$work/base-src" -xf -
-cp "$base_kernel" "$work/base-src/src/backend/cuda_kernels.cu"
+cp "$base_kernel" "$work/base-src/cuda/backend/cuda_kernels.cu"
 
 build() {  # name, source tree, extra CUDA flags
   gpu_configure "$2" "$work/$1" -DCMAKE_CUDA_FLAGS="$3" > "$out/side-by-side-$1-build.log" 2>&1 &&

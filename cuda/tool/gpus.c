@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cuda_error.h"
 #include "report.h"
 
 void tool_why_no_gpu(char *why, size_t why_size) {
@@ -31,10 +30,10 @@ void tool_why_no_gpu(char *why, size_t why_size) {
 
 int tool_default_gpu_budget(MPI_Comm comm, uint64_t *budget, xio_error *err) {
   size_t free_bytes = 0, total = 0;
-  int rc = XIO_CUDA(cudaMemGetInfo(&free_bytes, &total), err);
+  int rc = XIO_CUDACHECK(cudaMemGetInfo(&free_bytes, &total), err);
   uint64_t mine = free_bytes / 2;
   if (xio_agree(comm, rc, err) ||
-      XIO_MPI(MPI_Allreduce(&mine, budget, 1, MPI_UINT64_T, MPI_MIN, comm), err))
+      XIO_MPICHECK(MPI_Allreduce(&mine, budget, 1, MPI_UINT64_T, MPI_MIN, comm), err))
     return -1;
   return 0;
 }
@@ -43,20 +42,21 @@ enum { LINE = 400 }; /* a host name, a device name (up to 256) and a bus id */
 
 int tool_report_gpu_map(MPI_Comm comm, int device, xio_error *err) {
   int rank, nranks;
-  if (XIO_MPI(MPI_Comm_rank(comm, &rank), err) || XIO_MPI(MPI_Comm_size(comm, &nranks), err))
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(comm, &nranks), err))
     return -1;
   char host[64] = "?", bus[32] = "?", line[LINE];
   struct cudaDeviceProp prop;
   if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "?");
   xio_error ignored; /* only a description: what cannot be read shows as "?" */
-  if (XIO_CUDA(cudaDeviceGetPCIBusId(bus, sizeof bus, device), &ignored))
+  if (XIO_CUDACHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device), &ignored))
     snprintf(bus, sizeof bus, "?");
-  if (XIO_CUDA(cudaGetDeviceProperties(&prop, device), &ignored))
+  if (XIO_CUDACHECK(cudaGetDeviceProperties(&prop, device), &ignored))
     snprintf(prop.name, sizeof prop.name, "?");
   snprintf(line, sizeof line, "rank %d on %s: GPU %d, %s (PCI %s)", rank, host, device, prop.name,
            bus);
   char *all = rank == 0 ? malloc((size_t)nranks * LINE) : NULL;
-  if (XIO_MPI(MPI_Gather(line, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, comm), err)) {
+  if (XIO_MPICHECK(MPI_Gather(line, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, comm), err)) {
     free(all);
     return -1;
   }

@@ -15,6 +15,7 @@
  * where only the other engines are installed), and the engine is then
  * simply not available.  The header gives the functions' types. */
 #define _GNU_SOURCE /* dlopen's RTLD_ names */
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <nccl.h>
 #include <pthread.h>
@@ -23,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cuda_check.h"
+#include "check.h"
 #include "exchange/exchange.h"
 
 /* ---- the library, loaded once per process ---- */

@@ -1,11 +1,12 @@
 /* CUDA backend: device scratch, the tiled GPU kernels and 2-D copies, on a
  * stream per lane.  Execution starts after the work queued on the caller's
  * stream (the legacy default stream unless one is set). */
+#include <cuda_runtime_api.h>
 #include <stdlib.h>
 
 #include "backend/backend.h"
 #include "backend/cuda_kernels.h"
-#include "cuda_check.h"
+#include "check.h"
 
 typedef struct {
   cudaStream_t lanes[XPOSE_LANES];

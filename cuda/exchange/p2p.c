@@ -18,11 +18,12 @@
  * Opening the handles fails on every rank together; XPOSE_FAULT_P2P_OPEN=R
  * (tests) corrupts the handles that rank R receives, so that its opening
  * fails for real. */
+#include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_check.h"
+#include "check.h"
 #include "exchange/exchange.h"
 
 enum { BUS_ID_BYTES = 32 };

@@ -5,53 +5,22 @@
 #include <stdint.h>
 
 #include "checksum_cuda.h"
+#include "element_hash.h"
 
 namespace {
 
-constexpr uint64_t kKeySpread = 0x9e3779b97f4a7c15ull;
-constexpr uint64_t kMix = 0xd6e8feb86659fd93ull;
-
-__device__ inline uint64_t mix(uint64_t h) {
-  h ^= h >> 32;
-  h *= kMix;
-  h ^= h >> 32;
-  h *= kMix;
-  h ^= h >> 32;
-  return h;
-}
-
-// checksum.c's element_hash: sizes other than 1, 2, 4 and 8 bytes.
-__device__ inline uint64_t element_hash(const unsigned char *p, size_t size, uint64_t key) {
-  uint64_t h = (key + 1) * kKeySpread;
-  size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    uint64_t word = 0;
-    for (int b = 7; b >= 0; b--) word = word << 8 | p[i + b];
-    h = mix(h ^ word);
-  }
-  if (i < size) {
-    uint64_t word = 0;
-    for (size_t b = size; b > i; b--) word = word << 8 | p[b - 1];
-    h = mix(h ^ word ^ ((uint64_t)(size - i) << 59));
-  }
-  return h;
-}
-
-// checksum.c's word_hash, the key spread by its multiplier.
-__device__ inline uint64_t word_hash(uint64_t word, uint64_t key) {
-  const uint64_t h = (word ^ ((key + 1) * kKeySpread)) * kMix;
-  return h ^ (h >> 32);
-}
-
+// The host's hash (element_hash.h), the key spread here rather than
+// stepped along a row.
 template <typename Word>
 __device__ inline uint64_t hash_at(const unsigned char *row, int64_t j, size_t, uint64_t key) {
-  return word_hash((uint64_t) reinterpret_cast<const Word *>(row)[j], key);
+  const uint64_t word = reinterpret_cast<const Word *>(row)[j];
+  return xio_word_hash(word, (key + 1) * XIO_KEY_SPREAD);
 }
 
 template <>
 __device__ inline uint64_t hash_at<void>(const unsigned char *row, int64_t j, size_t size,
                                          uint64_t key) {
-  return element_hash(row + (size_t)j * size, size, key);
+  return xio_element_hash(row + (size_t)j * size, size, key);
 }
 
 // Rows spread over blockIdx (grid-stride), columns over the threads.

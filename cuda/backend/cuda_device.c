@@ -1,8 +1,9 @@
 /* Which GPU a rank drives. */
+#include <cuda_runtime_api.h>
 #include <mpi.h>
 
+#include "check.h"
 #include "collective.h"
-#include "cuda_check.h"
 
 xpose_status xpose_cuda_select_device(MPI_Comm comm, int *device) {
   xpose_status res = XPOSE_SUCCESS;

@@ -1,8 +1,9 @@
 /* Host-staged exchange for any MPI: device send buffer -> pinned host ->
  * MPI engine -> pinned host -> device receive buffer. */
+#include <cuda_runtime_api.h>
 #include <stdlib.h>
 
-#include "cuda_check.h"
+#include "check.h"
 #include "exchange/exchange.h"
 
 typedef struct {
