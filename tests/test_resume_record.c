@@ -43,15 +43,15 @@ int main(void) {
 
   /* the second of three datasets, one pass of two done */
   tool_resume_record written = a_record(paths, 3, "lat,lon,time"), read;
-  written.variable = 1;
+  written.dataset_index = 1;
   written.finished = (xio_checksums){0xaaaa, 0xbbbb};
   written.progress.passes_done = 1;
   written.progress.sums = (xio_checksums){0xcccc, 0xdddd};
   xio_error err = {""};
   EXPECT(tool_resume_record_write(path, &written, &err) == 0, "%s", err.message);
   EXPECT(tool_resume_record_read(path, &read) == 0, "no record read back");
-  EXPECT(read.variables == 3 && read.variable == 1, "%d %d", read.variables,
-         read.variable);
+  EXPECT(read.dataset_count == 3 && read.dataset_index == 1, "%d %d", read.dataset_count,
+         read.dataset_index);
   EXPECT(read.list_hash == written.list_hash && read.order_hash == written.order_hash, "hashes");
   EXPECT(read.finished.read == 0xaaaa && read.finished.written == 0xbbbb, "finished");
   EXPECT(read.progress.passes_done == 1 && read.progress.sums.written == 0xdddd, "progress");

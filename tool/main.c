@@ -143,7 +143,7 @@ static int move_all(transpose_run *run, xio_transpose_options *topt, xio_transpo
   for (;;) { /* each dataset in turn */
     tool_report_progress_begin(topt->resume_from ? topt->resume_from->passes_done : 0);
     moved = tool_move_dataset(run, topt, stats, err);
-    if (moved != 0 || run->variable + 1 == run->rearranged.count) break;
+    if (moved != 0 || run->dataset_index + 1 == run->rearranged.count) break;
     if ((moved = tool_next_dataset(run, topt, err)) != 0) break;
   }
   const double passes_ended = MPI_Wtime();

@@ -74,7 +74,7 @@ int tool_open_output_of(transpose_run *run, int k, const char *path, const char 
  * record's fields that describe it (rank 0 writes the records). */
 static int begin_dataset(transpose_run *run, int k, xio_error *err) {
   if (tool_open_dataset(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
-  run->record.variable = k;
+  run->record.dataset_index = k;
   const int rc = run->rank == 0 ? tool_resume_identity_dataset(&run->in, output_name(run, k),
                                                                &run->record, err)
                                 : 0;
@@ -87,7 +87,7 @@ static int begin_dataset(transpose_run *run, int k, xio_error *err) {
 static int make_output_dataset(transpose_run *run, const xio_transpose_options *topt,
                                xio_error *err) {
   const char *shown = run->output.final_path;
-  const char *name = output_name(run, run->variable);
+  const char *name = output_name(run, run->dataset_index);
   xio_skipped_attributes skipped;
   int scales = 0;
   xio_matrix last; /* what the last move reads: its passes write the output */
@@ -119,7 +119,7 @@ static int make_output_dataset(transpose_run *run, const xio_transpose_options *
 
 /* Collective.  The output dataset of run->in, made already, as run->out. */
 static int use_output_dataset(transpose_run *run, xio_error *err) {
-  return xio_use_dataset(&run->out, run->output.final_path, output_name(run, run->variable),
+  return xio_use_dataset(&run->out, run->output.final_path, output_name(run, run->dataset_index),
                          err) ||
                  tool_fold_output(run, err)
              ? -1
@@ -212,13 +212,13 @@ static int copy_rest_of_input(transpose_run *run, const xio_transpose_options *t
 int tool_start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
   if (tool_resume_begin(run, err)) return -1;
   if (run->output.partial_found) {
-    if (run->record.variable != 0 && begin_dataset(run, run->record.variable, err))
+    if (run->record.dataset_index != 0 && begin_dataset(run, run->record.dataset_index, err))
       return -1;
-    const int held = tool_resume_partial(run, topt, output_name(run, run->variable), err);
+    const int held = tool_resume_partial(run, topt, output_name(run, run->dataset_index), err);
     if (held != 0) return held > 0 ? 0 : -1;
     /* started over: from the first dataset */
     run->record.finished = (xio_checksums){0, 0};
-    if (run->variable != 0 && begin_dataset(run, 0, err)) return -1;
+    if (run->dataset_index != 0 && begin_dataset(run, 0, err)) return -1;
   }
   const char *partial = run->output.partial_path, *shown = run->output.final_path;
   return tool_record_copying(run, err) ||
@@ -239,7 +239,7 @@ int tool_next_dataset(transpose_run *run, xio_transpose_options *topt, xio_error
   run->record.move = 0;
   run->record.first_read = run->record.source_sum = 0;
   topt->resume_from = NULL;
-  if (begin_dataset(run, run->variable + 1, err)) return -1;
+  if (begin_dataset(run, run->dataset_index + 1, err)) return -1;
   tool_limit_passes(run, topt);
   if (run->opt->verbose) {
     char type_text[256];

@@ -29,7 +29,7 @@ int tool_open_output_of(transpose_run *run, int k, const char *path, const char 
  * space reserved, the rest of the input and a first record. */
 int tool_start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err);
 
-/* Collective, once dataset run->variable is moved: the next one opened,
+/* Collective, once dataset run->dataset_index is moved: the next one opened,
  * its output made beside it, its passes planned afresh. */
 int tool_next_dataset(transpose_run *run, xio_transpose_options *topt, xio_error *err);
 

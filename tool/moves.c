@@ -82,7 +82,7 @@ int tool_fold_input(transpose_run *run, const xio_matrix *like, xio_error *err) 
 }
 
 int tool_open_dataset(transpose_run *run, int k, const xio_matrix *like, xio_error *err) {
-  run->variable = k;
+  run->dataset_index = k;
   snprintf(run->in_path.dataset, sizeof run->in_path.dataset, "%s", run->rearranged.paths[k]);
   /* in the file open already: opening it costs more than a small dataset's move */
   if (run->in.comm != MPI_COMM_NULL

@@ -60,7 +60,7 @@ static int resumable_on_root(void *arg, xio_error *err) {
   if (!why[0]) {
     run->record.progress = found.progress;
     run->record.sequence = found.sequence;
-    run->record.variable = found.variable;
+    run->record.dataset_index = found.dataset_index;
     run->record.finished = found.finished;
     run->record.move = found.move;
     run->record.first_read = found.first_read;
@@ -229,12 +229,12 @@ static int input_unchanged_on_root(void *arg, xio_error *err) {
 }
 
 int tool_work_recorded(const transpose_run *run) {
-  return run->record.variable > 0 || run->record.move > 0 ||
+  return run->record.dataset_index > 0 || run->record.move > 0 ||
          run->record.progress.passes_done > 0;
 }
 
 int tool_all_passes_done(const transpose_run *run) {
-  return run->record.variable + 1 == run->rearranged.count &&
+  return run->record.dataset_index + 1 == run->rearranged.count &&
          run->record.move + 1 == run->moves &&
          run->record.progress.passes_done == xio_pass_count(&run->record.progress.grid);
 }
@@ -249,8 +249,8 @@ void tool_describe_progress(const transpose_run *run, char *text, size_t size) {
     snprintf(text, size, "%lld of %lld passes%s", done, passes, move);
   else
     snprintf(text, size, "%d of %d datasets and %lld of %lld passes%s of %.100s",
-             run->record.variable, run->rearranged.count, done, passes, move,
-             run->rearranged.paths[run->record.variable]);
+             run->record.dataset_index, run->rearranged.count, done, passes, move,
+             run->rearranged.paths[run->record.dataset_index]);
 }
 
 int tool_resume_begin(transpose_run *run, xio_error *err) {

@@ -94,7 +94,7 @@ void tool_resume_record_set_list(tool_resume_record *record, const char (*paths)
   uint64_t hash = 0;
   for (int i = 0; i < count; i++)
     hash = hash * 0x100000001b3ull ^ hash_bytes(paths[i], strlen(paths[i]));
-  record->variables = count;
+  record->dataset_count = count;
   record->list_hash = hash;
   record->order_hash = hash_bytes(order, strlen(order));
 }
@@ -133,7 +133,7 @@ static int format_slot(const tool_resume_record *r, char slot[SLOT_BYTES]) {
   n += snprintf(slot + n, (size_t)(SLOT_BYTES - n),
                 "\nvariables %d %d %016" PRIx64 " %016" PRIx64 "\nfinished %016" PRIx64
                 " %016" PRIx64 "\nmove %d %016" PRIx64 " %016" PRIx64 "\nonly %d\ncopying %d\n",
-                r->variables, r->variable, r->list_hash, r->order_hash, r->finished.read,
+                r->dataset_count, r->dataset_index, r->list_hash, r->order_hash, r->finished.read,
                 r->finished.written, r->move, r->first_read, r->source_sum, r->only, r->copying);
   n += snprintf(slot + n, (size_t)(SLOT_BYTES - n), "check %016" PRIx64 "\n",
                 hash_bytes(slot, (size_t)n));
@@ -220,9 +220,9 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
   }
   xio_shape_set_lead_order(shape, shape->lead, lead_order);
   if (!(v = field(text, "variables")) ||
-      sscanf(v, "%d %d %" SCNx64 " %" SCNx64, &r->variables, &r->variable, &r->list_hash,
+      sscanf(v, "%d %d %" SCNx64 " %" SCNx64, &r->dataset_count, &r->dataset_index, &r->list_hash,
              &r->order_hash) != 4 ||
-      r->variable < 0 || r->variable >= r->variables ||
+      r->dataset_index < 0 || r->dataset_index >= r->dataset_count ||
       !(v = field(text, "finished")) ||
       sscanf(v, "%" SCNx64 " %" SCNx64, &r->finished.read, &r->finished.written) != 2 ||
       !(v = field(text, "move")) ||
@@ -306,8 +306,8 @@ const char *tool_resume_record_mismatch(const tool_resume_record *found,
     return "it was written by an older xpose, whose record this one does not read";
   if (found->input_path_hash != wanted->input_path_hash)
     return "it was started from another input file";
-  if (found->variables != wanted->variables || found->list_hash != wanted->list_hash)
-    return found->variables > 1 || wanted->variables > 1
+  if (found->dataset_count != wanted->dataset_count || found->list_hash != wanted->list_hash)
+    return found->dataset_count > 1 || wanted->dataset_count > 1
                ? "it was started for another set of datasets"
                : "it was started from another dataset";
   if (found->only >= 0 && found->only != wanted->only)
@@ -323,7 +323,7 @@ const char *tool_resume_record_mismatch(const tool_resume_record *found,
   }
   /* At another of the run's datasets, or moves: the same file, paths and
    * order make it the same run; resuming checks that partial output. */
-  if (found->variable != wanted->variable || found->move != wanted->move)
+  if (found->dataset_index != wanted->dataset_index || found->move != wanted->move)
     return found->order_hash != wanted->order_hash ? "it was started for another order of the axes"
                                                    : NULL;
   if (strcmp(found->input_dataset, wanted->input_dataset) != 0)

@@ -41,8 +41,9 @@ typedef struct {
    * another dataset than the wanted one: a dataset's own fold is compared
    * above), which one the fields above and `progress` are of; those before
    * it are done, with the checksums `finished` (tool_checksums_chain).
-   * One dataset: 1, the hashes, 0, zeros. */
-  int variables, variable;
+   * One dataset: 1, the hashes, 0, zeros.  (The record's line for them
+   * is still called "variables", so that records written before read.) */
+  int dataset_count, dataset_index;
   uint64_t list_hash, order_hash;
   /* --only: the rearranged datasets alone, not the rest of the input; -1
    * in a record that does not say (an xpose before it did). */

@@ -27,7 +27,7 @@ typedef struct {
   int rank, nranks;
   dataset_path in_path, out_path;
   tool_dataset_list rearranged; /* the input's datasets the run moves, one after the other */
-  int variable;            /* which of them is in `in` (and in `out`, while moving) */
+  int dataset_index;            /* which of them is in `in` (and in `out`, while moving) */
   uint64_t moved_bytes;         /* of the datasets moved before it */
   int64_t moved_passes;
   xio_matrix in, out;

@@ -66,7 +66,7 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
                              : opt->verify == TOOL_VERIFY_INPUT ? "verified against the input"
                                                                 : "verified";
   const char *backend_name = run->backend == XPOSE_BACKEND_CUDA ? "cuda" : "host";
-  const char *out_name = output_name(run, run->variable);
+  const char *out_name = output_name(run, run->dataset_index);
   if (opt->json) {
     tool_json j;
     tool_json_begin(&j);
@@ -106,7 +106,7 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
 void tool_say_dataset(const transpose_run *run, const char *type_text) {
   char which[64] = "";
   if (run->rearranged.count > 1)
-    snprintf(which, sizeof which, " (dataset %d of %d)", run->variable + 1,
+    snprintf(which, sizeof which, " (dataset %d of %d)", run->dataset_index + 1,
              run->rearranged.count);
   char moves[64] = "";
   if (run->moves > 1)

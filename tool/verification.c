@@ -32,7 +32,7 @@ int tool_verify_output(transpose_run *run, double *seconds, xio_error *err) {
     rc = tool_output_evict(run->comm, &run->output, err);
     for (int k = 0; k < run->rearranged.count && rc == 0; k++) {
       xio_checksums sums = {0, 0};
-      if (run->variable != k && tool_open_dataset(run, k, NULL, err) != TOOL_EXIT_OK) rc = -1;
+      if (run->dataset_index != k && tool_open_dataset(run, k, NULL, err) != TOOL_EXIT_OK) rc = -1;
       if (rc == 0)
         rc = tool_open_output_of(run, k, run->output.partial_path, run->output.final_path, err);
       if (rc == 0) rc = tool_fold_output(run, err);
