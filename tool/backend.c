@@ -1,10 +1,35 @@
 /* The backend a run transposes on (backend.h). */
+#define _POSIX_C_SOURCE 200809L /* gethostname */
 #include "backend.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "gpus.h"
 #include "report.h"
+
+#ifdef XPOSE_HAVE_CUDA
+enum { LINE = 400 }; /* a rank, a host name and tool_describe_gpu's words */
+
+/* Collective: rank 0 prints which GPU every rank drives. */
+static int report_gpu_map(MPI_Comm comm, int device, xio_error *err) {
+  int rank, nranks;
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(comm, &nranks), err))
+    return -1;
+  char host[64] = "?", gpu[LINE - 100], line[LINE];
+  if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "?");
+  tool_describe_gpu(device, gpu, sizeof gpu);
+  snprintf(line, sizeof line, "rank %d on %s: %s", rank, host, gpu);
+  char *all = rank == 0 ? malloc((size_t)nranks * LINE) : NULL;
+  const int rc = XIO_MPICHECK(MPI_Gather(line, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, comm), err);
+  for (int r = 0; rc == 0 && all && r < nranks; r++)
+    tool_report_verbose("%s", all + (size_t)r * LINE);
+  free(all);
+  return rc;
+}
+#endif
 
 int tool_choose_backend(const tool_options *opt, MPI_Comm comm, xpose_backend_kind *backend,
                         xio_error *err) {
@@ -18,7 +43,7 @@ int tool_choose_backend(const tool_options *opt, MPI_Comm comm, xpose_backend_ki
     *backend = XPOSE_BACKEND_CUDA;
 #ifdef XPOSE_HAVE_CUDA
     /* every rank has the same argv */
-    if (opt->verbose && tool_report_gpu_map(comm, device, err)) return TOOL_EXIT_ERROR;
+    if (opt->verbose && report_gpu_map(comm, device, err)) return TOOL_EXIT_ERROR;
 #endif
     return TOOL_EXIT_OK;
   }

@@ -17,7 +17,8 @@ void tool_why_no_gpu(char *why, size_t why_size);
  * ranks (every rank plans the same passes).  0, or -1 with a message. */
 int tool_default_gpu_budget(MPI_Comm comm, uint64_t *budget, xio_error *err);
 
-/* Collective.  With --verbose, rank 0 prints which GPU every rank drives. */
-int tool_report_gpu_map(MPI_Comm comm, int device, xio_error *err);
+/* Local.  Which GPU `device` is: "GPU 0, NVIDIA H100 80GB HBM3 (PCI
+ * 0000:19:00.0)"; what cannot be read shows as "?". */
+void tool_describe_gpu(int device, char *text, size_t size);
 
 #endif

@@ -101,8 +101,7 @@ static int transpose_options(transpose_run *run, xio_transpose_options *topt, xi
   topt->config.exchange = (xpose_exchange_kind)opt->exchange;
   topt->config.max_message_bytes = (size_t)opt->max_message_bytes;
   topt->config.own_output = on_gpu; /* plans that own their outputs write into other GPUs (p2p) */
-  const char *io_thread = getenv("XPOSE_IO_THREAD"); /* 0: no I/O threads (session.c) */
-  topt->inline_io = io_thread && strcmp(io_thread, "0") == 0;
+  topt->inline_io = tool_io_threads_off();
   if (on_gpu) return 0;
   if (tool_host_threads(run->comm, &topt->config.host_threads, err)) return -1;
   tool_report_verbose("host transposes on %d thread(s) per rank", topt->config.host_threads);

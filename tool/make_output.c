@@ -17,6 +17,16 @@
 #include "stop_signals.h"
 #include "summary.h"
 
+/* Attributes holding references are left out: copied, they would point
+ * from the output into the input. */
+static void warn_skipped(const transpose_run *run, const char *where,
+                         const xio_skipped_attributes *skipped) {
+  if (skipped->count)
+    tool_report_warning(
+        "%d attribute(s) %s were not copied (%s): references cannot point from %s into %s",
+        skipped->count, where, skipped->names, run->out_path.file, run->in_path.file);
+}
+
 int tool_copy_file_attributes(transpose_run *run, xio_error *err) {
   char line[sizeof run->opt->command_line + 64] = "";
   if (run->rank == 0) {
@@ -30,11 +40,9 @@ int tool_copy_file_attributes(transpose_run *run, xio_error *err) {
   if (XIO_MPICHECK(MPI_Bcast(line, (int)sizeof line, MPI_CHAR, 0, run->comm), err) ||
       xio_copy_file_attributes(&run->in, &run->out, line, &skipped, err))
     return -1;
-  if (skipped.count)
-    tool_report_warning(
-        "%d attribute(s) of %s were not copied (%s): references cannot point "
-        "from %s into %s",
-        skipped.count, run->in_path.file, skipped.names, run->in_path.file, run->out_path.file);
+  char where[4200];
+  snprintf(where, sizeof where, "of %s", run->in_path.file);
+  warn_skipped(run, where, &skipped);
   return 0;
 }
 
@@ -51,11 +59,9 @@ static int finish_on_root(void *arg, xio_error *err) {
     tool_report_verbose("copied %d dataset(s) of variable-length data (%s) on rank 0 alone",
                         copied.datasets, bytes);
   }
-  if (copied.skipped.count)
-    tool_report_warning(
-        "%d attribute(s) in %s were not copied (%s): references cannot point from %s into %s",
-        copied.skipped.count, run->in_path.file, copied.skipped.names, run->out_path.file,
-        run->in_path.file);
+  char where[4200];
+  snprintf(where, sizeof where, "in %s", run->in_path.file);
+  warn_skipped(run, where, &copied.skipped);
   return 0;
 }
 
@@ -105,12 +111,9 @@ static int make_output_dataset(transpose_run *run, const xio_transpose_options *
       xio_copy_dimension_scales(&run->in, &run->out, run->order, &scales, err))
     return -1;
   run->compressed |= run->out.filtered;
-  if (skipped.count)
-    tool_report_warning(
-        "%d attribute(s) of %s:%s were not copied (%s): references cannot point from %s into "
-        "%s",
-        skipped.count, run->in_path.file, run->in.dataset, skipped.names, run->out_path.file,
-        run->in_path.file);
+  char where[4800];
+  snprintf(where, sizeof where, "of %s:%s", run->in_path.file, run->in.dataset);
+  warn_skipped(run, where, &skipped);
   if (scales && run->opt->verbose)
     tool_report_verbose("%s: %d dimension scale(s) attached with the axes moved", run->in.dataset,
                         scales);
@@ -196,12 +199,9 @@ static int copy_rest_of_input(transpose_run *run, const xio_transpose_options *t
                     make_in_place, &make, piece_budget(run), tool_stop_requested, &copied, err);
   run->stopped = rc == XIO_STOPPED;
   if (rc) return -1;
-  if (copied.skipped.count)
-    tool_report_warning(
-        "%d attribute(s) in %s were not copied (%s): references cannot point "
-        "from %s into %s",
-        copied.skipped.count, run->in_path.file, copied.skipped.names, run->out_path.file,
-        run->in_path.file);
+  char where[4200];
+  snprintf(where, sizeof where, "in %s", run->in_path.file);
+  warn_skipped(run, where, &copied.skipped);
   char bytes[32];
   tool_format_bytes(copied.bytes, bytes, sizeof bytes);
   tool_report_verbose("copied the rest of %s: %d dataset(s) (%s of data), %d group(s), %d link(s)",

@@ -10,15 +10,17 @@
 #include "h5_error.h"
 #include "options.h"
 
+int tool_io_threads_off(void) {
+  const char *io_thread = getenv("XPOSE_IO_THREAD");
+  return io_thread && strcmp(io_thread, "0") == 0;
+}
+
 int tool_session_start(const char *program, int *argc, char ***argv, int *rank) {
   xio_error err = {""};
   *rank = 0;
   /* Threads: the pass loop's I/O thread does MPI-IO while the main one
-   * exchanges (io_thread.h); with less, the passes run one step at a time,
-   * as XPOSE_IO_THREAD=0 asks. */
-  const char *io_thread = getenv("XPOSE_IO_THREAD");
-  const int wanted = io_thread && strcmp(io_thread, "0") == 0 ? MPI_THREAD_SINGLE
-                                                              : MPI_THREAD_MULTIPLE;
+   * exchanges (io_thread.h). */
+  const int wanted = tool_io_threads_off() ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE;
   int provided = MPI_THREAD_SINGLE;
   if (MPI_Init_thread(argc, argv, wanted, &provided) != MPI_SUCCESS) {
     fprintf(stderr, "%s: error: MPI_Init_thread failed\n", program);
