@@ -138,6 +138,22 @@ class Storage(ToolTestCase):
         with h5py.File(self.path("out.h5"), "r") as f:
             self.assertLess(f["m"].id.get_storage_size(), 400 * 300 * 8 // 4)
 
+    def test_default_chunks_of_a_time_series_stop_at_the_ranks_shares(self):
+        # Each of 2 ranks writes 45 of the 90 latitudes: a chunk across
+        # their border is gathered to one rank to compress.  The square
+        # side here is 32 (chunks of 32 x 32 x 256 before), which does not
+        # divide 45; 15 does.
+        shape = (256, 90, 40)
+        data = pattern(shape, "<f4")
+        with h5py.File(self.path("in.h5"), "w") as f:
+            f.create_dataset("tas", data=data, chunks=(1, 90, 40), compression="gzip",
+                             shuffle=True)
+        result = self.xpose(2, "--axes", "1,2,0", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        with h5py.File(self.path("out.h5"), "r") as f:
+            chunks = f["tas"].chunks
+            self.assertTrue(np.array_equal(f["tas"][...], data.transpose(1, 2, 0)))
+        self.assertEqual(chunks, (15, 40, 256))
 
 class DimensionScales(ToolTestCase):
     def test_scales_are_copied_and_attached_swapped(self):
