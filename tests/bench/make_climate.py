@@ -3,8 +3,10 @@
 netCDF4-python writes such files: tas(time, lat, lon) float32, one record
 per chunk, zlib 4 + shuffle, a _FillValue; tas_stn(time, station);
 time_bnds; a 2-D char station_name; a scalar crs; 6 global attributes;
-time unlimited.
-    make_climate.py OUT.nc [TIMES [LATS [LONS]]]   (default 1461 192 288: 323 MB of tas)
+time unlimited; with a 5th argument "tas,pr", pr(time, lat, lon) too
+(precipitation: the same storage, skewed positive values).
+    make_climate.py OUT.nc [TIMES [LATS [LONS [VARIABLES]]]]   (default 1461 192 288 tas:
+    323 MB of tas)
 Values are smooth fields plus noise, so that they compress as model output
 does (not zeros)."""
 import sys
@@ -14,6 +16,7 @@ import numpy as np
 
 path = sys.argv[1]
 times, lats, lons = (int(a) for a in (sys.argv[2:5] + ["1461", "192", "288"][len(sys.argv[2:5]):]))
+with_pr = len(sys.argv) > 5 and "pr" in sys.argv[5].split(",")
 stations = 50
 rng = np.random.default_rng(24)
 with netCDF4.Dataset(path, "w", format="NETCDF4") as nc:
@@ -48,6 +51,14 @@ with netCDF4.Dataset(path, "w", format="NETCDF4") as nc:
     tas.standard_name = "air_temperature"
     tas.grid_mapping = "crs"
     tas.coordinates = "lat lon"
+    if with_pr:
+        pr = nc.createVariable("pr", "f4", ("time", "lat", "lon"), zlib=True, complevel=4,
+                               shuffle=True, chunksizes=(1, lats, lons),
+                               fill_value=np.float32(1e20))
+        pr.units = "kg m-2 s-1"
+        pr.standard_name = "precipitation_flux"
+        pr.grid_mapping = "crs"
+        pr.coordinates = "lat lon"
     stn = nc.createVariable("tas_stn", "f4", ("time", "station"), fill_value=np.float32(1e20))
     stn.units = "K"
     name = nc.createVariable("station_name", "S1", ("station", "name_strlen"))
@@ -58,3 +69,5 @@ with netCDF4.Dataset(path, "w", format="NETCDF4") as nc:
         bnds[t] = [t, t + 1]
         tas[t] = field + 5 * np.sin(2 * np.pi * t / 365.25) + rng.normal(0, 1, (lats, lons)).astype("f4")
         stn[t] = 280 + rng.normal(0, 3, stations).astype("f4")
+        if with_pr:
+            pr[t] = (rng.gamma(0.5, 2e-5, (lats, lons)) * (rng.random((lats, lons)) < 0.4)).astype("f4")
