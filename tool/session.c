@@ -19,8 +19,9 @@ int tool_io_threads_off(void) {
 /* HDF5 allocates and frees a buffer or two per chunk it filters, of 1 MiB
  * or so: past glibc's default threshold each is mapped, faulted in page by
  * page and unmapped (a TLB flush) again.  Kept in the heap instead, a run
- * on a compressed climate file took 16% less time (95 MB of float32, 2
- * ranks on 2 cores: 3.03 -> 2.55 s; tests/bench/RESULTS.md).  Buffers the
+ * on a compressed climate file took 10-18% less time (95 MB of float32 on
+ * 2 cores: 3.05 -> 2.73 s with 2 ranks, 3.57 -> 2.94 s with 1;
+ * tests/bench/RESULTS.md).  Buffers the
  * size of a pass (over 32 MiB) are still mapped, and freed memory goes
  * back to the system past 64 MiB of it (the largest rank's resident
  * memory: 84 -> 124 MB there). */
