@@ -126,3 +126,31 @@ uint64_t xio_deflate_chunks(void) {
   return 0;
 #endif
 }
+
+#if defined(XIO_HAVE_LIBDEFLATE)
+xio_inflater *xio_inflater_new(void) { return (xio_inflater *)libdeflate_alloc_decompressor(); }
+
+void xio_inflater_free(xio_inflater *inflater) {
+  if (inflater) libdeflate_free_decompressor((struct libdeflate_decompressor *)inflater);
+}
+
+int xio_inflate(xio_inflater *inflater, const void *in, size_t in_size, void *out,
+                size_t out_size) {
+  size_t actual = 0;
+  return libdeflate_zlib_decompress((struct libdeflate_decompressor *)inflater, in, in_size, out,
+                                    out_size, &actual) == LIBDEFLATE_SUCCESS &&
+                 actual == out_size
+             ? 0
+             : -1;
+}
+#else
+xio_inflater *xio_inflater_new(void) { return NULL; }
+
+void xio_inflater_free(xio_inflater *inflater) { (void)inflater; }
+
+int xio_inflate(xio_inflater *inflater, const void *in, size_t in_size, void *out,
+                size_t out_size) {
+  (void)inflater, (void)in, (void)in_size, (void)out, (void)out_size;
+  return -1;
+}
+#endif

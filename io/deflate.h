@@ -32,4 +32,15 @@ const char *xio_deflate_name(void);
 /* How many chunks libdeflate has compressed in this process (for tests). */
 uint64_t xio_deflate_chunks(void);
 
+/* Inflating zlib streams with libdeflate, for chunks read raw
+ * (chunk_reader.h).  NULL where xpose was built without libdeflate (or
+ * out of memory); one per thread at a time. */
+typedef struct xio_inflater xio_inflater;
+xio_inflater *xio_inflater_new(void);
+void xio_inflater_free(xio_inflater *inflater); /* NULL is accepted */
+
+/* 0 where the zlib stream in[0, in_size) inflates to exactly out_size
+ * bytes, into out; else -1. */
+int xio_inflate(xio_inflater *inflater, const void *in, size_t in_size, void *out, size_t out_size);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "chunk_reader.h"
 #include "h5_compat.h"
 #include "h5_types.h"
 #include "mpi_hints.h"
@@ -269,8 +270,9 @@ static int describe_dataset(xio_matrix *m, const char *path, xio_error *err) {
    * when HDF5 flushes it (without fallocate, an output dataset allocated
    * early lies past the file's end until then). */
   unsigned intent = 0;
-  if (rc == 0 && H5Fget_intent(m->file, &intent) >= 0 && !(intent & H5F_ACC_RDWR))
-    rc = xio_check_stored_in_file(m->file, m->dset, path, m->dataset, err);
+  const int read_only = H5Fget_intent(m->file, &intent) >= 0 && !(intent & H5F_ACC_RDWR);
+  if (rc == 0 && read_only) rc = xio_check_stored_in_file(m->file, m->dset, path, m->dataset, err);
+  if (rc == 0 && read_only && m->filtered) m->chunk_index = xio_chunk_index_new(); /* or none */
   return rc ? -1 : xio_matrix_fold(m, 0, 1, ndims == 2 ? 2 : ndims, err);
 }
 
@@ -450,6 +452,7 @@ static int drop_dataset(xio_matrix *m, xio_error *err) {
   int rc = 0;
   if (m->dset >= 0 && H5Dclose(m->dset) < 0) rc = xio_fail_h5(err, "closing %s failed", m->dataset);
   xio_release(H5Tclose, &m->type, &rc, err);
+  xio_chunk_index_free(m->chunk_index);
   const hid_t file = m->file;
   matrix_init(m, m->comm);
   m->file = file;
@@ -558,6 +561,16 @@ static int transfer_block(const xio_matrix *m, int writing, int64_t row, int64_t
   /* A dataset without elements has no storage that MPI-IO could address;
    * the shape is the same on every rank, so all of them return here. */
   if (m->rows == 0 || m->cols == 0) return 0;
+  const int raw = !writing && m->chunk_index
+                      ? xio_chunk_index_build(m->chunk_index, m->comm, m->file, m->dset, &m->shape,
+                                              m->type_size, m->dataset, err)
+                      : 0;
+  if (raw < 0) return -1;
+  if (raw)
+    return xio_agree(m->comm,
+                     xio_chunk_index_read(m->chunk_index, &m->shape, m->elem_size, row, nrows, col,
+                                          ncols, buf, err),
+                     err);
   int rc = 0;
   hid_t fspace = H5Dget_space(m->dset), mspace = H5I_INVALID_HID,
         dxpl = H5Pcreate(H5P_DATASET_XFER);
@@ -648,6 +661,7 @@ int xio_close(xio_matrix *m, xio_error *err) {
   xio_release(H5Tclose, &m->type, &rc, err);
   if (m->file >= 0 && H5Fclose(m->file) < 0 && rc == 0)
     rc = xio_fail_h5(err, "closing the file of %s failed", m->dataset);
+  xio_chunk_index_free(m->chunk_index);
   const MPI_Comm comm = m->comm;
   matrix_init(m, MPI_COMM_NULL);
   return xio_agree(comm, rc, err);

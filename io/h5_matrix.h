@@ -27,6 +27,9 @@ typedef struct {
   int chunked;                      /* read independently: see transfer_block */
   int filtered;                     /* chunked, with filters (compression) */
   int64_t chunk_dims[XIO_MAX_DIMS]; /* chunked: the chunk shape */
+  /* Compressed and open read-only: its chunks, read raw once indexed
+   * (chunk_reader.h); shared by copies of m, freed by xio_close. */
+  struct xio_chunk_index *chunk_index;
   /* chunked: the rows (of an item's matrix) and columns a pass must start
    * and end on to cover whole chunks (the whole group where no shorter run
    * does) */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "checksum.h"
+#include "host_memory.h"
 #include "io_thread.h"
 #include "raw_dataset.h"
 #include "slab_walk.h"
@@ -138,7 +139,7 @@ static int walk_checksum(const xio_matrix *m, uint64_t memory_budget, int (*stop
   if (chunks < 0 ||
       (chunks && xio_slab_walk_init(m->comm, m->rows, m->cols, es, memory_budget, &walk, err)))
     return -1;
-  unsigned char *buf = malloc((size_t)(walk.piece_rows * walk.piece_cols) * es + 1);
+  unsigned char *buf = xio_host_alloc((size_t)(walk.piece_rows * walk.piece_cols) * es + 1);
   int rc = buf ? 0 : xio_fail(err, "cannot allocate the verification buffer");
   rc = xio_agree(m->comm, rc, err);
   uint64_t total = 0;
@@ -253,7 +254,7 @@ int xio_checksum_passes(const xio_matrix *out, const xio_shape *in, const xio_pr
   const size_t es = out->elem_size;
   int64_t first, largest; /* rank 0's share of a widest block is the largest */
   xpose_block_range(grid->block_cols, nranks, 0, &first, &largest);
-  unsigned char *buf = malloc((size_t)(largest * grid->block_rows) * es + 1);
+  unsigned char *buf = xio_host_alloc((size_t)(largest * grid->block_rows) * es + 1);
   int64_t *order = xio_pass_order(grid);
   int rc = buf && order ? 0 : xio_fail(err, "cannot allocate the buffer to read back passes");
   rc = xio_agree(out->comm, rc, err);

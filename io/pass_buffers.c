@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_memory.h"
+
 /* One byte more than asked, so that empty blocks still get a buffer. */
 int xio_pass_buffers_alloc(xio_pass_buffers *b, int on_gpu, int plans_own_output, size_t in_bytes,
                            size_t out_bytes, xio_error *err) {
@@ -25,7 +27,7 @@ int xio_pass_buffers_host(xio_pass_buffers *b, int out, int slot, xio_error *err
 #ifdef XPOSE_HAVE_CUDA
   if (b->on_gpu) return xio_gpu_pinned_alloc(host, bytes, err);
 #endif
-  *host = malloc(bytes);
+  *host = xio_host_alloc(bytes);
   if (!*host) return xio_fail(err, "cannot allocate %zu bytes of pass buffers", bytes);
   memset(*host, 0, bytes); /* page faults now, beside the I/O, rather than in a transpose */
   return 0;
