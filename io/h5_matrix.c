@@ -91,6 +91,9 @@ int xio_matrix_fold(xio_matrix *m, int lead, int split, int trail, xio_error *er
 
 int xio_matrix_transposes(const xio_matrix *out, const xio_matrix *in) {
   if (in->rows * in->cols == 0) return out->rows * out->cols == 0;
+  if (in->shape.rechunk)
+    return out->items == in->items && out->rows == in->rows && out->cols == in->cols &&
+           out->elem_size == in->elem_size;
   return out->items == in->items && xio_item_rows(out) == in->cols &&
          out->cols == xio_item_rows(in) && out->elem_size == in->elem_size;
 }

@@ -52,7 +52,7 @@ static inline int64_t xio_item_rows(const xio_matrix *m) { return m->rows / m->i
 int xio_matrix_fold_as_transpose(xio_matrix *out, const xio_matrix *in, xio_error *err);
 
 /* Local.  Whether out's folded matrix is the shape of in's transpose
- * (item by item), or both are empty. */
+ * (item by item; rechunking, of in), or both are empty. */
 int xio_matrix_transposes(const xio_matrix *out, const xio_matrix *in);
 
 /* Marks m as not open, so that xio_close(m) does nothing. */

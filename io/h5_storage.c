@@ -16,7 +16,7 @@ static int parse_level(const char *text, int *level) {
 }
 
 int xio_storage_parse_layout(const char *text, xio_storage *storage) {
-  storage->chunk_rows = storage->chunk_cols = 0;
+  storage->chunk_ndims = 0;
   if (strcmp(text, "contiguous") == 0) {
     storage->layout = XIO_LAYOUT_CONTIGUOUS;
     return 0;
@@ -24,14 +24,17 @@ int xio_storage_parse_layout(const char *text, xio_storage *storage) {
   if (strncmp(text, "chunked", 7) != 0) return -1;
   storage->layout = XIO_LAYOUT_CHUNKED;
   if (text[7] == '\0') return 0;
-  long long rows = 0, cols = 0;
-  char tail = 0;
-  if (sscanf(text + 7, "=%lldx%lld%c", &rows, &cols, &tail) != 2 || rows < 1 || cols < 1 ||
-      rows > (1ll << 32) || cols > (1ll << 32))
-    return -1;
-  storage->chunk_rows = rows;
-  storage->chunk_cols = cols;
-  return 0;
+  if (text[7] != '=') return -1;
+  for (const char *p = text + 8;; p++) {
+    char *end = NULL;
+    const long long length = strtoll(p, &end, 10);
+    if (end == p || *p == '-' || *p == '+' || length < 1 || length > (1ll << 32) ||
+        storage->chunk_ndims == XIO_MAX_DIMS || (*end && *end != 'x'))
+      return storage->chunk_ndims = 0, -1;
+    storage->chunk_dims[storage->chunk_ndims++] = length;
+    if (!*end) return 0;
+    p = end;
+  }
 }
 
 int xio_storage_parse_filter(const char *text, xio_storage *storage) {
@@ -212,12 +215,11 @@ int xio_storage_apply(const xio_storage_like *like, const xio_storage *storage,
   int rc =
       input_chunked && from < 0 ? xio_fail_h5(err, "%s: cannot read its layout", like->dataset) : 0;
   const int n = shape->ndims;
-  if (storage->chunk_rows > 0 && n != 2) {
-    rc = xio_fail(err, "--layout chunked=RxC gives 2 axes, and %s has %d: use --layout chunked",
+  if (storage->chunk_ndims > 0 && n != storage->chunk_ndims) {
+    rc = xio_fail(err, "the chunks asked for have %d axes, and %s has %d", storage->chunk_ndims,
                   shown, n);
-  } else if (storage->chunk_rows > 0) {
-    chunk[0] = (hsize_t)storage->chunk_rows;
-    chunk[1] = (hsize_t)storage->chunk_cols;
+  } else if (storage->chunk_ndims > 0) {
+    for (int i = 0; i < n; i++) chunk[i] = (hsize_t)storage->chunk_dims[i];
   } else if (input_chunked && storage->pass_cols > 0) {
     /* the input's chunk size, never under 1 MiB, shaped for the output */
     uint64_t target = like->type_size;

@@ -22,7 +22,8 @@ typedef enum {
 
 typedef struct {
   xio_layout layout;
-  int64_t chunk_rows, chunk_cols; /* of the output; 0: chosen */
+  int chunk_ndims; /* the output's chunk shape, given; 0: chosen */
+  int64_t chunk_dims[XIO_MAX_DIMS];
   /* Chunks chosen for a chunked input: 0 x 0, the input's transposed;
    * else the block of the output's matrix one pass covers
    * (xio_transpose_block), which the chunks are shaped to fit, on
@@ -33,7 +34,8 @@ typedef struct {
   int gzip_level; /* 1-9 */
 } xio_storage;
 
-/* "contiguous", "chunked" or "chunked=RxC".  -1 on anything else. */
+/* "contiguous", "chunked" or "chunked=AxBx...", a chunk length for each
+ * axis.  -1 on anything else. */
 int xio_storage_parse_layout(const char *text, xio_storage *storage);
 
 /* "none", "gzip[=N]", "shuffle+gzip[=N]" or "szip".  -1 on anything else. */

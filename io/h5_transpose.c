@@ -7,6 +7,7 @@
 
 #include "checkpoints.h"
 #include "checksum.h"
+#include "host_memory.h"
 #include "pass_buffers.h"
 #include "pass_io.h"
 
@@ -51,6 +52,11 @@ typedef struct {
   xio_pass_buffers buffers;
   int sums_in_io; /* the I/O sums as it moves the bytes (raw, on the host) */
   shaped_plan sp;
+  /* Rechunking (shape.h): each pass's output block transposed back into
+   * the input's order, on this host, in slot pass % 2. */
+  shaped_plan back;
+  void *in_order[2]; /* allocated at their first use */
+  size_t in_order_bytes;
   xio_pass_geometry at[RING];
   pass_sums ring[RING];
   xio_checksums local; /* of the passes written since the last checkpoint */
@@ -66,8 +72,34 @@ static void block_checksums(const pass_loop *l, const xio_pass_geometry *p,
                       out_keys = xio_pass_output_keys(p, l->in->cols, xio_item_rows(l->in), NULL);
   *in_sum = (xio_block_checksum){p->read_rows,     p->read_cols,     es, in_keys.first_key,
                                  in_keys.row_step, in_keys.col_step, 0};
-  *out_sum = (xio_block_checksum){p->write_rows,     p->write_cols,     es, out_keys.first_key,
+  /* rechunking, the exchange leaves the block's columns as rows */
+  const int64_t out_rows = p->rechunk ? p->write_cols : p->write_rows,
+                out_cols = p->rechunk ? p->write_rows : p->write_cols;
+  *out_sum = (xio_block_checksum){out_rows,          out_cols,          es, out_keys.first_key,
                                   out_keys.row_step, out_keys.col_step, 0};
+}
+
+/* Local.  Rechunking: pass p's output block, as the exchange left it in
+ * `exchanged` (its columns as rows), into the input's order. */
+static int transpose_back(pass_loop *l, const xio_pass_geometry *p, const void *exchanged,
+                          int slot, xio_error *err) {
+  if (p->write_rows * p->write_cols == 0) return 0;
+  void **in_order = &l->in_order[slot];
+  if (!*in_order && !(*in_order = xio_host_alloc(l->in_order_bytes)))
+    return xio_fail(err, "cannot allocate %zu bytes to rechunk in on rank %d", l->in_order_bytes,
+                    l->rank);
+  xpose_config host;
+  xpose_config_init(&host);
+  host.backend = XPOSE_BACKEND_HOST;
+  if (l->options->config.backend == XPOSE_BACKEND_HOST)
+    host.host_threads = l->options->config.host_threads;
+  xpose_status st =
+      plan_for(&l->back, MPI_COMM_SELF, p->write_cols, p->write_rows, l->in->elem_size, &host);
+  if (st == XPOSE_SUCCESS) st = xpose_execute(l->back.plan, exchanged, *in_order);
+  return st == XPOSE_SUCCESS ? 0
+                             : xio_fail(err, "transposing a %lld x %lld block back failed: %s",
+                                        (long long)p->write_cols, (long long)p->write_rows,
+                                        xpose_status_string(st));
 }
 
 /* Local.  The sum of block c in host memory. */
@@ -108,9 +140,13 @@ static int transpose_pass(pass_loop *l, int64_t index, xio_error *err) {
   if (sums)
     *sums = on_gpu ? (pass_sums){in_sum.sum, out_sum.sum}
                    : (pass_sums){sums->read, host_sum(l->buffers.out_host[slot], &out_sum)};
-  l->stats->transpose_seconds += t2 - t1;
-  l->stats->checksum_seconds += (t1 - t0) + (MPI_Wtime() - t2);
-  if (st == XPOSE_SUCCESS) return 0;
+  const double t3 = MPI_Wtime();
+  const int back = st == XPOSE_SUCCESS && p->rechunk
+                       ? transpose_back(l, p, l->buffers.out_host[slot], slot, err)
+                       : 0;
+  l->stats->transpose_seconds += (t2 - t1) + (MPI_Wtime() - t3);
+  l->stats->checksum_seconds += (t1 - t0) + (t3 - t2);
+  if (st == XPOSE_SUCCESS) return back;
   if (st != XPOSE_ERROR_CUDA) /* a failed copy says so in err */
     xio_fail(err, "transposing a %lld x %lld pass failed: %s", (long long)rows, (long long)cols,
              xpose_status_string(st));
@@ -133,7 +169,9 @@ static int run_step(pass_loop *l, int64_t k, xio_error *err) {
   const xio_pass_request read = {reading ? &l->at[k % RING] : NULL, l->buffers.in_host[k % 2],
                                  l->sums_in_io ? &l->ring[k % RING].read : NULL},
                          write = {writing ? &l->at[(k - 2) % RING] : NULL,
-                                  l->buffers.out_host[k % 2], /* (k - 2) % 2 */
+                                  l->in->shape.rechunk
+                                      ? l->in_order[k % 2]
+                                      : l->buffers.out_host[k % 2], /* (k - 2) % 2 */
                                   l->sums_in_io ? &l->ring[(k - 2) % RING].written : NULL};
   l->io.ops->post(&l->io, read, write);
   int rc = transposing ? transpose_pass(l, k - 1, err) : 0;
@@ -206,6 +244,10 @@ static int begin_loop(pass_loop *l, xio_error *err) {
     rc = xio_fail(err, "cannot allocate %llu bytes of pass buffers%s on rank %d: %s",
                   (unsigned long long)l->stats->buffer_bytes / 3 * 2,
                   on_gpu ? " (host and GPU)" : "", l->rank, detail.message);
+  if (l->in->shape.rechunk) { /* one buffer for each slot the passes use */
+    l->in_order_bytes = (size_t)xio_pass_write_bytes(&largest, es) + 1;
+    l->stats->buffer_bytes += (l->passes > 1 ? 2 : 1) * l->in_order_bytes;
+  }
   l->stats->buffers_seconds = MPI_Wtime() - allocating;
   if (!l->order && rc == 0) rc = xio_fail(err, "cannot allocate the pass order");
   if (xio_agree(l->comm, rc, err)) return -1;
@@ -226,6 +268,9 @@ static void end_loop(pass_loop *l) {
   stats->write_seconds = l->io.write.seconds;
   stats->both_seconds = l->io.both_seconds;
   xpose_plan_destroy(l->sp.plan);
+  xpose_plan_destroy(l->back.plan);
+  free(l->in_order[0]);
+  free(l->in_order[1]);
   xio_pass_buffers_free(&l->buffers);
   free(l->order);
   if (l->comm != MPI_COMM_NULL) (void)MPI_Comm_free(&l->comm); /* the result is decided */

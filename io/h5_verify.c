@@ -186,6 +186,7 @@ int xio_checksum_matrix(const xio_matrix *m, const xio_shape *transposed_from,
                         uint64_t memory_budget, int (*stop_requested)(void), uint64_t *sum,
                         xio_error *err) {
   int raw_rc = 0;
+  if (transposed_from && transposed_from->rechunk) transposed_from = NULL; /* in A's order */
   if (checksum_raw(m, transposed_from, memory_budget, stop_requested, sum, &raw_rc, err))
     return raw_rc;
   return walk_checksum(m, memory_budget, stop_requested,
@@ -264,6 +265,15 @@ int xio_checksum_passes(const xio_matrix *out, const xio_shape *in, const xio_pr
     int64_t item, row0, nrows, col0, ncols, out_first, out_rows;
     xio_pass_block(grid, order[k], &item, &row0, &nrows, &col0, &ncols);
     xpose_block_range(ncols, nranks, rank, &out_first, &out_rows);
+    if (in->rechunk) { /* its columns of the block, in the input's order */
+      const int64_t row = item * grid->rows + row0, col = col0 + out_first;
+      rc = xio_read_block(out, row, nrows, col, out_rows, buf, err);
+      if (rc == 0)
+        total += xio_checksum_block(buf, nrows, out_rows, es,
+                                    (uint64_t)row * (uint64_t)grid->cols + (uint64_t)col,
+                                    (uint64_t)grid->cols, 1);
+      continue;
+    }
     const int64_t out_row = xio_shape_moved_item(in, item) * grid->cols + col0 + out_first;
     rc = xio_read_block(out, out_row, out_rows, row0, nrows, buf, err);
     if (rc == 0)

@@ -28,6 +28,10 @@ typedef struct {
   /* in the whole stack of the items' matrices: */
   int64_t read_row, read_rows, read_col, read_cols;     /* of the input */
   int64_t write_row, write_rows, write_col, write_cols; /* of the output */
+  /* Rechunking (shape.h): the output is shaped as the input, and this rank
+   * writes its share of the block's columns, which the exchange leaves
+   * in its buffer as their transpose, write_cols x write_rows. */
+  int rechunk;
 } xio_pass_geometry;
 
 /* Local.  Pass `pass` of grid over the input of shape `in`, for `rank` of
@@ -40,8 +44,8 @@ uint64_t xio_pass_read_bytes(const xio_pass_geometry *p, size_t elem_size);
 uint64_t xio_pass_write_bytes(const xio_pass_geometry *p, size_t elem_size);
 
 /* The keys of the elements this rank reads (of an input with in_cols
- * columns) and writes (in_item_rows: rows of one item of the input); the
- * sums go to *sum. */
+ * columns) and writes (in_item_rows: rows of one item of the input), as
+ * the exchange leaves them (rechunking too); the sums go to *sum. */
 xio_block_sum xio_pass_input_keys(const xio_pass_geometry *p, int64_t in_cols, uint64_t *sum);
 xio_block_sum xio_pass_output_keys(const xio_pass_geometry *p, int64_t in_cols,
                                    int64_t in_item_rows, uint64_t *sum);

@@ -24,7 +24,9 @@ static int open_raw_everywhere(const xio_transpose_options *options, xio_pass_io
       XIO_MPICHECK(MPI_Comm_size(node, &node_ranks), err) ||
       XIO_MPICHECK(MPI_Comm_free(&node), err))
     return -1;
-  int usable = !options->collective_only && node_ranks == nranks && xio_pass_io_raw_open(io) == 0,
+  /* rechunking writes chunked outputs, and exchanges every pass */
+  int usable = !options->collective_only && !io->in->shape.rechunk && node_ranks == nranks &&
+               xio_pass_io_raw_open(io) == 0,
       all = 0;
   if (XIO_MPICHECK(MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, io->in->comm), err)) all = -1;
   if (all != 1) close_raw(io);

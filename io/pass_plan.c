@@ -42,6 +42,9 @@ static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *o
    * of a 512 MiB budget a rank of the 4 GiB climate run peaked at 596 MiB,
    * at 2/3 within the budget and 64 MiB. */
   if (compressed && options->config.backend != XPOSE_BACKEND_CUDA) budget = budget / 3 * 2;
+  /* Rechunking, each output block is transposed back into buffers of its
+   * own (h5_transpose.c): two more of the six blocks xio_pass_bytes counts. */
+  if (in->shape.rechunk) budget = budget / 4 * 3;
   uint64_t limit = options->pass_bytes_limit && options->pass_bytes_limit < budget
                        ? options->pass_bytes_limit
                        : budget;
@@ -65,6 +68,13 @@ static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *o
     *whole_rows_from = band;
   }
   return limit;
+}
+
+void xio_pass_output_units(const xio_matrix *in, const xio_matrix *out, int64_t *along_rows,
+                           int64_t *along_cols) {
+  const int keeps = in->shape.rechunk; /* else out's rows are in's columns */
+  *along_rows = keeps ? out->chunk_rows : out->chunk_cols;
+  *along_cols = keeps ? out->chunk_cols : out->chunk_rows;
 }
 
 /* The least common multiple of a and b, or `whole` where it is larger:
@@ -107,14 +117,21 @@ int xio_pass_plan(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   int64_t whole_rows_from = 0;
   const uint64_t plan_budget =
       pass_budget(in, options, budget, raw, out->filtered, nranks, &whole_rows_from);
-  if (xio_pass_grid_plan(
-          rows, in->cols, in->elem_size, nranks, plan_budget,
-          common_unit(out->filtered ? out->chunk_cols : 1, in->filtered ? in->chunk_rows : 1, rows),
-          common_unit(out->filtered ? out->chunk_rows : 1, in->filtered ? in->chunk_cols : 1,
-                      in->cols),
-          whole_rows_from, grid))
+  int64_t out_rows = 1, out_cols = 1;
+  if (out->filtered) xio_pass_output_units(in, out, &out_rows, &out_cols);
+  if (xio_pass_grid_plan(rows, in->cols, in->elem_size, nranks, plan_budget,
+                         common_unit(out_rows, in->filtered ? in->chunk_rows : 1, rows),
+                         common_unit(out_cols, in->filtered ? in->chunk_cols : 1, in->cols),
+                         whole_rows_from, grid))
     return xio_fail(err, "a memory budget of %llu bytes per rank cannot hold even one element",
                     (unsigned long long)budget);
+  /* Where no pass of whole chunks of both fits, whole chunks of the output
+   * come first: an input chunk read in parts is inflated again for each,
+   * an output chunk written in parts is inflated, changed and deflated
+   * again for each (and cannot be resumed). */
+  if (!xio_pass_grid_aligned(grid, out_rows, out_cols))
+    (void)xio_pass_grid_plan(rows, in->cols, in->elem_size, nranks, plan_budget, out_rows, out_cols,
+                             whole_rows_from, grid);
   grid->items = in->items; /* each item's matrix in the same grid */
   return 0;
 }

@@ -13,6 +13,12 @@
 int xio_pass_plan(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
                   int nranks, int raw, xio_pass_grid *grid, xio_error *err);
 
+/* Local.  The output's chunk units (h5_matrix.h) along the input's rows
+ * and along its columns: a grid aligned with them (xio_pass_grid_aligned)
+ * writes each of out's chunks whole, in one pass. */
+void xio_pass_output_units(const xio_matrix *in, const xio_matrix *out, int64_t *along_rows,
+                           int64_t *along_cols);
+
 /* Passes under this many bytes per rank move in runs too short for raw
  * requests to pay: MPI-IO's collective buffering gathers them. */
 #define XIO_RAW_MIN_SHARE_BYTES ((uint64_t)1 << 20)

@@ -5,6 +5,7 @@
 int xio_shape_source_axis(const xio_shape *in, int axis) {
   /* the transpose starts with in's leading axes, then its column axes */
   const int columns = in->trail - in->split;
+  if (in->rechunk) return axis;
   if (axis < in->lead) return in->lead_reordered ? in->lead_order[axis] : axis;
   if (axis < in->lead + columns) return in->split + axis - in->lead;
   if (axis < in->trail) return axis - columns;
@@ -16,6 +17,7 @@ xio_shape xio_shape_transposed(const xio_shape *in) {
                    .lead = in->lead,
                    .split = in->lead + in->trail - in->split,
                    .trail = in->trail};
+  if (in->rechunk) out.split = in->split;
   for (int i = 0; i < in->ndims; i++) {
     const int from = xio_shape_source_axis(in, i);
     out.dims[i] = in->dims[from];

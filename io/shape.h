@@ -28,11 +28,19 @@ typedef struct {
    * moves, not three).  Without, they keep their order. */
   int lead_reordered;
   int lead_order[XIO_MAX_DIMS];
+  /* Rechunking: the move writes this dataset in its own order, only its
+   * chunks changed.  Each pass is exchanged as its transpose would be, so
+   * that each rank ends up with a share of the block's columns (the
+   * output's chunks along them each on one rank, read from the input's
+   * along the rows), and transposed back before it is written.  Its
+   * "transpose" (xio_shape_transposed) is then this shape itself. */
+  int rechunk;
 } xio_shape;
 
 /* The shape of the transpose of `in`: its leading axes (in lead_order),
  * its column axes, its row axes, then the axes inside the elements; folded
- * to be that transpose's matrices, its leading axes in their own order. */
+ * to be that transpose's matrices, its leading axes in their own order.
+ * Rechunking, `in` itself, as folded. */
 xio_shape xio_shape_transposed(const xio_shape *in);
 
 /* Reorders the first `lead` axes of `in` (its leading axes once folded
@@ -51,7 +59,8 @@ int64_t xio_shape_item_source(const xio_shape *in, int64_t out_item);
 /* Whether a and b have the same axes, of the same lengths (folds aside). */
 int xio_shape_same_dims(const xio_shape *a, const xio_shape *b);
 
-/* Which axis of `in` becomes axis `axis` of its transpose. */
+/* Which axis of `in` becomes axis `axis` of its transpose (rechunking:
+ * `axis`). */
 int xio_shape_source_axis(const xio_shape *in, int axis);
 
 #endif

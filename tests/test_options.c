@@ -49,17 +49,29 @@ int main(void) {
              o.storage.filter == XIO_FILTER_AS_INPUT,
          "storage defaults");
   EXPECT(parse("--layout chunked=64x1000 --filter shuffle+gzip=9 a b", &o, error) == 0 &&
-             o.storage.layout == XIO_LAYOUT_CHUNKED && o.storage.chunk_rows == 64 &&
-             o.storage.chunk_cols == 1000 && o.storage.filter == XIO_FILTER_SHUFFLE_GZIP &&
-             o.storage.gzip_level == 9,
+             o.storage.layout == XIO_LAYOUT_CHUNKED && o.storage.chunk_ndims == 2 &&
+             o.storage.chunk_dims[0] == 64 && o.storage.chunk_dims[1] == 1000 &&
+             o.storage.filter == XIO_FILTER_SHUFFLE_GZIP && o.storage.gzip_level == 9,
          "--layout chunked=RxC --filter shuffle+gzip=N");
   EXPECT(parse("--layout chunked --filter gzip a b", &o, error) == 0 &&
-             o.storage.chunk_rows == 0 && o.storage.gzip_level == 4,
+             o.storage.chunk_ndims == 0 && o.storage.gzip_level == 4,
          "--layout chunked --filter gzip: chosen chunks, level 4");
   EXPECT(parse("--layout contiguous --filter none a b", &o, error) == 0 &&
              o.storage.layout == XIO_LAYOUT_CONTIGUOUS && o.storage.filter == XIO_FILTER_NONE,
          "--layout contiguous --filter none");
+  EXPECT(parse("--layout chunked=1461x16x16 a b", &o, error) == 0 && o.storage.chunk_ndims == 3 &&
+             o.storage.chunk_dims[0] == 1461 && o.storage.chunk_dims[2] == 16,
+         "--layout chunked=AxBxC: a length for each axis");
+  EXPECT(parse("--chunks time/1461,lat/,lon/16 a b", &o, error) == 0 &&
+             !strcmp(o.chunks, "time/1461,lat/,lon/16") && o.storage.layout == XIO_LAYOUT_CHUNKED,
+         "--chunks by name: chunked");
+  expect_error("--chunks time/x a b", "'time/x' is not NAME/LENGTH");
+  expect_error("--chunks /4 a b", "'/4' is not NAME/LENGTH");
+  expect_error("--chunks t/1,t/2 a b", "names a dimension twice");
+  expect_error("--chunks t/1 --layout contiguous a b", "--chunks and --layout exclude each other");
   expect_error("--layout chunked=0x4 a b", "invalid --layout");
+  expect_error("--layout chunked=4x4x a b", "invalid --layout");
+  expect_error("--layout chunked=4x-4 a b", "invalid --layout");
   expect_error("--layout chunked=4x a b", "invalid --layout");
   expect_error("--layout rows a b", "invalid --layout");
   expect_error("--filter gzip=0 a b", "invalid --filter");

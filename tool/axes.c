@@ -250,6 +250,7 @@ int tool_axes_moves(int ndims, const int *order, const int64_t *dims, int max_mo
     move->lead = first_axis[found->l];
     move->split = first_axis[found->s];
     move->trail = first_axis[found->t];
+    move->rechunk = 0;
     memset(move->lead_order, 0, sizeof move->lead_order);
     for (int i = 0, axis = 0; i < found->l; i++)
       for (int a = first_axis[found->perm[i]]; a < first_axis[found->perm[i] + 1]; a++)
@@ -260,14 +261,23 @@ int tool_axes_moves(int ndims, const int *order, const int64_t *dims, int max_mo
   return depth;
 }
 
+tool_move tool_rechunk_move(int ndims, const int64_t *lengths) {
+  tool_move move = {.lead = 0, .split = 1, .trail = 2, .rechunk = 1};
+  double inside = 1;
+  for (int i = 2; lengths && i < ndims; i++) inside *= (double)lengths[i];
+  if (ndims == 2 || inside > (double)(4 << 20)) move.trail = ndims;
+  return move;
+}
+
 int tool_axes_plan(int ndims, const char *const *names, const int64_t *lengths, const char *axes,
-                   const char *dims, const char *shown, int *order, tool_move *moves, char *error,
-                   size_t error_size) {
+                   const char *dims, tool_rechunk rechunk, const char *shown, int *order,
+                   tool_move *moves, char *error, size_t error_size) {
   if (ndims < 2 || ndims > MAX_AXES) {
     snprintf(error, error_size, "%s has %d axes", shown, ndims);
     return -1;
   }
-  for (int i = 0; i < ndims; i++) order[i] = ndims - 1 - i; /* numpy's .T: all reversed */
+  const int own_order = rechunk == TOOL_RECHUNK_BY_DEFAULT && !axes && !dims;
+  for (int i = 0; i < ndims; i++) order[i] = own_order ? i : ndims - 1 - i; /* numpy's .T */
   if (axes && parse_axes(axes, ndims, order, shown, error, error_size)) return -1;
   if (dims && tool_axes_check_names(dims, error, error_size)) return -1;
   if (dims && tool_axes_by_names(ndims, names, dims, order) == 0) {
@@ -281,8 +291,14 @@ int tool_axes_plan(int ndims, const char *const *names, const int64_t *lengths, 
   }
   const int count = tool_axes_moves(ndims, order, lengths, TOOL_MAX_MOVES, moves);
   const char *option = axes ? "axes" : "dims", *list = axes ? axes : dims;
+  if (count == 0 && rechunk != TOOL_RECHUNK_NEVER) {
+    moves[0] = tool_rechunk_move(ndims, lengths);
+    return 1;
+  }
   if (count == 0)
-    snprintf(error, error_size, "--%s %s keeps every axis of %s in place: nothing to transpose",
+    snprintf(error, error_size,
+             "--%s %s keeps every axis of %s in place: nothing to transpose (to rechunk it, "
+             "give the output's chunks: --chunks or --layout chunked=AxBx...)",
              option, list, shown);
   else if (count < 0 && !axes && !dims)
     snprintf(error, error_size,

@@ -24,18 +24,32 @@ enum { TOOL_MAX_MOVES = 3, TOOL_MAX_AXES = 32 };
 typedef struct {
   int lead, split, trail;
   int lead_order[TOOL_MAX_AXES];
+  int rechunk; /* the dataset written in its own order (shape.h's xio_shape) */
 } tool_move;
+
+/* Whether an order that keeps every axis in place rechunks: never (it is
+ * refused), where the output's chunks are given (--layout chunked=AxB...),
+ * or also by default, with neither --axes nor --dims (--chunks). */
+typedef enum { TOOL_RECHUNK_NEVER, TOOL_RECHUNK_IF_ASKED, TOOL_RECHUNK_BY_DEFAULT } tool_rechunk;
 
 /* Local.  The order (order[i]: the input axis that becomes axis i) that
  * `axes` ("2,0,1": input axis numbers) or `dims` ("lat,lon,time", by
  * tool_axes_by_names' rule; names[i] names input axis i) ask for, with
- * neither all axes reversed (numpy's .T; for 2-D, the transpose), and the
- * fewest moves that make it (tool_axes_moves, with the axes' lengths).  How many (1 to 3), or -1
- * with one line in error (the command line's fault: exit 2).  `shown`
- * names the dataset in messages. */
+ * neither all axes reversed (numpy's .T; for 2-D, the transpose) or as
+ * `rechunk` says, and the fewest moves that make it (tool_axes_moves,
+ * with the axes' lengths; an order that keeps every axis, where `rechunk`
+ * allows it, is one move that rechunks: tool_rechunk_move).  How many
+ * moves (1 to 3), or -1 with one line in error (the command line's fault:
+ * exit 2).  `shown` names the dataset in messages. */
 int tool_axes_plan(int ndims, const char *const *names, const int64_t *lengths, const char *axes,
-                   const char *dims, const char *shown, int *order, tool_move *moves, char *error,
-                   size_t error_size);
+                   const char *dims, tool_rechunk rechunk, const char *shown, int *order,
+                   tool_move *moves, char *error, size_t error_size);
+
+/* Local.  The move that rechunks a dataset of these axes' lengths: folded
+ * at 0, 1, 2 (its first axis read in slabs, its second written in them,
+ * the rest inside each element), or at 0, 1, ndims where the elements would
+ * pass 4 Mi values. */
+tool_move tool_rechunk_move(int ndims, const int64_t *lengths);
 
 /* Local.  The fewest moves that make `order` (order[i]: the input axis
  * that becomes axis i), each of the dataset as the moves before it left

@@ -6,10 +6,11 @@
 #include <string.h>
 
 #include "axes.h"
+#include "chunk_spec.h"
 #include "h5_scales.h"
 
 typedef struct {
-  const char *path, *dims, *dataset;
+  const char *path, *dims, *chunks, *dataset;
   tool_dataset_list *list;
   int usage;
 } dataset_choice;
@@ -30,28 +31,49 @@ static int listed(const char *list, const char *name) {
   return 0;
 }
 
+/* Fails, as a usage error, where a name of `names` (given as --`option`
+ * `list`) names no axis of any dataset. */
+static int check_names_known(dataset_choice *choice, const xio_dataset_axes *list, int count,
+                             const char *option, const char *given, const char *names,
+                             xio_error *err) {
+  const char *p = names;
+  char name[256];
+  while (tool_axes_next_name(&p, name, sizeof name)) {
+    if (names_an_axis(list, count, name)) continue;
+    char known[512] = "";
+    for (int d = 0; d < count; d++)
+      for (int i = 0; i < list[d].ndims; i++) {
+        const char *axis = list[d].names[i];
+        const size_t used = strlen(known);
+        if (axis[0] && !listed(known, axis) && used + strlen(axis) + 8 < sizeof known)
+          snprintf(known + used, sizeof known - used, "%s%s", used ? "," : "", axis);
+      }
+    choice->usage = 1;
+    return xio_fail(err, "--%s %s: no dataset of %s has an axis named '%s' (its axes: %s)", option,
+                    given, choice->path, name, known[0] ? known : "none named");
+  }
+  return 0;
+}
+
+/* Whether dataset d has an axis that `names` names. */
+static int has_named_axis(const xio_dataset_axes *d, const char *names) {
+  for (int i = 0; i < d->ndims; i++)
+    if (d->names[i][0] && listed(names, d->names[i])) return 1;
+  return 0;
+}
+
 static int choose(dataset_choice *choice, const xio_dataset_axes *list, int count, xio_error *err) {
-  if (tool_axes_check_names(choice->dims, err->message, sizeof err->message)) {
+  const char *dims = choice->dims ? choice->dims : "";
+  char chunk_names[1024] = "";
+  if (choice->chunks) tool_chunk_spec_names(choice->chunks, chunk_names, sizeof chunk_names);
+  if (choice->dims && tool_axes_check_names(dims, err->message, sizeof err->message)) {
     choice->usage = 1;
     return -1;
   }
-  const char *p = choice->dims;
-  char name[256];
-  while (tool_axes_next_name(&p, name, sizeof name)) {
-    if (!names_an_axis(list, count, name)) {
-      char known[512] = "";
-      for (int d = 0; d < count; d++)
-        for (int i = 0; i < list[d].ndims; i++) {
-          const char *axis = list[d].names[i];
-          const size_t used = strlen(known);
-          if (axis[0] && !listed(known, axis) && used + strlen(axis) + 8 < sizeof known)
-            snprintf(known + used, sizeof known - used, "%s%s", used ? "," : "", axis);
-        }
-      choice->usage = 1;
-      return xio_fail(err, "--dims %s: no dataset of %s has an axis named '%s' (its axes: %s)",
-                      choice->dims, choice->path, name, known[0] ? known : "none named");
-    }
-  }
+  if ((choice->dims && check_names_known(choice, list, count, "dims", dims, dims, err)) ||
+      (choice->chunks &&
+       check_names_known(choice, list, count, "chunks", choice->chunks, chunk_names, err)))
+    return -1;
   if (choice->dataset[0]) return 0; /* named on the command line */
   tool_dataset_list *chosen = choice->list;
   if (!(chosen->paths = calloc((size_t)(count ? count : 1), sizeof *chosen->paths)))
@@ -60,21 +82,27 @@ static int choose(dataset_choice *choice, const xio_dataset_axes *list, int coun
     const char *names[XIO_MAX_DIMS];
     int order[XIO_MAX_DIMS], identity = 1;
     for (int i = 0; i < list[d].ndims; i++) names[i] = list[d].names[i];
-    tool_axes_by_names(list[d].ndims, names, choice->dims, order);
+    tool_axes_by_names(list[d].ndims, names, dims, order);
     for (int i = 0; i < list[d].ndims; i++) identity = identity && order[i] == i;
-    if (identity) continue;
+    const int rechunked = choice->chunks && list[d].ndims >= 2 &&
+                          (has_named_axis(&list[d], chunk_names) || has_named_axis(&list[d], dims));
+    if (identity && !rechunked) continue;
     /* every one checked before any is moved: a run refused at its start */
     char shown[1100], why[sizeof err->message];
     tool_move moves[TOOL_MAX_MOVES];
     snprintf(shown, sizeof shown, "%.500s:%.500s", choice->path, list[d].path);
-    if (tool_axes_plan(list[d].ndims, names, NULL, NULL, choice->dims, shown, order, moves, why,
-                       sizeof why) < 0) {
+    if (tool_axes_plan(list[d].ndims, names, NULL, NULL, choice->dims,
+                       choice->chunks ? TOOL_RECHUNK_BY_DEFAULT : TOOL_RECHUNK_NEVER, shown, order,
+                       moves, why, sizeof why) < 0) {
       choice->usage = 1;
       return xio_fail(err, "%s (%s)", why, shown);
     }
     snprintf(chosen->paths[chosen->count++], sizeof *chosen->paths, "%s", list[d].path);
   }
   choice->usage = chosen->count == 0;
+  if (chosen->count == 0 && choice->chunks)
+    return xio_fail(err, "--chunks %s names no axis of a dataset of 2 or more axes of %s",
+                    choice->chunks, choice->path);
   if (chosen->count == 0)
     return xio_fail(err, "--dims %s reorders no dataset of %s: each keeps its axes in place",
                     choice->dims, choice->path);
@@ -108,10 +136,10 @@ void tool_dataset_list_free(tool_dataset_list *list) {
 }
 
 int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *dims,
-                               const char *dataset, tool_dataset_list *list, int *usage,
-                               xio_error *err) {
+                               const char *chunks, const char *dataset, tool_dataset_list *list,
+                               int *usage, xio_error *err) {
   tool_dataset_list_free(list);
-  dataset_choice choice = {path, dims, dataset, list, 0};
+  dataset_choice choice = {path, dims, chunks, dataset, list, 0};
   int rc = xio_on_root(comm, choose_on_root, &choice, err), rank = 0;
   if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err) ||
       XIO_MPICHECK(MPI_Bcast(&list->count, 1, MPI_INT, 0, comm), err) ||

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "chunk_spec.h"
 #include "h5_attributes.h"
 #include "h5_copy.h"
 #include "h5_scales.h"
@@ -87,6 +88,19 @@ static int begin_dataset(transpose_run *run, int k, xio_error *err) {
   return xio_agree(run->comm, rc, err);
 }
 
+/* Local.  --chunks for run->in's output, shaped `shape`: its axis i is
+ * the input's axis run->order[i], and takes that axis's name. */
+static int chunks_by_name(const transpose_run *run, const xio_shape *shape, xio_storage *storage,
+                          xio_error *err) {
+  char names[XIO_MAX_DIMS][128];
+  const char *moved[XIO_MAX_DIMS];
+  if (xio_axis_names(&run->in, names, err)) return -1;
+  for (int i = 0; i < shape->ndims; i++) moved[i] = names[run->order[i]];
+  storage->chunk_ndims = shape->ndims;
+  tool_chunk_spec_apply(run->opt->chunks, shape->ndims, moved, shape->dims, storage->chunk_dims);
+  return 0;
+}
+
 /* Collective.  The transpose of run->in made in the partial output
  * (run->out's file), with its attributes and dimension scales.  Its
  * chunks fit the passes planned for it. */
@@ -105,7 +119,8 @@ static int make_output_dataset(transpose_run *run, const xio_transpose_options *
   xio_transpose_block(&last, &planned, run->nranks, tool_output_compressed(run), &storage.pass_rows,
                       &storage.pass_cols);
   storage.pass_ranks = run->nranks;
-  if (xio_create_dataset(&run->out, shown, name, run->in.type, &run->in, &storage, &out_shape,
+  if ((run->opt->chunks && chunks_by_name(run, &out_shape, &storage, err)) ||
+      xio_create_dataset(&run->out, shown, name, run->in.type, &run->in, &storage, &out_shape,
                          err) ||
       xio_copy_attributes(&run->in, &run->out, run->order, &skipped, err) ||
       xio_copy_dimension_scales(&run->in, &run->out, run->order, &scales, err))

@@ -35,6 +35,7 @@ static int folds_giving(const xio_shape *in, const xio_shape *like, int *lead, i
  * order. */
 static int fold_for_move(xio_matrix *m, const tool_move *move, xio_error *err) {
   xio_shape_set_lead_order(&m->shape, move->lead, move->lead_order);
+  m->shape.rechunk = move->rechunk;
   return xio_matrix_fold(m, move->lead, move->split, move->trail, err);
 }
 
@@ -52,6 +53,7 @@ int tool_fold_input(transpose_run *run, const xio_matrix *like, xio_error *err) 
   tool_move *fold = &run->folds[0];
   if (like && shape->ndims > 2 && !opt->axes && !opt->dims) {
     for (int i = 0; i < TOOL_MAX_AXES; i++) fold->lead_order[i] = i < shape->ndims ? i : 0;
+    fold->rechunk = 0;
     found = folds_giving(shape, &like->shape, &fold->lead, &fold->split, &fold->trail);
     if (found > 1) {
       xio_fail(err,
@@ -61,16 +63,25 @@ int tool_fold_input(transpose_run *run, const xio_matrix *like, xio_error *err) 
       return TOOL_EXIT_USAGE;
     }
   }
+  /* Checking an output in the input's own order (a rechunked one): an
+   * N-D output of the input's axes that no transpose makes. */
+  const int own_order_checked = opt->check && like && found == 0 && shape->ndims > 2 &&
+                                xio_shape_same_dims(shape, &like->shape);
+  const tool_rechunk rechunk = opt->chunks || own_order_checked   ? TOOL_RECHUNK_BY_DEFAULT
+                               : tool_rechunks(opt) || opt->check ? TOOL_RECHUNK_IF_ASKED
+                                                                  : TOOL_RECHUNK_NEVER;
   if (found == 1) {
     run->moves = 1;
-  } else if ((run->moves = tool_axes_plan(shape->ndims, name, shape->dims, opt->axes, opt->dims,
-                                          shown, run->order, run->folds, why, sizeof why)) < 0) {
+  } else if ((run->moves =
+                  tool_axes_plan(shape->ndims, name, shape->dims, opt->axes, opt->dims, rechunk,
+                                 shown, run->order, run->folds, why, sizeof why)) < 0) {
     xio_fail(err, "%s", why);
     return TOOL_EXIT_USAGE;
   }
   run->move = 0;
   run->src = &run->in, run->dst = &run->out;
-  run->reversed = found == 0 && shape->ndims > 2 && !opt->axes && !opt->dims;
+  run->reversed =
+      found == 0 && shape->ndims > 2 && !opt->axes && !opt->dims && !run->folds[0].rechunk;
   if (fold_for_move(&run->in, fold, err)) return TOOL_EXIT_ERROR;
   if (found == 1)
     for (int i = 0; i < shape->ndims; i++) run->order[i] = xio_shape_source_axis(shape, i);
@@ -98,6 +109,7 @@ xio_shape tool_move_source_shape(const transpose_run *run, int j) {
     if (m > 0) shape = xio_shape_transposed(&shape);
     const tool_move *fold = &run->folds[m];
     shape.lead = fold->lead, shape.split = fold->split, shape.trail = fold->trail;
+    shape.rechunk = fold->rechunk;
     xio_shape_set_lead_order(&shape, fold->lead, fold->lead_order);
   }
   return shape;
@@ -141,6 +153,7 @@ int tool_output_compressed(const transpose_run *run) {
 }
 
 uint64_t tool_default_pass_limit(const transpose_run *run) {
+  if (run->src->shape.rechunk) return UINT64_MAX;
   const uint64_t least = (uint64_t)16 << 20;
   const xio_matrix *source = run->src;
   uint64_t eighth =
@@ -246,19 +259,22 @@ int tool_move_dataset(transpose_run *run, xio_transpose_options *topt, xio_trans
 int tool_choose_datasets(transpose_run *run, xio_error *err) {
   int usage = 0;
   const char *named = run->in_path.dataset;
-  if (run->opt->dims && tool_choose_input_datasets(run->comm, run->in_path.file, run->opt->dims,
-                                                   named, &run->rearranged, &usage, err))
+  const int by_names = run->opt->dims || run->opt->chunks;
+  if (by_names &&
+      tool_choose_input_datasets(run->comm, run->in_path.file, run->opt->dims, run->opt->chunks,
+                                 named, &run->rearranged, &usage, err))
     return usage ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
-  if (!run->opt->dims && named[0] && tool_dataset_list_of_one(named, &run->rearranged)) {
+  if (!by_names && named[0] && tool_dataset_list_of_one(named, &run->rearranged)) {
     xio_fail(err, "out of memory");
     return TOOL_EXIT_ERROR;
   }
   if (run->rearranged.count > 1 && run->out_path.dataset[0]) {
     xio_fail(err,
-             "--dims %s rearranges %d datasets of %s (%s, %s, ...), and %s names one output "
+             "--%s %s rearranges %d datasets of %s (%s, %s, ...), and %s names one output "
              "dataset: give the output file alone (each keeps its path), or name one input "
              "dataset as %s:/DATASET",
-             run->opt->dims, run->rearranged.count, run->in_path.file, run->rearranged.paths[0],
+             run->opt->dims ? "dims" : "chunks", run->opt->dims ? run->opt->dims : run->opt->chunks,
+             run->rearranged.count, run->in_path.file, run->rearranged.paths[0],
              run->rearranged.paths[1], run->opt->output, run->in_path.file);
     return TOOL_EXIT_USAGE;
   }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunk_spec.h"
 #include "size.h"
 #include "xpose.h"
 
@@ -14,8 +15,8 @@ const char *tool_usage(void) {
   return "Usage: xpose [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
          "       xpose verify [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
          "Transpose a 2-D HDF5 dataset of any size and fixed-size type, or permute the\n"
-         "axes of an N-D one; or (verify, or --check) prove that an existing OUT is that\n"
-         "of IN, writing nothing.\n"
+         "axes of an N-D one, or rechunk it (--chunks); or (verify, or --check) prove\n"
+         "that an existing OUT is that of IN, writing nothing.\n"
          "Run it under MPI (mpirun -n P xpose ...) or on its own as one rank.\n"
          "\n"
          "IN's dataset defaults to every one that --dims reorders, as ncpdq does, else to\n"
@@ -77,11 +78,18 @@ const char *tool_usage(void) {
          "      --mpi-hint KEY=VALUE  an MPI-IO hint for the input and output files, e.g.\n"
          "                         cb_buffer_size=16777216 or striping_factor=8 (repeatable;\n"
          "                         ROMIO also reads hints from the file named by ROMIO_HINTS)\n"
+         "      --chunks SPEC      the output's chunks by dimension name, as nccopy -c takes\n"
+         "                         them: time/1461,lat/16,lon/16 (NAME/ alone, or a name\n"
+         "                         left out: the whole dimension).  With neither --dims\n"
+         "                         nor --axes, the datasets of 2 or more axes that have a\n"
+         "                         dimension it names are rechunked in their own order\n"
          "      --layout L         the output's storage: contiguous, chunked (1 MiB chunks)\n"
-         "                         or chunked=RxC (default: as the input's; a chunked\n"
-         "                         input's chunks of its chunks' size, at least 1 MiB,\n"
-         "                         shaped for the output's order: a time series' chunks\n"
-         "                         reach along time as far as a pass does)\n"
+         "                         or chunked=AxBx... (a length for each axis; with the\n"
+         "                         input's order, --axes 0,1,..., it rechunks).  Default:\n"
+         "                         as the input's; a chunked input's chunks of its chunks'\n"
+         "                         size, at least 1 MiB, shaped for the output's order: a\n"
+         "                         time series' chunks reach along time as far as a pass\n"
+         "                         does\n"
          "      --filter F         the output's compression: none, gzip[=1-9] (default 4)\n"
          "                         or shuffle+gzip[=1-9] (default: as the input's; szip is\n"
          "                         refused: parallel HDF5 1.10's szip chunks do not read back)\n"
@@ -152,6 +160,13 @@ static int read_layout(const char *value, tool_options *o, char *error, size_t e
   return xio_storage_parse_layout(value, &o->storage) ? -1 : 0;
 }
 
+static int read_chunks(const char *value, tool_options *o, char *error, size_t error_size) {
+  if (tool_chunk_spec_check(value, error, error_size)) return -2;
+  o->chunks = value;
+  o->storage.layout = XIO_LAYOUT_CHUNKED;
+  return 0;
+}
+
 static int read_filter(const char *value, tool_options *o, char *error, size_t error_size) {
   (void)error, (void)error_size;
   return xio_storage_parse_filter(value, &o->storage) ? -1 : 0;
@@ -175,7 +190,8 @@ static const option_row option_table[] = {
     {"no-verify", 0, SETS_CONSTANT, FIELD(verify), NULL, TOOL_VERIFY_NONE, NULL, NULL},
     {"checkpoint", 0, SETS_OWN, 0, NULL, 0, "seconds, 0 or more", read_checkpoint},
     {"mpi-hint", 0, SETS_OWN, 0, NULL, 0, "KEY=VALUE", read_mpi_hint},
-    {"layout", 0, SETS_OWN, 0, NULL, 0, "contiguous, chunked or chunked=RxC", read_layout},
+    {"layout", 0, SETS_OWN, 0, NULL, 0, "contiguous, chunked or chunked=AxBx...", read_layout},
+    {"chunks", 0, SETS_OWN, 0, NULL, 0, NULL, read_chunks},
     {"filter", 0, SETS_OWN, 0, NULL, 0, "none, gzip[=1-9], shuffle+gzip[=1-9] or szip",
      read_filter},
     {"axes", 0, SETS_TEXT, FIELD(axes), NULL, 0, NULL, NULL},
@@ -196,7 +212,7 @@ _Static_assert(OPTION_ROWS <= 64, "a bit for each option given");
 
 /* Options that exclude each other, by name. */
 static const char *const exclusive[][2] = {
-    {"verify", "no-verify"}, {"axes", "dims"}, {"quiet", "verbose"}};
+    {"verify", "no-verify"}, {"axes", "dims"}, {"quiet", "verbose"}, {"chunks", "layout"}};
 
 static int row_named(const char *name) {
   int r = 0;

@@ -24,6 +24,7 @@ typedef struct {
   int check;                 /* `xpose verify IN OUT`: check, do not write */
   double checkpoint_seconds; /* between checkpoints of the partial output */
   xio_storage storage;       /* --layout, --filter: as the input's by default */
+  const char *chunks;        /* --chunks "time/1461,lat/16": the output's, by axis name */
   int io_mpi_only;           /* --io mpi-io: every transfer through HDF5's MPI-IO */
   int only;                  /* --only: the transposed dataset alone, not the rest of IN */
   int help, version;
@@ -41,6 +42,12 @@ enum {
   TOOL_EXIT_VERIFY = 3,
   TOOL_EXIT_STOPPED = 4 /* by a signal; the partial output is kept for --resume */
 };
+
+/* Whether the output's chunks are given, so that an order that keeps every
+ * axis in place rechunks (--chunks; --layout chunked=AxBx...). */
+static inline int tool_rechunks(const tool_options *o) {
+  return o->chunks || o->storage.chunk_ndims > 0;
+}
 
 /* Returns 0, or -1 with one line in error (a usage error: exit 2).  With
  * --help or --version set, positional arguments are not required. */

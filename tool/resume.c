@@ -8,6 +8,7 @@
 #include "h5_storage.h"
 #include "h5_verify.h"
 #include "moves.h"
+#include "pass_plan.h"
 #include "report.h"
 #include "size.h"
 #include "stop_signals.h"
@@ -95,6 +96,13 @@ static int check_recorded_passes(transpose_run *run, xio_error *err) {
   return 1; /* unreadable (a chunk index lost, say) is as good as wrong */
 }
 
+/* Whether each pass of grid writes whole chunks of the move's output. */
+static int writes_whole_chunks(const transpose_run *run, const xio_pass_grid *grid) {
+  int64_t along_rows, along_cols;
+  xio_pass_output_units(run->src, run->dst, &along_rows, &along_cols);
+  return xio_pass_grid_aligned(grid, along_rows, along_cols);
+}
+
 /* --layout or --filter given to a resumed run: the partial keeps the
  * storage it was started with; say so where that is not what they ask. */
 static void note_storage_kept(const transpose_run *run) {
@@ -148,8 +156,7 @@ int tool_resume_partial(transpose_run *run, const xio_transpose_options *topt,
                     partial);
   else if (tool_begin_move(run, 1, err))
     ; /* a scratch file lost: started over */
-  else if (run->dst->filtered &&
-           !xio_pass_grid_aligned(grid, run->dst->chunk_cols, run->dst->chunk_rows))
+  else if (run->dst->filtered && !writes_whole_chunks(run, grid))
     xio_fail(err, "they cut its compressed chunks (%lld x %lld), which a new run cannot rewrite",
              (long long)run->dst->chunk_rows, (long long)run->dst->chunk_cols);
   else
@@ -211,7 +218,7 @@ int tool_record_progress(const xio_progress *done, int synced, void *user_data, 
   if (!synced && xio_flush(run->dst, err)) return -1;
   if (run->rank != 0) return 0;
   if (done->passes_done == 0 && run->dst->filtered && !run->noted_unaligned &&
-      !xio_pass_grid_aligned(&done->grid, run->dst->chunk_cols, run->dst->chunk_rows)) {
+      !writes_whole_chunks(run, &done->grid)) {
     run->noted_unaligned = 1; /* records of no pass come before and after the first pass */
     tool_report_note(
         "the memory budget holds no pass of whole %lld x %lld chunks of %s, so a "

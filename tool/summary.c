@@ -85,21 +85,28 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
     tool_json_string(&j, "verification", verification);
     tool_json_print(&j);
   } else if (run->rearranged.count > 1) {
+    char how[1100];
+    snprintf(how, sizeof how, "%s%.500s%s%.500s", opt->dims ? "each " : "",
+             opt->dims ? opt->dims : "", opt->dims && opt->chunks ? ", " : "",
+             opt->chunks ? opt->chunks : "");
     tool_report_result(
-        "%s -> %s: %d datasets rearranged (%s ... %s, each %s), the rest copied: %s, %d "
+        "%s -> %s: %d datasets rearranged (%s ... %s, %s), the rest copied: %s, %d "
         "rank(s) (%s, %s), %lld pass(es)%s, %.3f s, %.2f GB/s, %s",
         run->in_path.file, run->out_path.file, run->rearranged.count, run->rearranged.paths[0],
-        run->rearranged.paths[run->rearranged.count - 1], opt->dims, size_text, run->nranks,
-        backend_name, stats->exchange, passes, run->resumed ? " (resumed)" : "", total_seconds,
-        rate, verification);
+        run->rearranged.paths[run->rearranged.count - 1], how, size_text, run->nranks, backend_name,
+        stats->exchange, passes, run->resumed ? " (resumed)" : "", total_seconds, rate,
+        verification);
   } else {
     tool_report_result(
         "%s:%s (%s, %s) -> %s:%s (%s%s): %s, %d rank(s) (%s, %s), %lld "
         "pass(es)%s, %.3f s, %.2f GB/s, %s",
         run->in_path.file, run->in.dataset, run->in_shape, type_text, run->out_path.file, out_name,
-        run->out_shape, run->reversed ? "; all axes reversed, as numpy's .T" : "", size_text,
-        run->nranks, backend_name, stats->exchange, passes, run->resumed ? " (resumed)" : "",
-        total_seconds, rate, verification);
+        run->out_shape,
+        run->reversed           ? "; all axes reversed, as numpy's .T"
+        : run->folds[0].rechunk ? "; rechunked"
+                                : "",
+        size_text, run->nranks, backend_name, stats->exchange, passes,
+        run->resumed ? " (resumed)" : "", total_seconds, rate, verification);
   }
 }
 
@@ -109,6 +116,8 @@ void tool_say_dataset(const transpose_run *run, const char *type_text) {
     snprintf(which, sizeof which, " (dataset %d of %d)", run->dataset_index + 1,
              run->rearranged.count);
   char moves[64] = "";
+  if (run->folds[0].rechunk)
+    snprintf(moves, sizeof moves, " (rechunked: exchanged, then transposed back)");
   if (run->moves > 1)
     snprintf(moves, sizeof moves, " first of %d moves, through scratch files,", run->moves);
   tool_report_verbose(
