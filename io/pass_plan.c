@@ -29,13 +29,9 @@ uint64_t xio_pass_raw_share(const xio_pass_grid *grid, const xio_matrix *in, int
   return xio_pass_read_bytes(&g, in->elem_size);
 }
 
-/* The budget the pass grid is planned for: options' limits, and with raw
- * access at least RAW_MIN_PASSES bands where they can be (and stay raw);
- * *whole_rows_from gets the height from which whole-row bands are taken
- * (passes.h). */
-static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *options,
-                            uint64_t budget, int raw, int compressed, int nranks,
-                            int64_t *whole_rows_from) {
+/* The part of the budget the pass buffers (xio_pass_bytes) may take. */
+static uint64_t buffers_budget(const xio_matrix *in, const xio_transpose_options *options,
+                               uint64_t budget, int compressed) {
   /* Writing a compressed output, HDF5 gathers each rank's chunks and
    * compresses them outside these buffers, up to half as much again (a
    * rank's share of the output block, and its chunks compressed): at 3/4
@@ -45,6 +41,17 @@ static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *o
   /* Rechunking, each output block is transposed back into buffers of its
    * own (h5_transpose.c): two more of the six blocks xio_pass_bytes counts. */
   if (in->shape.rechunk) budget = budget / 4 * 3;
+  return budget;
+}
+
+/* The budget the pass grid is planned for: options' limits, and with raw
+ * access at least RAW_MIN_PASSES bands where they can be (and stay raw);
+ * *whole_rows_from gets the height from which whole-row bands are taken
+ * (passes.h). */
+static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *options,
+                            uint64_t budget, int raw, int compressed, int nranks,
+                            int64_t *whole_rows_from) {
+  budget = buffers_budget(in, options, budget, compressed);
   uint64_t limit = options->pass_bytes_limit && options->pass_bytes_limit < budget
                        ? options->pass_bytes_limit
                        : budget;
@@ -103,6 +110,22 @@ void xio_transpose_block(const xio_matrix *in, const xio_transpose_options *opti
     *out_rows = grid.block_cols, *out_cols = grid.block_rows;
 }
 
+/* Plans grid in blocks of whole units_rows x units_cols, where one fits
+ * `budget` (over `limit`, options' pass limit, if need be): 1 where the
+ * grid is so aligned. */
+static int plan_in_units(const xio_matrix *in, int nranks, uint64_t limit, uint64_t budget,
+                         int64_t unit_rows, int64_t unit_cols, int64_t whole_rows_from,
+                         xio_pass_grid *grid) {
+  const int64_t rows = xio_item_rows(in);
+  const uint64_t least =
+      xio_pass_bytes(unit_rows < rows ? unit_rows : rows,
+                     unit_cols < in->cols ? unit_cols : in->cols, in->elem_size, nranks);
+  if (limit < least && least <= budget) limit = least;
+  return xio_pass_grid_plan(rows, in->cols, in->elem_size, nranks, limit, unit_rows, unit_cols,
+                            whole_rows_from, grid) == 0 &&
+         xio_pass_grid_aligned(grid, unit_rows, unit_cols);
+}
+
 int xio_pass_plan(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
                   int nranks, int raw, xio_pass_grid *grid, xio_error *err) {
   const int64_t rows = xio_item_rows(in); /* of each item */
@@ -117,21 +140,32 @@ int xio_pass_plan(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   int64_t whole_rows_from = 0;
   const uint64_t plan_budget =
       pass_budget(in, options, budget, raw, out->filtered, nranks, &whole_rows_from);
-  int64_t out_rows = 1, out_cols = 1;
-  if (out->filtered) xio_pass_output_units(in, out, &out_rows, &out_cols);
-  if (xio_pass_grid_plan(rows, in->cols, in->elem_size, nranks, plan_budget,
-                         common_unit(out_rows, in->filtered ? in->chunk_rows : 1, rows),
-                         common_unit(out_cols, in->filtered ? in->chunk_cols : 1, in->cols),
-                         whole_rows_from, grid))
+  if (xio_pass_grid_plan(rows, in->cols, in->elem_size, nranks, plan_budget, 1, 1, whole_rows_from,
+                         grid))
     return xio_fail(err, "a memory budget of %llu bytes per rank cannot hold even one element",
                     (unsigned long long)budget);
-  /* Where no pass of whole chunks of both fits, whole chunks of the output
-   * come first: an input chunk read in parts is inflated again for each,
-   * an output chunk written in parts is inflated, changed and deflated
-   * again for each (and cannot be resumed). */
-  if (!xio_pass_grid_aligned(grid, out_rows, out_cols))
-    (void)xio_pass_grid_plan(rows, in->cols, in->elem_size, nranks, plan_budget, out_rows, out_cols,
-                             whole_rows_from, grid);
+  int64_t out_rows = 1, out_cols = 1;
+  if (out->filtered) xio_pass_output_units(in, out, &out_rows, &out_cols);
+  /* Rechunking, each rank writes its share of a pass's columns: the
+   * chunks asked for fit it where the pass holds whole chunks for each
+   * rank (the chunks chosen for a transpose are shaped to fit it). */
+  const int64_t shared_cols =
+      in->shape.rechunk && out_cols * nranks <= in->cols ? out_cols * nranks : out_cols;
+  /* Passes of whole chunks of both where they fit the pass limit, else of
+   * the output's, where they fit the budget: an input chunk read in parts
+   * is inflated again for each, an output chunk written in parts is
+   * inflated, changed and deflated again for each (and cannot be
+   * resumed); else of any shape. */
+  const int64_t units[3][2] = {
+      {common_unit(out_rows, in->filtered ? in->chunk_rows : 1, rows),
+       common_unit(shared_cols, in->filtered ? in->chunk_cols : 1, in->cols)},
+      {out_rows, shared_cols},
+      {out_rows, out_cols}};
+  const uint64_t most = buffers_budget(in, options, budget, out->filtered);
+  for (int k = 0; k < 3; k++)
+    if (plan_in_units(in, nranks, plan_budget, k ? most : plan_budget, units[k][0], units[k][1],
+                      whole_rows_from, grid))
+      break;
   grid->items = in->items; /* each item's matrix in the same grid */
   return 0;
 }

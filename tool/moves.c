@@ -153,9 +153,10 @@ int tool_output_compressed(const transpose_run *run) {
 }
 
 uint64_t tool_default_pass_limit(const transpose_run *run) {
-  if (run->src->shape.rechunk) return UINT64_MAX;
   const uint64_t least = (uint64_t)16 << 20;
   const xio_matrix *source = run->src;
+  if (source->shape.rechunk) /* see moves.h */
+    return xio_pass_bytes(source->rows, (source->cols + 3) / 4, source->elem_size, run->nranks);
   uint64_t eighth =
       xio_pass_bytes((source->rows + 7) / 8, source->cols, source->elem_size, run->nranks);
   if (eighth < least) eighth = least;

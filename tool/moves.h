@@ -46,7 +46,11 @@ int tool_output_compressed(const transpose_run *run);
  * 4.6 s in 8: tests/bench/RESULTS.md), but not under 16 MiB: a small
  * dataset cut in eight gets output chunks as short along its time axis
  * (they reach as far as a pass), for no gain (200 variables of 192 KiB:
- * 1200 passes and 200 took the same 2.3-2.4 s). */
+ * 1200 passes and 200 took the same 2.3-2.4 s).  Rechunking, a quarter of
+ * the columns: each pass reads all of its rows, every input chunk again,
+ * and one pass of everything writes slower (the 323 MB file rechunked to
+ * time/1461,lat/16,lon/16, 2 ranks: 1 pass 4.62 s, 3 passes 3.70 s, 6
+ * 3.68 s; 1 rank: 7.70, 6.75, 6.67 s, and 12 passes 7.51 s). */
 uint64_t tool_default_pass_limit(const transpose_run *run);
 
 /* Passes limited for run->in where the default budget limits them. */

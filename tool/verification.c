@@ -261,9 +261,10 @@ int tool_run_check(const tool_options *opt, MPI_Comm comm) {
           run->out_path.file, run->rearranged.count, run->in_path.file, detail,
           MPI_Wtime() - start);
     } else if (match) {
-      tool_report_result("%s:%s is the transpose of %s:%s (%s -> %s, %s; %s), %.3f s",
-                         run->out_path.file, run->out.dataset, run->in_path.file, run->in.dataset,
-                         run->in_shape, run->out_shape, type_text, detail, MPI_Wtime() - start);
+      tool_report_result("%s:%s is %s of %s:%s (%s -> %s, %s; %s), %.3f s", run->out_path.file,
+                         run->out.dataset, run->folds[0].rechunk ? "a copy" : "the transpose",
+                         run->in_path.file, run->in.dataset, run->in_shape, run->out_shape,
+                         type_text, detail, MPI_Wtime() - start);
     } else {
       tool_report_error("%s:%s is not the transpose of %s:%s: %s", run->out_path.file,
                         run->out.dataset, run->in_path.file, run->in.dataset, detail);
