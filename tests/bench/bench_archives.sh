@@ -9,19 +9,24 @@
 #   taspr   tas and pr 730 x 180 x 360 (2 x 189 MB)
 #   matrix  an 8000 x 12000 float64 HDF5 matrix, shuffle + gzip 4 in
 #           250 x 500 chunks (768 MB)
+#   rechunk tas323 rechunked to time/1461,lat/16,lon/16, its axes in place
 # Runs, interleaved over REPS, every file evicted before every run:
 #   ncpdq         ncpdq -a lat,lon,time (the netCDF files; the baseline)
 #   h5repack      h5repack -l m:CHUNK=500x250: recompressing the matrix
 #                 without transposing it (its baseline)
-#   xpose-1       xpose --dims lat,lon,time (the matrix: transposed), 1 rank
+#   nccopy        nccopy -c time/1461,lat/16,lon/16 (rechunk's baseline)
+#   h5repack-l    h5repack -l tas:CHUNK=1461x16x16 (the same, by HDF5)
+#   xpose-1       xpose --dims lat,lon,time (the matrix: transposed;
+#                 rechunk: --chunks time/1461,lat/16,lon/16), 1 rank
 #   xpose-2       the same, 2 ranks
 #   xpose-2-nv    the same, 2 ranks, --no-verify
 # Every output is compared value by value with numpy's transpose of the
-# input after its run (not timed).  Prints a table: mean time, its ratio to
+# input (rechunk: with the input, and its chunks checked) after its run
+# (not timed).  Prints a table: mean time, its ratio to
 # the file's baseline.
 set -euo pipefail
 build="$(cd "${1:-build}" && pwd)" reps="${2:-3}"
-files="${FILES:-tas95 tas323 taspr matrix}"
+files="${FILES:-tas95 tas323 taspr matrix rechunk}"
 here="$(cd "$(dirname "$0")" && pwd)"
 dir="$(mktemp -d "${TMPDIR:-/var/tmp}/xpose-archives-XXXXXX")"
 trap 'rm -rf "$dir"' EXIT
@@ -33,6 +38,7 @@ make_file() { # name
   case "$1" in
     tas95) $py "$here/make_climate.py" "$dir/tas95.nc" 1461 90 180 ;;
     tas323) $py "$here/make_climate.py" "$dir/tas323.nc" 1461 192 288 ;;
+    rechunk) [ -e "$dir/tas323.nc" ] || make_file tas323 ;;
     taspr) $py "$here/make_climate.py" "$dir/taspr.nc" 730 180 360 tas,pr ;;
     matrix) $py - "$dir/matrix.h5" <<'EOF' ;;
 import sys, h5py, numpy as np
@@ -48,17 +54,28 @@ EOF
   esac
 }
 
-input_of() { case "$1" in matrix) echo "$dir/matrix.h5" ;; *) echo "$dir/$1.nc" ;; esac; }
+input_of() {
+  case "$1" in matrix) echo "$dir/matrix.h5" ;; rechunk) echo "$dir/tas323.nc" ;; *) echo "$dir/$1.nc" ;; esac
+}
 output_of() { case "$1" in matrix) echo "$dir/out.h5" ;; *) echo "$dir/out.nc" ;; esac; }
-runs_of() { case "$1" in matrix) echo h5repack xpose-1 xpose-2 xpose-2-nv ;; *) echo ncpdq xpose-1 xpose-2 xpose-2-nv ;; esac; }
+runs_of() {
+  case "$1" in
+    matrix) echo h5repack xpose-1 xpose-2 xpose-2-nv ;;
+    rechunk) echo nccopy h5repack-l xpose-1 xpose-2 xpose-2-nv ;;
+    *) echo ncpdq xpose-1 xpose-2 xpose-2-nv ;;
+  esac
+}
 
 run() { # file, run: the command, its output at output_of's
   local in out dims=(--dims lat,lon,time)
   in="$(input_of "$1")" out="$(output_of "$1")"
   [ "$1" != matrix ] || dims=()
+  [ "$1" != rechunk ] || dims=(--chunks time/1461,lat/16,lon/16)
   case "$2" in
     ncpdq) ncpdq -O -a lat,lon,time "$in" "$out" ;;
     h5repack) h5repack -l m:CHUNK=500x250 "$in" "$out" ;;
+    nccopy) nccopy -c time/1461,lat/16,lon/16 "$in" "$out" ;;
+    h5repack-l) h5repack -l tas:CHUNK=1461x16x16 "$in" "$out" ;;
     xpose-1) mpirun -q -n 1 "$build/xpose" --quiet "${dims[@]}" "$in" "$out" ;;
     xpose-2) mpirun -q -n 2 "$build/xpose" --quiet "${dims[@]}" "$in" "$out" ;;
     xpose-2-nv) mpirun -q -n 2 "$build/xpose" --quiet --no-verify "${dims[@]}" "$in" "$out" ;;
@@ -66,16 +83,19 @@ run() { # file, run: the command, its output at output_of's
 }
 
 check() { # file, run: the output against numpy
-  $py - "$(input_of "$1")" "$(output_of "$1")" "$2" <<'EOF'
+  $py - "$(input_of "$1")" "$(output_of "$1")" "$2" "$1" <<'EOF'
 import sys, h5py, numpy as np
-src, out, how = sys.argv[1:]
+src, out, how, name = sys.argv[1:]
 with h5py.File(src, "r") as a, h5py.File(out, "r") as b:
     names = ["m"] if "m" in a else [n for n in ("tas", "pr") if n in a]
     for n in names:
         x, y = a[n][...], b[n][...]
-        want = x if how == "h5repack" else x.T if n == "m" else x.transpose(1, 2, 0)
+        same = how == "h5repack" or name == "rechunk"
+        want = x if same else x.T if n == "m" else x.transpose(1, 2, 0)
         if not np.array_equal(want, y) or not np.any(y):
             sys.exit(f"{how}: {out}:/{n} is not the transpose of {src}:/{n}")
+        if name == "rechunk" and b[n].chunks != (1461, 16, 16):
+            sys.exit(f"{how}: {out}:/{n} has chunks {b[n].chunks}, not 1461 x 16 x 16")
 EOF
 }
 
