@@ -130,13 +130,8 @@ int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t 
  * the bytes past the last whole value stay where they are. */
 static void unshuffle(const unsigned char *in, unsigned char *out, size_t bytes, size_t size) {
   const size_t values = bytes / size;
-  if (size == 4) {
-    for (size_t i = 0; i < values; i++)
-      for (size_t j = 0; j < 4; j++) out[4 * i + j] = in[j * values + i];
-  } else {
-    for (size_t j = 0; j < size; j++)
-      for (size_t i = 0; i < values; i++) out[i * size + j] = in[j * values + i];
-  }
+  for (size_t j = 0; j < size; j++)
+    for (size_t i = 0; i < values; i++) out[i * size + j] = in[j * values + i];
   memcpy(out + values * size, in + values * size, bytes - values * size);
 }
 
