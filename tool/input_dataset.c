@@ -31,8 +31,8 @@ static int listed(const char *list, const char *name) {
   return 0;
 }
 
-/* Fails, as a usage error, where a name of `names` (given as --`option`
- * `list`) names no axis of any dataset. */
+/* Fails, as a usage error, where a name of `names` (from --`option`
+ * `given`) names no axis of any dataset. */
 static int check_names_known(dataset_choice *choice, const xio_dataset_axes *list, int count,
                              const char *option, const char *given, const char *names,
                              xio_error *err) {
