@@ -6,6 +6,7 @@
 #include "checksum.h"
 #include "host_memory.h"
 #include "io_thread.h"
+#include "pass_geometry.h"
 #include "raw_dataset.h"
 #include "slab_walk.h"
 
@@ -262,24 +263,14 @@ int xio_checksum_passes(const xio_matrix *out, const xio_shape *in, const xio_pr
   uint64_t total = 0;
   for (int64_t k = 0; rc == 0 && k < done->passes_done; k++) {
     if ((rc = stop_agreed(out->comm, stop_requested, err)) != 0) break;
-    int64_t item, row0, nrows, col0, ncols, out_first, out_rows;
-    xio_pass_block(grid, order[k], &item, &row0, &nrows, &col0, &ncols);
-    xpose_block_range(ncols, nranks, rank, &out_first, &out_rows);
-    if (in->rechunk) { /* its columns of the block, in the input's order */
-      const int64_t row = item * grid->rows + row0, col = col0 + out_first;
-      rc = xio_read_block(out, row, nrows, col, out_rows, buf, err);
-      if (rc == 0)
-        total += xio_checksum_block(buf, nrows, out_rows, es,
-                                    (uint64_t)row * (uint64_t)grid->cols + (uint64_t)col,
-                                    (uint64_t)grid->cols, 1);
-      continue;
-    }
-    const int64_t out_row = xio_shape_moved_item(in, item) * grid->cols + col0 + out_first;
-    rc = xio_read_block(out, out_row, out_rows, row0, nrows, buf, err);
-    if (rc == 0)
-      total += xio_checksum_block(buf, out_rows, nrows, es,
-                                  xio_output_first_key(item, out_row, row0, grid->cols, grid->rows),
-                                  1, (uint64_t)grid->cols);
+    /* this rank's share of the pass's output block, as the pass wrote it */
+    const xio_pass_geometry p = xio_pass_geometry_of(grid, in, order[k], rank, nranks, 0);
+    const xio_block_sum keys = xio_pass_output_keys(&p, grid->cols, grid->rows, NULL);
+    rc = xio_read_block(out, p.write_row, p.write_rows, p.write_col, p.write_cols, buf, err);
+    if (rc == 0) /* rechunked, read in the file's order: the exchange's transposed */
+      total += xio_checksum_block(buf, p.write_rows, p.write_cols, es, keys.first_key,
+                                  p.rechunk ? keys.col_step : keys.row_step,
+                                  p.rechunk ? keys.row_step : keys.col_step);
   }
   free(order);
   free(buf);

@@ -54,7 +54,9 @@ void tool_chunk_spec_apply(const char *spec, int ndims, const char *const *names
   for (int i = 0; i < ndims; i++) chunk[i] = lengths[i];
   char item[256], name[256];
   long long length;
-  for (const char *p = spec; tool_axes_next_name(&p, item, sizeof item);)
-    for (int i = 0; i < ndims && split_item(item, name, sizeof name, &length) == 0; i++)
-      if (names[i] && strcmp(names[i], name) == 0 && length > 0) chunk[i] = length;
+  for (const char *p = spec; tool_axes_next_name(&p, item, sizeof item);) {
+    if (split_item(item, name, sizeof name, &length) != 0 || length == 0) continue;
+    for (int i = 0; i < ndims; i++)
+      if (names[i] && strcmp(names[i], name) == 0) chunk[i] = length;
+  }
 }
