@@ -10,6 +10,7 @@
 #include "h5_types.h"
 #include "mpi_hints.h"
 #include "mpi_io_name.h"
+#include "netcdf3.h"
 
 static void matrix_init(xio_matrix *m, MPI_Comm comm) {
   /* comm == MPI_COMM_NULL marks a matrix that was never opened */
@@ -345,9 +346,15 @@ static int open_dataset(MPI_Comm comm, const char *path, const char *shown, cons
   return xio_agree(comm, rc, err);
 }
 
-int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_matrix *m,
-                   xio_error *err) {
-  return open_dataset(comm, path, path, dataset ? dataset : "", 1, H5F_ACC_RDONLY, m, err);
+int xio_open_input(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
+                   xio_matrix *m, xio_error *err) {
+  return open_dataset(comm, path, shown, dataset ? dataset : "", 1, H5F_ACC_RDONLY, m, err);
+}
+
+int xio_matrix_read_netcdf3(xio_matrix *m, const char *path, const char *shown, xio_error *err) {
+  xio_nc3_source_free(m->netcdf3);
+  m->netcdf3 = NULL;
+  return xio_nc3_source_open(path, m->dataset, &m->shape, shown, &m->netcdf3, err);
 }
 
 int xio_open_existing(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
@@ -456,6 +463,7 @@ static int drop_dataset(xio_matrix *m, xio_error *err) {
   if (m->dset >= 0 && H5Dclose(m->dset) < 0) rc = xio_fail_h5(err, "closing %s failed", m->dataset);
   xio_release(H5Tclose, &m->type, &rc, err);
   xio_chunk_index_free(m->chunk_index);
+  xio_nc3_source_free(m->netcdf3);
   const hid_t file = m->file;
   matrix_init(m, m->comm);
   m->file = file;
@@ -564,6 +572,11 @@ static int transfer_block(const xio_matrix *m, int writing, int64_t row, int64_t
   /* A dataset without elements has no storage that MPI-IO could address;
    * the shape is the same on every rank, so all of them return here. */
   if (m->rows == 0 || m->cols == 0) return 0;
+  if (!writing && m->netcdf3)
+    return xio_agree(
+        m->comm,
+        xio_nc3_source_read(m->netcdf3, m->cols, m->elem_size, row, nrows, col, ncols, buf, err),
+        err);
   const int raw = !writing && m->chunk_index
                       ? xio_chunk_index_build(m->chunk_index, m->comm, m->file, m->dset, &m->shape,
                                               m->type_size, m->dataset, err)
@@ -665,6 +678,7 @@ int xio_close(xio_matrix *m, xio_error *err) {
   if (m->file >= 0 && H5Fclose(m->file) < 0 && rc == 0)
     rc = xio_fail_h5(err, "closing the file of %s failed", m->dataset);
   xio_chunk_index_free(m->chunk_index);
+  xio_nc3_source_free(m->netcdf3);
   const MPI_Comm comm = m->comm;
   matrix_init(m, MPI_COMM_NULL);
   return xio_agree(comm, rc, err);

@@ -30,6 +30,9 @@ typedef struct {
   /* Compressed and open read-only: its chunks, read raw once indexed
    * (chunk_reader.h); shared by copies of m, freed by xio_close. */
   struct xio_chunk_index *chunk_index;
+  /* A netCDF-3 input's view (netcdf3_view.h): its values, read from the
+   * netCDF-3 file itself (netcdf3.h); owned, freed by xio_close. */
+  struct xio_nc3_source *netcdf3;
   /* chunked: the rows (of an item's matrix) and columns a pass must start
    * and end on to cover whole chunks (the whole group where no shorter run
    * does) */
@@ -63,9 +66,9 @@ void xio_matrix_reset(xio_matrix *m);
  * Fails on a missing or non-HDF5 file, a missing dataset, one with fewer
  * than 2 axes, and datatypes with variable-length data or references.  It
  * is folded at 0, 1, 2 when 2-D, else at 0, 1, ndims (xio_matrix_fold to
- * change). */
-int xio_open_input(MPI_Comm comm, const char *path, const char *dataset, xio_matrix *m,
-                   xio_error *err);
+ * change).  Messages call the file `shown`. */
+int xio_open_input(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
+                   xio_matrix *m, xio_error *err);
 
 /* Creates a new file (failing if it exists) holding a dataset of `type`
  * shaped and folded as `shape`, never filled (every element gets written),
@@ -95,6 +98,10 @@ int xio_use_dataset(xio_matrix *m, const char *shown, const char *dataset, xio_e
 int xio_create_dataset(xio_matrix *m, const char *shown, const char *dataset, hid_t type,
                        const xio_matrix *like, const xio_storage *storage, const xio_shape *shape,
                        xio_error *err);
+
+/* Local.  Reads m's values from variable m->dataset of the netCDF-3 file
+ * at path (messages call it `shown`) instead of m's file, its view. */
+int xio_matrix_read_netcdf3(xio_matrix *m, const char *path, const char *shown, xio_error *err);
 
 /* Opens path's dataset, read-only or for writing; messages call it `shown`.
  * Folded as xio_open_input folds. */

@@ -10,7 +10,8 @@
 #include "h5_scales.h"
 
 typedef struct {
-  const char *path, *dims, *chunks, *dataset;
+  const char *opened, *path; /* the file read; its name in messages */
+  const char *dims, *chunks, *dataset;
   tool_dataset_list *list;
   int usage;
 } dataset_choice;
@@ -111,7 +112,7 @@ static int choose(dataset_choice *choice, const xio_dataset_axes *list, int coun
 
 static int choose_on_root(void *arg, xio_error *err) {
   dataset_choice *choice = arg;
-  hid_t file = H5Fopen(choice->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t file = H5Fopen(choice->opened, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (file < 0) return xio_fail_h5(err, "%s: cannot open as an HDF5 file", choice->path);
   xio_dataset_axes *list = NULL;
   int count = 0;
@@ -135,11 +136,11 @@ void tool_dataset_list_free(tool_dataset_list *list) {
   *list = (tool_dataset_list){0, NULL};
 }
 
-int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *dims,
+int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *shown, const char *dims,
                                const char *chunks, const char *dataset, tool_dataset_list *list,
                                int *usage, xio_error *err) {
   tool_dataset_list_free(list);
-  dataset_choice choice = {path, dims, chunks, dataset, list, 0};
+  dataset_choice choice = {path, shown, dims, chunks, dataset, list, 0};
   int rc = xio_on_root(comm, choose_on_root, &choice, err), rank = 0;
   if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err) ||
       XIO_MPICHECK(MPI_Bcast(&list->count, 1, MPI_INT, 0, comm), err) ||

@@ -23,8 +23,14 @@ static const char *netcdf3_kind(const char *path) {
                          : NULL;
 }
 
+typedef struct {
+  const char *path;
+  int netcdf3_read, netcdf3;
+} input_check;
+
 static int check_input_on_root(void *arg, xio_error *err) {
-  const char *path = arg;
+  input_check *c = arg;
+  const char *path = c->path;
   struct stat st;
   if (stat(path, &st) != 0) return xio_fail(err, "%s: %s", path, strerror(errno));
   if (S_ISDIR(st.st_mode)) return xio_fail(err, "%s is a directory, not an HDF5 file", path);
@@ -37,17 +43,30 @@ static int check_input_on_root(void *arg, xio_error *err) {
   const htri_t is_hdf5 = H5Fis_hdf5(path);
 #endif
   const char *netcdf3 = is_hdf5 <= 0 ? netcdf3_kind(path) : NULL;
-  if (netcdf3)
-    return xio_fail(err,
-                    "%s is %s, which xpose does not read (it reads and writes HDF5 and "
-                    "netCDF-4: netCDF-3 keeps its record dimension first, so time series there "
-                    "cannot keep time unlimited, and has no chunks or compression): convert it "
-                    "first with `nccopy -k nc4 %s %s.nc4`",
-                    path, netcdf3, path, path);
+  c->netcdf3 = netcdf3 && c->netcdf3_read;
+  if (netcdf3 && !c->netcdf3_read)
+    return xio_fail(err, "%s is %s, which %s: convert it first with `nccopy -k nc4 %s %s.nc4`",
+                    path, netcdf3,
+#ifdef XIO_HAVE_NETCDF
+                    "`xpose verify` does not read (xpose itself does)",
+#else
+                    "this xpose, built without netCDF-C (libnetcdf-mpi-dev), does not read",
+#endif
+                    path, path);
+  if (netcdf3) return 0;
   if (is_hdf5 <= 0) return xio_fail(err, "%s is not an HDF5 file", path);
   return 0;
 }
 
-int tool_check_input(MPI_Comm comm, const char *path, xio_error *err) {
-  return xio_on_root(comm, check_input_on_root, (void *)path, err);
+int tool_check_input(MPI_Comm comm, const char *path, int *netcdf3, xio_error *err) {
+#ifdef XIO_HAVE_NETCDF
+  input_check c = {path, netcdf3 != NULL, 0};
+#else
+  input_check c = {path, 0, 0};
+#endif
+  if (xio_on_root(comm, check_input_on_root, &c, err) ||
+      XIO_MPICHECK(MPI_Bcast(&c.netcdf3, 1, MPI_INT, 0, comm), err))
+    return -1;
+  if (netcdf3) *netcdf3 = c.netcdf3;
+  return 0;
 }

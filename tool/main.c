@@ -16,6 +16,7 @@
 #include "make_output.h"
 #include "moves.h"
 #include "mpi_hints.h"
+#include "netcdf3_input.h"
 #include "node_memory.h"
 #include "options.h"
 #include "output_file.h"
@@ -34,26 +35,43 @@ static int agreed_stop_signal(MPI_Comm comm) {
   return MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm) == MPI_SUCCESS ? any : 0;
 }
 
-/* Collective.  The run's input checked, its datasets chosen and the first
- * opened and folded, the output's name taken (a partial found is another
- * run's work: kept), the budgets.  An exit status. */
-static int open_run(transpose_run *run, char type_text[256], xio_error *err) {
+/* Collective.  The output's name taken (a partial found is another run's
+ * work: kept); a usage error or not. */
+static int prepare_output(transpose_run *run, xio_error *err) {
   const tool_options *opt = run->opt;
-  const MPI_Comm comm = run->comm;
-  int chosen = TOOL_EXIT_OK;
-  if (XIO_MPICHECK(MPI_Comm_rank(comm, &run->rank), err) ||
-      XIO_MPICHECK(MPI_Comm_size(comm, &run->nranks), err) ||
-      tool_check_input(comm, run->in_path.file, err) ||
-      (chosen = tool_choose_datasets(run, err)) != TOOL_EXIT_OK ||
-      tool_output_prepare(comm, run->out_path.file, run->in_path.file, opt->force,
+  if (tool_output_prepare(run->comm, run->out_path.file, run->in_path.file, opt->force,
                           opt->resume  ? TOOL_PARTIAL_KEEP
                           : opt->force ? TOOL_PARTIAL_REPLACE
                                        : TOOL_PARTIAL_REFUSE,
-                          &run->output, err))
-    return run->output.usage_error || chosen == TOOL_EXIT_USAGE ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
+                          &run->output, err) == 0)
+    return TOOL_EXIT_OK;
+  return run->output.usage_error ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
+}
+
+/* Collective.  The run's input checked, its datasets chosen and the first
+ * opened and folded, the output's name taken, the budgets; a netCDF-3
+ * input's view made under the output's lock before the datasets are
+ * chosen from it, and filled after.  An exit status. */
+static int open_run(transpose_run *run, char type_text[256], xio_error *err) {
+  const tool_options *opt = run->opt;
+  const MPI_Comm comm = run->comm;
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &run->rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(comm, &run->nranks), err) ||
+      tool_check_input(comm, run->in_path.file, &run->netcdf3, err))
+    return TOOL_EXIT_ERROR;
+  int code = run->netcdf3 ? prepare_output(run, err) : TOOL_EXIT_OK;
+  if (code == TOOL_EXIT_OK && run->netcdf3 && tool_netcdf3_view_make(run, err))
+    code = TOOL_EXIT_ERROR;
+  if (code == TOOL_EXIT_OK) code = tool_choose_datasets(run, err);
+  if (code == TOOL_EXIT_OK && !run->netcdf3) code = prepare_output(run, err);
+  if (code != TOOL_EXIT_OK) return code;
   run->keep_partial = run->output.partial_found;
   if (run->output.lock_note[0]) tool_report_warning("%s", run->output.lock_note);
   if (tool_open_first_input(run, err)) return TOOL_EXIT_ERROR;
+  /* the view's copies filled once the datasets are known: none found by name may be one */
+  if (run->netcdf3 && (xio_close(&run->in, err) || tool_netcdf3_view_fill(run, err) ||
+                       tool_open_first_input(run, err)))
+    return TOOL_EXIT_ERROR;
   if (!opt->only && run->out_path.dataset[0] &&
       tool_check_output_path_free(comm, run->in.file, run->in_path.file, run->in.dataset,
                                   run->out_path.dataset, err))
@@ -242,10 +260,11 @@ static void release_run(transpose_run *run) {
   const int drop = out->owned && !run->keep_partial;
   const char *const leftovers[] = {drop ? out->partial_path : NULL, drop ? out->record_path : NULL,
                                    out->owned && run->rank == 0 ? out->lock_path : NULL};
-  const char *all[3 + TOOL_SCRATCH_FILES] = {leftovers[0], leftovers[1], leftovers[2]};
+  const char *all[4 + TOOL_SCRATCH_FILES] = {leftovers[0], leftovers[1], leftovers[2],
+                                             run->view_made ? out->view_path : NULL};
   for (int j = 0; j + 1 < run->moves; j++)
-    all[3 + j] = drop && run->rank == 0 ? scratch_path(run, j) : NULL;
-  tool_watchdog_arm(all, 3 + TOOL_SCRATCH_FILES);
+    all[4 + j] = drop && run->rank == 0 ? scratch_path(run, j) : NULL;
+  tool_watchdog_arm(all, 4 + TOOL_SCRATCH_FILES);
   xio_error ignored;
   xio_close(&run->out, &ignored);
   xio_close(&run->in, &ignored);
@@ -289,6 +308,7 @@ static int end_run(transpose_run *run, int code, xio_error *err) {
     xio_close(&run->in, err);
   else
     release_run(run);
+  tool_netcdf3_view_drop(run);
   tool_dataset_list_free(&run->rearranged);
   return code;
 }

@@ -10,6 +10,7 @@
 
 #include "h5_scales.h"
 #include "h5_verify.h"
+#include "netcdf3_input.h"
 #include "output_file.h"
 #include "passes.h"
 #include "report.h"
@@ -98,8 +99,10 @@ int tool_open_dataset(transpose_run *run, int k, const xio_matrix *like, xio_err
   /* in the file open already: opening it costs more than a small dataset's move */
   if (run->in.comm != MPI_COMM_NULL
           ? xio_use_dataset(&run->in, run->in_path.file, run->in_path.dataset, err)
-          : xio_open_input(run->comm, run->in_path.file, run->in_path.dataset, &run->in, err))
+          : xio_open_input(run->comm, hdf5_input(run), run->in_path.file, run->in_path.dataset,
+                           &run->in, err))
     return TOOL_EXIT_ERROR;
+  if (tool_netcdf3_read_input(run, err)) return TOOL_EXIT_ERROR;
   return tool_fold_input(run, like, err);
 }
 
@@ -262,8 +265,8 @@ int tool_choose_datasets(transpose_run *run, xio_error *err) {
   const char *named = run->in_path.dataset;
   const int by_names = run->opt->dims || run->opt->chunks;
   if (by_names &&
-      tool_choose_input_datasets(run->comm, run->in_path.file, run->opt->dims, run->opt->chunks,
-                                 named, &run->rearranged, &usage, err))
+      tool_choose_input_datasets(run->comm, hdf5_input(run), run->in_path.file, run->opt->dims,
+                                 run->opt->chunks, named, &run->rearranged, &usage, err))
     return usage ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
   if (!by_names && named[0] && tool_dataset_list_of_one(named, &run->rearranged)) {
     xio_fail(err, "out of memory");
@@ -285,8 +288,9 @@ int tool_choose_datasets(transpose_run *run, xio_error *err) {
 }
 
 int tool_open_first_input(transpose_run *run, xio_error *err) {
-  if (xio_open_input(run->comm, run->in_path.file,
-                     run->in_path.dataset[0] ? run->in_path.dataset : NULL, &run->in, err))
+  if (xio_open_input(run->comm, hdf5_input(run), run->in_path.file,
+                     run->in_path.dataset[0] ? run->in_path.dataset : NULL, &run->in, err) ||
+      tool_netcdf3_read_input(run, err))
     return -1;
   if (run->rearranged.count == 0 && tool_dataset_list_of_one(run->in.dataset, &run->rearranged))
     return xio_fail(err, "out of memory");

@@ -122,10 +122,11 @@ static int check_input_is_not_ours(const output_check *c, xio_error *err) {
   struct stat in_st, st;
   if (!c->input || stat(c->input, &in_st) != 0) return 0; /* its own checks say why */
   const tool_output_file *out = c->out;
-  const char *const own[] = {out->partial_path, out->record_path, out->lock_path,
-                             out->scratch_paths[0], out->scratch_paths[1]};
-  const char *const what[] = {"partial output", "resume record", "lock", "scratch file",
-                              "scratch file"};
+  const char *const own[] = {out->partial_path,     out->record_path,      out->lock_path,
+                             out->scratch_paths[0], out->scratch_paths[1], out->view_path};
+  const char *const what[] = {"partial output", "resume record",
+                              "lock",           "scratch file",
+                              "scratch file",   "netCDF-4 view of a netCDF-3 input"};
   for (int i = 0; i < (int)(sizeof own / sizeof *own); i++)
     if (stat(own[i], &st) == 0 && st.st_dev == in_st.st_dev && st.st_ino == in_st.st_ino) {
       c->out->usage_error = 1;
@@ -215,6 +216,7 @@ int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int 
     snprintf(suffix, sizeof suffix, ".xpose-scratch-%d", j + 1);
     beside(path, suffix, out->scratch_paths[j], sizeof out->scratch_paths[j]);
   }
+  beside(path, ".xpose-netcdf4", out->view_path, sizeof out->view_path);
   out->force = force;
   output_check check = {comm, path, input, force, partial, out};
   const int rc = xio_on_root(comm, check_output_on_root, &check, err);

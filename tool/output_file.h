@@ -6,7 +6,8 @@
  * "<OUT>.xpose-resume" (resume_record.h), while rank 0 holds an flock on
  * "<OUT>.xpose-lock" (a second run to the same output fails at once with a
  * message; a killed run's lock dies with it), and an order of several
- * moves writes "<OUT>.xpose-scratch-J" (main.c).  Very long names are cut
+ * moves writes "<OUT>.xpose-scratch-J" (main.c), and a netCDF-3 input is
+ * read through "<OUT>.xpose-netcdf4", its netCDF-4 view (netcdf3_input.h).  Very long names are cut
  * and given a hash, so all of them stay within NAME_MAX.  Space for the
  * whole output is reserved before the first pass.  Publishing syncs the
  * file and renames it to OUT, atomically, and without --force never over
@@ -29,6 +30,7 @@ typedef struct {
   char final_path[4096];
   char partial_path[4200], record_path[4200], lock_path[4200];
   char scratch_paths[TOOL_SCRATCH_FILES][4200];
+  char view_path[4200];
   int force;
   int partial_found;    /* an earlier run's partial, kept for resuming */
   int final_exists;     /* with --resume, no --force and no partial: OUT itself */
@@ -51,7 +53,7 @@ typedef enum {
  * exists and is writable; an existing regular file (or a symbolic link,
  * dangling or not) is replaced only with `force`, and never when it is
  * `input` (NULL: no input), by any name or link; other kinds of file never.
- * An input that is the output's partial, record, lock or scratch file is
+ * An input that is the output's partial, record, lock, scratch or view file is
  * refused (usage_error) before any is touched, as is a partial's name
  * MPI-IO cannot open (mpi_io_name.h).  It takes the lock, then deals
  * with any partial left by an earlier run as `partial` says (a record

@@ -26,6 +26,8 @@ typedef struct {
   MPI_Comm comm;
   int rank, nranks;
   dataset_path in_path, out_path;
+  int netcdf3;                  /* the input is netCDF-3: HDF5 reads its view (netcdf3_input.h) */
+  int view_made;                /* rank 0: that view is this run's, to remove */
   tool_dataset_list rearranged; /* the input's datasets the run moves, one after the other */
   int dataset_index;            /* which of them is in `in` (and in `out`, while moving) */
   uint64_t moved_bytes;         /* of the datasets moved before it */
@@ -63,6 +65,11 @@ typedef struct {
  * names one (a run of one dataset), else the input's path. */
 static inline const char *output_name(const transpose_run *run, int k) {
   return run->out_path.dataset[0] ? run->out_path.dataset : run->rearranged.paths[k];
+}
+
+/* The file HDF5 reads as the input: the input, or a netCDF-3 input's view. */
+static inline const char *hdf5_input(const transpose_run *run) {
+  return run->netcdf3 ? run->output.view_path : run->in_path.file;
 }
 
 static inline uint64_t matrix_bytes(const xio_matrix *m) {

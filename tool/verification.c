@@ -232,8 +232,8 @@ int tool_run_check(const tool_options *opt, MPI_Comm comm) {
   char detail[1024] = "", type_text[256] = "";
   const double start = MPI_Wtime();
   uint64_t budget = opt->memory_bytes;
-  if (tool_check_input(comm, run->in_path.file, &err) ||
-      tool_check_input(comm, run->out_path.file, &err) ||
+  if (tool_check_input(comm, run->in_path.file, NULL, &err) ||
+      tool_check_input(comm, run->out_path.file, NULL, &err) ||
       (exit_code = tool_choose_datasets(run, &err)) != TOOL_EXIT_OK ||
       tool_open_first_input(run, &err) ||
       (!budget && tool_default_memory_budget(comm, &budget, NULL, 0, &err)) ||

@@ -224,12 +224,13 @@ class ToolTestCase(unittest.TestCase):
             shutil.rmtree(mnt, ignore_errors=True)
 
     def leftovers(self):
-        """Partial outputs, resume records, locks and scratch files left in the
-        test's directory."""
+        """Partial outputs, resume records, locks, scratch files and
+        netCDF-4 views left in the test's directory."""
         return sorted(glob.glob(os.path.join(self.dir, "*.xpose-partial")) +
                       glob.glob(os.path.join(self.dir, "*.xpose-resume")) +
                       glob.glob(os.path.join(self.dir, "*.xpose-lock")) +
-                      glob.glob(os.path.join(self.dir, "*.xpose-scratch-*")))
+                      glob.glob(os.path.join(self.dir, "*.xpose-scratch-*")) +
+                      glob.glob(os.path.join(self.dir, "*.xpose-netcdf4")))
 
     def assertTransposed(self, in_name, in_dataset, out_name, out_dataset):
         a, a_type, a_attrs = self.read_h5(in_name, in_dataset)
