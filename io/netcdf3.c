@@ -265,28 +265,24 @@ static int read_at(const xio_nc3_source *s, unsigned char *buf, size_t bytes, ui
   return 0;
 }
 
+/* Each value of `width` bytes reversed in place; inlined with a constant
+ * width, the compiler makes it byte swaps. */
+static inline void reverse_values(unsigned char *buf, size_t bytes, size_t width) {
+  for (size_t i = 0; i < bytes; i += width)
+    for (size_t lo = i, hi = i + width - 1; lo < hi; lo++, hi--) {
+      const unsigned char low = buf[lo];
+      buf[lo] = buf[hi];
+      buf[hi] = low;
+    }
+}
+
 static void to_host_order(unsigned char *buf, size_t bytes, size_t swap) {
-  if (swap == 2)
-    for (size_t i = 0; i < bytes; i += 2) {
-      uint16_t v;
-      memcpy(&v, buf + i, 2);
-      v = __builtin_bswap16(v);
-      memcpy(buf + i, &v, 2);
-    }
-  else if (swap == 4)
-    for (size_t i = 0; i < bytes; i += 4) {
-      uint32_t v;
-      memcpy(&v, buf + i, 4);
-      v = __builtin_bswap32(v);
-      memcpy(buf + i, &v, 4);
-    }
-  else if (swap == 8)
-    for (size_t i = 0; i < bytes; i += 8) {
-      uint64_t v;
-      memcpy(&v, buf + i, 8);
-      v = __builtin_bswap64(v);
-      memcpy(buf + i, &v, 8);
-    }
+  switch (swap) {
+  case 2: reverse_values(buf, bytes, 2); break;
+  case 4: reverse_values(buf, bytes, 4); break;
+  case 8: reverse_values(buf, bytes, 8); break;
+  default: break; /* single bytes, or big-endian already */
+  }
 }
 
 /* Each row's run split where records end, and runs that follow each
