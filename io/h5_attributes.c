@@ -127,12 +127,9 @@ int xio_copy_object_attributes(hid_t from, hid_t to, const char *shown,
   return iterate_attributes(from, &copy, shown);
 }
 
-/* The input's history attribute as text (netCDF's is a fixed-size
- * string), of any length; "" where it has none.  NULL when out of memory. */
-static char *read_history(hid_t file) {
+char *xio_read_text_attribute(hid_t obj, const char *name) {
   char *text = NULL;
-  hid_t attr =
-      H5Aexists(file, "history") > 0 ? H5Aopen(file, "history", H5P_DEFAULT) : H5I_INVALID_HID;
+  hid_t attr = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : H5I_INVALID_HID;
   hid_t type = attr >= 0 ? H5Aget_type(attr) : H5I_INVALID_HID;
   hid_t space = attr >= 0 ? H5Aget_space(attr) : H5I_INVALID_HID;
   if (type >= 0 && space >= 0 && H5Tget_class(type) == H5T_STRING &&
@@ -150,6 +147,13 @@ static char *read_history(hid_t file) {
   if (space >= 0) (void)H5Sclose(space); /* only read: nothing to report */
   if (type >= 0) (void)H5Tclose(type);
   if (attr >= 0) (void)H5Aclose(attr);
+  return text;
+}
+
+/* The input's history attribute as text, of any length; "" where it has
+ * none.  NULL when out of memory. */
+static char *read_history(hid_t file) {
+  char *text = xio_read_text_attribute(file, "history");
   return text ? text : strdup("");
 }
 

@@ -12,6 +12,11 @@ typedef struct {
   char names[512];
 } xio_skipped_attributes;
 
+/* Local.  obj's attribute `name` as text (netCDF's are fixed-size
+ * strings, h5py's variable-length ones), of any length; NULL where it has
+ * none, it is not one string, or out of memory.  Free it. */
+char *xio_read_text_attribute(hid_t obj, const char *name);
+
 /* Copies every attribute of from's dataset onto to's, its axes permuted
  * (axis i of `to` is from's axis source[i]), with its exact type; those
  * naming the axes in order (DIMENSION_LABELS, netCDF-4's

@@ -136,63 +136,6 @@ int xio_matrix_fold_as_transpose(xio_matrix *out, const xio_matrix *in, xio_erro
   return xio_matrix_fold(out, want.lead, want.split, want.trail, err);
 }
 
-/* ---- finding the 2-D datasets of a file ---- */
-
-typedef struct {
-  int count;
-  char first[512];
-  char listing[768]; /* the first few names, for the error message */
-} dataset_list;
-
-typedef struct {
-  dataset_list flat, deep; /* 2-D datasets; those of more axes */
-} dataset_search;
-
-static void list_dataset(dataset_list *list, const char *name) {
-  if (list->count == 0) snprintf(list->first, sizeof list->first, "/%s", name);
-  const size_t used = strlen(list->listing);
-  if (list->count < 8)
-    snprintf(list->listing + used, sizeof list->listing - used, "%s/%s", list->count ? ", " : "",
-             name);
-  else if (list->count == 8)
-    snprintf(list->listing + used, sizeof list->listing - used, ", ...");
-  list->count++;
-}
-
-static herr_t visit_link(hid_t group, const char *name, const xio_link_info *info, void *data) {
-  dataset_search *search = data;
-  if (info->type != H5L_TYPE_HARD) return 0;
-  hid_t obj = H5Oopen(group, name, H5P_DEFAULT);
-  if (obj < 0) return 0;
-  herr_t status = 0;
-  if (H5Iget_type(obj) == H5I_DATASET) {
-    hid_t space = H5Dget_space(obj);
-    const int ndims = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
-    if (ndims == 2) list_dataset(&search->flat, name);
-    if (ndims > 2) list_dataset(&search->deep, name);
-    if (space >= 0 && H5Sclose(space) < 0) status = -1;
-  }
-  if (H5Oclose(obj) < 0) status = -1;
-  return status; /* a failure stops the visit, which reports it */
-}
-
-/* The file's only 2-D dataset, or where there is none its only one of
- * more axes. */
-static int find_only_dataset(hid_t file, const char *path, char *dataset, size_t size,
-                             xio_error *err) {
-  dataset_search search;
-  memset(&search, 0, sizeof search);
-  if (XIO_LINK_VISIT(file, H5_INDEX_NAME, H5_ITER_INC, visit_link, &search) < 0)
-    return xio_fail_h5(err, "%s: cannot list its objects", path);
-  const dataset_list *found = search.flat.count ? &search.flat : &search.deep;
-  if (found->count == 0) return xio_fail(err, "%s holds no dataset of 2 or more axes", path);
-  if (found->count > 1)
-    return xio_fail(err, "%s holds %d %s datasets (%s); name one as %s:/DATASET", path,
-                    found->count, found == &search.flat ? "2-D" : "N-D", found->listing, path);
-  snprintf(dataset, size, "%s", found->first);
-  return 0;
-}
-
 /* ---- opening ---- */
 
 /* The layout, chunk shape and filters of m, from its creation properties. */
@@ -314,7 +257,7 @@ static int allocate_to_end(void *arg, xio_error *err) {
 /* `path` is opened; `shown` names it in messages (the user's name for a
  * file written under a temporary one). */
 static int open_dataset(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
-                        int search, unsigned flags, xio_matrix *m, xio_error *err) {
+                        unsigned flags, xio_matrix *m, xio_error *err) {
   matrix_init(m, comm);
   named_file file = {path, shown};
   if ((flags & H5F_ACC_RDWR) && xio_on_root(comm, allocate_to_end, &file, err)) return -1;
@@ -330,14 +273,10 @@ static int open_dataset(MPI_Comm comm, const char *path, const char *shown, cons
   xio_release(H5Pclose, &fapl, &rc, err);
   if (xio_agree(comm, rc, err)) return -1;
 
-  if (search && !dataset[0]) {
-    rc = find_only_dataset(m->file, shown, m->dataset, sizeof m->dataset, err);
-  } else {
-    snprintf(m->dataset, sizeof m->dataset, "%s", dataset);
-    htri_t exists = H5Lexists(m->file, m->dataset, H5P_DEFAULT);
-    /* H5Lexists fails (< 0) when an intermediate group is missing. */
-    if (exists <= 0) rc = xio_fail(err, "%s has no dataset %s", shown, m->dataset);
-  }
+  snprintf(m->dataset, sizeof m->dataset, "%s", dataset);
+  /* H5Lexists fails (< 0) when an intermediate group is missing. */
+  if (H5Lexists(m->file, m->dataset, H5P_DEFAULT) <= 0)
+    rc = xio_fail(err, "%s has no dataset %s", shown, m->dataset);
   if (rc == 0) {
     m->dset = H5Dopen2(m->file, m->dataset, H5P_DEFAULT);
     if (m->dset < 0) rc = xio_fail_h5(err, "%s:%s is not a dataset", shown, m->dataset);
@@ -348,7 +287,7 @@ static int open_dataset(MPI_Comm comm, const char *path, const char *shown, cons
 
 int xio_open_input(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
                    xio_matrix *m, xio_error *err) {
-  return open_dataset(comm, path, shown, dataset ? dataset : "", 1, H5F_ACC_RDONLY, m, err);
+  return open_dataset(comm, path, shown, dataset, H5F_ACC_RDONLY, m, err);
 }
 
 int xio_matrix_read_netcdf3(xio_matrix *m, const char *path, const char *shown, xio_error *err) {
@@ -359,8 +298,7 @@ int xio_matrix_read_netcdf3(xio_matrix *m, const char *path, const char *shown, 
 
 int xio_open_existing(MPI_Comm comm, const char *path, const char *shown, const char *dataset,
                       int writable, xio_matrix *m, xio_error *err) {
-  return open_dataset(comm, path, shown, dataset, 0, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, m,
-                      err);
+  return open_dataset(comm, path, shown, dataset, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, m, err);
 }
 
 /* The fill value `from`'s creator chose, if any, into dcpl: readers of

@@ -61,8 +61,7 @@ int xio_matrix_transposes(const xio_matrix *out, const xio_matrix *in);
 /* Marks m as not open, so that xio_close(m) does nothing. */
 void xio_matrix_reset(xio_matrix *m);
 
-/* Opens path's dataset, or with dataset == NULL the file's only 2-D one
- * (where there is none, its only one of more axes).
+/* Opens path's dataset read-only (the tools choose it: input_dataset.h).
  * Fails on a missing or non-HDF5 file, a missing dataset, one with fewer
  * than 2 axes, and datatypes with variable-length data or references.  It
  * is folded at 0, 1, 2 when 2-D, else at 0, 1, ndims (xio_matrix_fold to

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "h5_scales.h"
 
 #include <hdf5_hl.h>
@@ -181,8 +182,41 @@ int xio_axis_names(const xio_matrix *m, char names[][128], xio_error *err) {
 typedef struct {
   xio_dataset_axes *list;
   int count, capacity, failed;
+  char *named; /* " a b c ": the variables CF attributes name, auxiliary */
   xio_error *err;
 } axes_listing;
+
+/* The variables that dset's CF attributes make auxiliary (its bounds,
+ * climatology bounds, auxiliary coordinates and cell measures: "area:
+ * cell_area" names cell_area), added to listing->named. */
+static void add_named_variables(axes_listing *listing, hid_t dset) {
+  static const char *const naming[] = {"bounds", "climatology", "coordinates", "cell_measures"};
+  for (size_t i = 0; i < sizeof naming / sizeof *naming; i++) {
+    char *text = xio_read_text_attribute(dset, naming[i]);
+    for (char *save = NULL, *word = text ? strtok_r(text, " \t\n", &save) : NULL; word;
+         word = strtok_r(NULL, " \t\n", &save)) {
+      if (word[strlen(word) - 1] == ':') continue; /* a cell measure's kind */
+      const size_t used = listing->named ? strlen(listing->named) : 0;
+      char *longer = realloc(listing->named, used + strlen(word) + 3);
+      if (!longer) break; /* a name left out: that dataset may be offered */
+      snprintf(longer + used, strlen(word) + 3, "%s%s ", used ? "" : " ", word);
+      listing->named = longer;
+    }
+    free(text);
+  }
+}
+
+/* A dataset is auxiliary where it is a dimension scale or CF attributes
+ * name it (by its name in its group). */
+static void mark_auxiliary(axes_listing *listing) {
+  for (int i = 0; i < listing->count; i++) {
+    xio_dataset_axes *entry = &listing->list[i];
+    const char *base = strrchr(entry->path, '/') + 1;
+    char word[520];
+    snprintf(word, sizeof word, " %s ", base);
+    if (listing->named && strstr(listing->named, word)) entry->auxiliary = 1;
+  }
+}
 
 static herr_t list_axes(hid_t group, const char *name, const xio_link_info *info, void *data) {
   axes_listing *listing = data;
@@ -191,6 +225,7 @@ static herr_t list_axes(hid_t group, const char *name, const xio_link_info *info
   if (dset < 0) return 0; /* not ours to judge: the chosen one is opened, and reported, later */
   hid_t space = H5Iget_type(dset) == H5I_DATASET ? H5Dget_space(dset) : H5I_INVALID_HID;
   const int ndims = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+  if (space >= 0) add_named_variables(listing, dset);
   herr_t status = 0;
   if (ndims >= 2 && ndims <= XIO_MAX_DIMS) {
     if (listing->count == listing->capacity) {
@@ -206,6 +241,7 @@ static herr_t list_axes(hid_t group, const char *name, const xio_link_info *info
     } else {
       snprintf(entry->path, sizeof entry->path, "/%s", name);
       entry->ndims = ndims;
+      entry->auxiliary = H5DSis_scale(dset) > 0;
       status = axis_names(dset, ndims, entry->names, entry->path, listing->err);
       if (status == 0) listing->count++;
     }
@@ -228,6 +264,8 @@ int xio_list_dataset_axes(hid_t file, const char *shown, xio_dataset_axes **list
     free(listing.list);
     listing.list = NULL, listing.count = 0;
   }
+  mark_auxiliary(&listing);
+  free(listing.named);
   *list = listing.list;
   *count = listing.count;
   return rc;

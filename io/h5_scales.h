@@ -26,6 +26,10 @@ typedef struct {
   char path[512];
   int ndims;
   char names[XIO_MAX_DIMS][128];
+  /* A dimension scale, or a variable another's CF attributes name as
+   * auxiliary (bounds, climatology, coordinates, cell_measures): data
+   * about other data, never the one to choose when none is named. */
+  int auxiliary;
 } xio_dataset_axes;
 
 /* Local.  Every dataset of 2 to XIO_MAX_DIMS axes in `file`, by path,

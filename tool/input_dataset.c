@@ -63,7 +63,72 @@ static int has_named_axis(const xio_dataset_axes *d, const char *names) {
   return 0;
 }
 
+/* "/tas (time, lat, lon)", or "/m (2 axes)" where they have no names. */
+static void describe_entry(const xio_dataset_axes *d, char *text, size_t size) {
+  int named = 1;
+  for (int i = 0; i < d->ndims; i++) named = named && d->names[i][0];
+  size_t used = (size_t)snprintf(text, size, "%s (", d->path);
+  for (int i = 0; named && i < d->ndims && used < size; i++)
+    used += (size_t)snprintf(text + used, size - used, "%s%s", i ? ", " : "", d->names[i]);
+  if (used < size) snprintf(text + used, size - used, named ? ")" : "%d axes)", d->ndims);
+}
+
+/* The entries of `list` into text, "a, b": the auxiliary ones (1), the
+ * others (0), or all (-1). */
+static void list_entries(const xio_dataset_axes *list, int count, int auxiliary, char *text,
+                         size_t size) {
+  for (int d = 0, n = 0; d < count; d++) {
+    if (auxiliary >= 0 && list[d].auxiliary != auxiliary) continue;
+    char one[700];
+    describe_entry(&list[d], one, sizeof one);
+    const size_t used = strlen(text);
+    if (used + strlen(one) + 8 >= size) {
+      snprintf(text + used, size - used, ", ...");
+      return;
+    }
+    snprintf(text + used, size - used, "%s%s", n++ ? ", " : "", one);
+  }
+}
+
+/* Nothing named: the file's one dataset of 2 or more axes that is not
+ * auxiliary (bounds, coordinates, dimension scales: a CF file's
+ * time_bnds is never chosen for its tas).  Several stop the run with
+ * their list and what to type. */
+static int choose_the_only_one(dataset_choice *choice, const xio_dataset_axes *list, int count,
+                               xio_error *err) {
+  int candidates = 0, first = -1; /* the one of most axes, as suggested */
+  for (int d = 0; d < count; d++)
+    if (!list[d].auxiliary && (candidates++ == 0 || list[d].ndims > list[first].ndims)) first = d;
+  char text[700] = "";
+  if (candidates == 1) return tool_dataset_list_of_one(list[first].path, choice->list);
+  choice->usage = count > 0;
+  if (count == 0) return xio_fail(err, "%s holds no dataset of 2 or more axes", choice->path);
+  if (candidates == 0) {
+    list_entries(list, count, 1, text, sizeof text);
+    return xio_fail(err,
+                    "%s holds no dataset of 2 or more axes but coordinates, bounds and "
+                    "dimension scales (%s), which xpose does not choose by itself: name one as "
+                    "%s:/DATASET",
+                    choice->path, text, choice->path);
+  }
+  list_entries(list, count, 0, text, sizeof text);
+  const xio_dataset_axes *d = &list[first];
+  int named = 1;
+  for (int i = 0; i < d->ndims; i++) named = named && d->names[i][0];
+  char dims[600] = "with the axes' names in the order wanted";
+  if (named) /* the order of time series: the first axis last */
+    for (int i = 1, used = 0; i <= d->ndims && used < (int)sizeof dims; i++)
+      used += snprintf(dims + used, sizeof dims - (size_t)used, "%s%s", i > 1 ? "," : "",
+                       d->names[i % d->ndims]);
+  return xio_fail(err,
+                  "%s holds %d datasets of 2 or more axes (%s): name one as %s:%s, or give "
+                  "--dims %s to rearrange every one that order changes",
+                  choice->path, candidates, text, choice->path, d->path, dims);
+}
+
 static int choose(dataset_choice *choice, const xio_dataset_axes *list, int count, xio_error *err) {
+  if (!choice->dims && !choice->chunks && !choice->dataset[0])
+    return choose_the_only_one(choice, list, count, err);
   const char *dims = choice->dims ? choice->dims : "";
   char chunk_names[1024] = "";
   if (choice->chunks) tool_chunk_spec_names(choice->chunks, chunk_names, sizeof chunk_names);
@@ -110,6 +175,30 @@ static int choose(dataset_choice *choice, const xio_dataset_axes *list, int coun
   return 0;
 }
 
+/* Whether `path` names an object of `file` (each step checked in turn:
+ * H5Lexists fails past a missing group). */
+static int path_exists(hid_t file, const char *path) {
+  char prefix[1024];
+  for (const char *end = strchr(path + 1, '/');; end = strchr(end + 1, '/')) {
+    snprintf(prefix, sizeof prefix, "%.*s", (int)(end ? end - path : (int)strlen(path)), path);
+    if (H5Lexists(file, prefix, H5P_DEFAULT) <= 0) return 0;
+    if (!end) return 1;
+  }
+}
+
+/* A dataset named that is not there: the message lists those that are. */
+static int check_named_exists(const dataset_choice *choice, hid_t file,
+                              const xio_dataset_axes *list, int count, xio_error *err) {
+  char path[600];
+  snprintf(path, sizeof path, "%s%s", choice->dataset[0] == '/' ? "" : "/", choice->dataset);
+  if (path_exists(file, path)) return 0;
+  char text[700] = "";
+  list_entries(list, count, -1, text, sizeof text);
+  return xio_fail(
+      err, "%s has no dataset %s (%s%s)", choice->path, path,
+      count ? "its datasets of 2 or more axes: " : "it has no dataset of 2 or more axes", text);
+}
+
 static int choose_on_root(void *arg, xio_error *err) {
   dataset_choice *choice = arg;
   hid_t file = H5Fopen(choice->opened, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -117,6 +206,7 @@ static int choose_on_root(void *arg, xio_error *err) {
   xio_dataset_axes *list = NULL;
   int count = 0;
   int rc = xio_list_dataset_axes(file, choice->path, &list, &count, err);
+  if (rc == 0 && choice->dataset[0]) rc = check_named_exists(choice, file, list, count, err);
   if (rc == 0) rc = choose(choice, list, count, err);
   free(list);
   if (H5Fclose(file) < 0 && rc == 0) rc = xio_fail_h5(err, "%s: cannot close it", choice->path);
@@ -126,7 +216,8 @@ static int choose_on_root(void *arg, xio_error *err) {
 int tool_dataset_list_of_one(const char *dataset, tool_dataset_list *list) {
   tool_dataset_list_free(list);
   if (!(list->paths = calloc(1, sizeof *list->paths))) return -1;
-  snprintf(list->paths[0], sizeof *list->paths, "%s%s", dataset[0] == '/' ? "" : "/", dataset);
+  list->paths[0][0] = '/';
+  snprintf(list->paths[0] + 1, sizeof *list->paths - 1, "%s", dataset + (dataset[0] == '/'));
   list->count = 1;
   return 0;
 }

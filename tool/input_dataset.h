@@ -20,13 +20,16 @@ typedef struct {
 /* Collective; rank 0 reads the file.  Checks that every name of `dims`
  * and of `chunks` (--chunks; either may be NULL) names an axis of some
  * dataset of `path`, called `shown` in messages (a misspelt name is an
- * error, as ncpdq's), and fills *list: with `dataset` alone where it is
- * not "", else with every dataset whose axes `dims` reorders
- * (tool_axes_by_names), as ncpdq rearranges every variable with the named
- * dimensions, and with `chunks` every dataset of 2 or more axes that has
- * an axis either names (those it does not reorder are rechunked).  0; or
- * -1 with one message, *usage set where the command line is at fault
- * (none to rearrange; an unknown name). */
+ * error, as ncpdq's; a named dataset that is not there fails with those
+ * that are), and fills *list: with `dataset` alone where it is not "";
+ * with nothing named, with the file's one dataset of 2 or more axes that
+ * is not auxiliary (h5_scales.h; several fail, listed); else with every
+ * dataset whose axes `dims` reorders (tool_axes_by_names), as ncpdq
+ * rearranges every variable with the named dimensions, and with `chunks`
+ * every dataset of 2 or more axes that has an axis either names (those it
+ * does not reorder are rechunked).  0; or -1 with one message, *usage set
+ * where the command line is at fault (none to rearrange, several to
+ * choose from; an unknown name). */
 int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *shown, const char *dims,
                                const char *chunks, const char *dataset, tool_dataset_list *list,
                                int *usage, xio_error *err);

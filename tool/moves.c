@@ -262,16 +262,10 @@ int tool_move_dataset(transpose_run *run, xio_transpose_options *topt, xio_trans
 
 int tool_choose_datasets(transpose_run *run, xio_error *err) {
   int usage = 0;
-  const char *named = run->in_path.dataset;
-  const int by_names = run->opt->dims || run->opt->chunks;
-  if (by_names &&
-      tool_choose_input_datasets(run->comm, hdf5_input(run), run->in_path.file, run->opt->dims,
-                                 run->opt->chunks, named, &run->rearranged, &usage, err))
+  if (tool_choose_input_datasets(run->comm, hdf5_input(run), run->in_path.file, run->opt->dims,
+                                 run->opt->chunks, run->in_path.dataset, &run->rearranged, &usage,
+                                 err))
     return usage ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
-  if (!by_names && named[0] && tool_dataset_list_of_one(named, &run->rearranged)) {
-    xio_fail(err, "out of memory");
-    return TOOL_EXIT_ERROR;
-  }
   if (run->rearranged.count > 1 && run->out_path.dataset[0]) {
     xio_fail(err,
              "--%s %s rearranges %d datasets of %s (%s, %s, ...), and %s names one output "
@@ -288,11 +282,9 @@ int tool_choose_datasets(transpose_run *run, xio_error *err) {
 }
 
 int tool_open_first_input(transpose_run *run, xio_error *err) {
-  if (xio_open_input(run->comm, hdf5_input(run), run->in_path.file,
-                     run->in_path.dataset[0] ? run->in_path.dataset : NULL, &run->in, err) ||
+  if (xio_open_input(run->comm, hdf5_input(run), run->in_path.file, run->in_path.dataset, &run->in,
+                     err) ||
       tool_netcdf3_read_input(run, err))
     return -1;
-  if (run->rearranged.count == 0 && tool_dataset_list_of_one(run->in.dataset, &run->rearranged))
-    return xio_fail(err, "out of memory");
   return 0;
 }

@@ -79,12 +79,12 @@ int tool_move_dataset(transpose_run *run, xio_transpose_options *topt, xio_trans
 
 /* Collective.  The datasets the run rearranges: with --dims every one
  * whose axes it reorders (its names checked against the input's), as
- * ncpdq does, or the one IN names; without, IN's (listed once opened
- * where IN names none: xio_open_input finds it).  An exit status. */
+ * ncpdq does, or the one IN names; without, IN's, or where IN names none
+ * the file's one dataset of 2 or more axes that is not a coordinate,
+ * bounds or dimension scale (input_dataset.h).  An exit status. */
 int tool_choose_datasets(transpose_run *run, xio_error *err);
 
-/* Collective, after tool_choose_datasets: IN's first dataset as run->in, and
- * where IN named none, the one found listed as the run's. */
+/* Collective, after tool_choose_datasets: the first dataset as run->in. */
 int tool_open_first_input(transpose_run *run, xio_error *err);
 
 #endif

@@ -112,9 +112,42 @@ class BadInput(ToolTestCase):
         self.expect_failure(["1d.h5", "out.h5"], "1d.h5 holds no dataset of 2 or more axes")
 
     def test_several_candidates(self):
-        self.write_h5("two.h5", {"/a": np.ones((2, 2)), "/g/b": np.ones((3, 2))})
+        self.write_h5("two.h5", {"/a": np.ones((2, 2)), "/g/b": np.ones((3, 2, 2))})
         self.expect_failure(["two.h5", "out.h5"],
-                            "two.h5 holds 2 2-D datasets (/a, /g/b); name one as two.h5:/DATASET")
+                            "two.h5 holds 2 datasets of 2 or more axes (/a (2 axes), /g/b (3 axes)): "
+                            "name one as two.h5:/g/b, or give --dims with the axes' names in the "
+                            "order wanted to rearrange every one that order changes", code=USAGE)
+        self.expect_failure(["two.h5:/g/c", "out.h5"], "two.h5 has no dataset /g/c (its datasets "
+                            "of 2 or more axes: /a (2 axes), /g/b (3 axes))")
+
+    def test_a_cf_file_never_gets_its_bounds_chosen(self):
+        # tas(time, lat, lon) and time_bnds(time, nv): the one 2-D dataset
+        # is time's bounds, never the one to move unasked.
+        try:
+            import netCDF4
+        except ImportError:
+            self.skipTest("python3-netcdf4 is not installed")
+
+        def write(name, variables):
+            with netCDF4.Dataset(self.path(name), "w") as nc:
+                for dim, size in (("time", None), ("nv", 2), ("lat", 3), ("lon", 4)):
+                    nc.createDimension(dim, size)
+                time = nc.createVariable("time", "f8", ("time",))
+                time.bounds = "time_bnds"
+                time[:] = [0, 1]
+                nc.createVariable("time_bnds", "f8", ("time", "nv"))[:] = [[0, 1], [1, 2]]
+                for v in variables:
+                    nc.createVariable(v, "f4", ("time", "lat", "lon"))[:] = np.ones((2, 3, 4))
+
+        write("two.nc", ("tas", "pr"))
+        self.expect_failure(["two.nc", "out.h5"],
+                            "two.nc holds 2 datasets of 2 or more axes (/pr (time, lat, lon), "
+                            "/tas (time, lat, lon)): name one as two.nc:/pr, or give --dims "
+                            "lat,lon,time to rearrange every one that order changes", code=USAGE)
+        write("one.nc", ("tas",))
+        result = self.xpose(2, "one.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("one.nc:/tas", result.stdout)
 
     def test_variable_length_and_reference_types(self):
         with h5py.File(self.path("vl.h5"), "w") as f:
