@@ -57,7 +57,15 @@ int tool_choose_backend(const tool_options *opt, MPI_Comm comm, xpose_backend_ki
   if (xio_agree(comm, why[0] ? -1 : 0, err) == 0) /* devices seen, but not selected */
     xio_fail(err, "a rank could not select its GPU (--verbose says why)");
   if (opt->backend == XPOSE_BACKEND_AUTO && !needs_gpu) {
-    tool_report_note("transposing on the host: %s", err->message);
+    /* A machine without GPUs needs no word about it; some ranks with GPUs
+     * and others without do (a job spread wrong, a GPU lost). */
+    int mine = why[0] == '\0', any = 0;
+    if (XIO_MPICHECK(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm), err))
+      return TOOL_EXIT_ERROR;
+    if (any)
+      tool_report_note("transposing on the host: %s", err->message);
+    else
+      tool_report_verbose("transposing on the host (--backend host says so): %s", err->message);
     return TOOL_EXIT_OK;
   }
   const char *reason = err->message;

@@ -158,8 +158,10 @@ static int move_all(transpose_run *run, xio_transpose_options *topt, xio_transpo
   int moved;
   const double passes_began = MPI_Wtime();
   for (;;) { /* each dataset in turn */
-    tool_report_progress_begin(topt->resume_from ? topt->resume_from->passes_done : 0);
+    tool_progress_begin(run, topt->resume_from ? topt->resume_from->passes_done : 0);
+    const double began = MPI_Wtime();
     moved = tool_move_dataset(run, topt, stats, err);
+    if (moved == 0) tool_note_dataset_done(run, MPI_Wtime() - began);
     if (moved != 0 || run->dataset_index + 1 == run->rearranged.count) break;
     if ((moved = tool_next_dataset(run, topt, err)) != 0) break;
   }
@@ -310,6 +312,7 @@ static int end_run(transpose_run *run, int code, xio_error *err) {
     release_run(run);
   tool_netcdf3_view_drop(run);
   tool_dataset_list_free(&run->rearranged);
+  free(run->done);
   return code;
 }
 

@@ -28,9 +28,19 @@ static void warn_skipped(const transpose_run *run, const char *where,
         skipped->count, where, skipped->names, run->out_path.file, run->in_path.file);
 }
 
+/* Rank 0.  Whether the input keeps a history line per command, as netCDF
+ * files do (NCO's convention): written by netCDF-C, following a convention
+ * (CF's), or with a history already.  A plain HDF5 file gets none. */
+static int keeps_history(hid_t file) {
+  static const char *const marks[] = {"_NCProperties", "Conventions", "history"};
+  for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
+    if (H5Aexists(file, marks[i]) > 0) return 1;
+  return 0;
+}
+
 int tool_copy_file_attributes(transpose_run *run, xio_error *err) {
   char line[sizeof run->opt->command_line + 64] = "";
-  if (run->rank == 0) {
+  if (run->rank == 0 && keeps_history(run->in.file)) {
     const time_t now = time(NULL);
     char when[64] = "";
     struct tm local;
@@ -39,7 +49,7 @@ int tool_copy_file_attributes(transpose_run *run, xio_error *err) {
   }
   xio_skipped_attributes skipped;
   if (XIO_MPICHECK(MPI_Bcast(line, (int)sizeof line, MPI_CHAR, 0, run->comm), err) ||
-      xio_copy_file_attributes(&run->in, &run->out, line, &skipped, err))
+      xio_copy_file_attributes(&run->in, &run->out, line[0] ? line : NULL, &skipped, err))
     return -1;
   char where[4200];
   snprintf(where, sizeof where, "of %s", run->in_path.file);

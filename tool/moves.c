@@ -15,6 +15,7 @@
 #include "passes.h"
 #include "report.h"
 #include "stop_signals.h"
+#include "summary.h"
 
 /* The folds of in's shape whose transpose is shaped as `like`: how many,
  * the last in *lead, *split, *trail. */
@@ -256,7 +257,7 @@ int tool_move_dataset(transpose_run *run, xio_transpose_options *topt, xio_trans
     topt->resume_from = NULL;
     if (tool_begin_move(run, 0, err)) return -1;
     tool_limit_passes(run, topt);
-    tool_report_progress_begin(0);
+    tool_progress_begin(run, 0);
   }
 }
 

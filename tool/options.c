@@ -101,6 +101,16 @@ const char *tool_usage(void) {
          "  -h, --help             print this help and exit\n"
          "  -V, --version          print the version and exit\n"
          "\n"
+         "Examples:\n"
+         "  mpirun -q -n 8 xpose --dims lat,lon,time slices.nc series.nc\n"
+         "      every variable of slices.nc with those dimensions made a time series, the\n"
+         "      rest copied (as ncpdq -a lat,lon,time)\n"
+         "  mpirun -q -n 8 xpose --chunks time/1461,lat/16,lon/16 slices.nc rechunked.nc\n"
+         "      the same file, its axes in place, chunked for time series (as nccopy -c)\n"
+         "  mpirun -q -n 4 xpose data.h5:/matrix out.h5\n"
+         "      a matrix transposed, the rest of data.h5 copied; then `xpose verify\n"
+         "      data.h5:/matrix out.h5` checks it again\n"
+         "\n"
          "Exit status: 0 success, 1 error, 2 usage error, 3 verification failed (verify: not\n"
          "the transpose), 4 stopped by a signal (the partial output is kept for --resume).\n";
 }

@@ -18,7 +18,8 @@ static struct {
   double start, last_print, delay;
   int progress_shown;
   int64_t passes_before; /* done by an earlier run, resumed */
-} report = {"xpose", 0, 0, 0, 0, 0.0, 0.0, 2.0, 0, 0};
+  char what[700];        /* "/tas (2 of 3), move 1 of 2: ", or "" */
+} report = {"xpose", 0, 0, 0, 0, 0.0, 0.0, 2.0, 0, 0, ""};
 
 /* The library's first error on this rank: it says why a call failed, and
  * joins the tool's one error message rather than a line from every rank. */
@@ -96,12 +97,35 @@ static void json_append(tool_json *j, const char *format, ...) {
 }
 
 static void json_key(tool_json *j, const char *key) {
-  json_append(j, "%s\"%s\": ", j->used > 1 ? ", " : "", key);
+  json_append(j, "%s\"%s\": ", j->fresh ? "" : ", ", key);
+  j->fresh = 0;
 }
 
 void tool_json_begin(tool_json *j) {
   j->used = 0;
   json_append(j, "{");
+  j->fresh = 1;
+}
+
+void tool_json_array_begin(tool_json *j, const char *key) {
+  json_key(j, key);
+  json_append(j, "[");
+  j->fresh = 1;
+}
+
+void tool_json_object_begin(tool_json *j) {
+  json_append(j, "%s{", j->fresh ? "" : ", ");
+  j->fresh = 1;
+}
+
+void tool_json_object_end(tool_json *j) {
+  json_append(j, "}");
+  j->fresh = 0;
+}
+
+void tool_json_array_end(tool_json *j) {
+  json_append(j, "]");
+  j->fresh = 0;
 }
 
 /* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
@@ -183,9 +207,11 @@ void tool_report_verbose(const char *format, ...) {
   REPORT_BODY(report.rank == 0 && report.verbose, stderr, "");
 }
 
-void tool_report_progress_begin(int64_t passes_before) {
+void tool_report_progress_begin(int64_t passes_before, const char *what) {
   report.start = report.last_print = MPI_Wtime();
   report.passes_before = passes_before;
+  report.progress_shown = 0; /* each dataset and move: its own lines, from its start */
+  snprintf(report.what, sizeof report.what, "%s%s", what, what[0] ? ": " : "");
 }
 
 void tool_report_progress(int64_t passes_done, int64_t passes, uint64_t bytes_done,
@@ -206,10 +232,11 @@ void tool_report_progress(int64_t passes_done, int64_t passes, uint64_t bytes_do
   const double rate = fraction > before ? (fraction - before) / elapsed : 0.0; /* per second */
   const double left = rate > 0 ? (1.0 - fraction) / rate : 0.0;
   const double speed = 2.0 * rate * (double)bytes_total; /* bytes read and written per second */
-  fprintf(stderr, "%s%s: pass %lld/%lld, %3.0f%% (%s of %s), %.2f %s, %.0f s left%s",
-          report.tty ? "\r" : "", report.program, (long long)passes_done, (long long)passes,
-          100.0 * fraction, done, total, speed >= 1e9 ? speed / 1e9 : speed / 1e6,
-          speed >= 1e9 ? "GB/s" : "MB/s", left, report.tty && !last ? "   " : "\n");
+  fprintf(stderr, "%s%s: %spass %lld/%lld, %3.0f%% (%s of %s), %.2f %s, %.0f s left%s",
+          report.tty ? "\r" : "", report.program, report.what, (long long)passes_done,
+          (long long)passes, 100.0 * fraction, done, total,
+          speed >= 1e9 ? speed / 1e9 : speed / 1e6, speed >= 1e9 ? "GB/s" : "MB/s", left,
+          report.tty && !last ? "   " : "\n");
   fflush(stderr);
   report.last_print = now;
   report.progress_shown = 1;

@@ -29,8 +29,9 @@ void tool_report_verbose(const char *format, ...) TOOL_PRINTF(1, 2);
 /* --json: the run's summary as one JSON object on stdout (rank 0), in
  * place of the result line; errors still go to stderr as well. */
 typedef struct {
-  char text[8192];
+  char text[65536];
   size_t used;
+  int fresh; /* just after '{' or '[': no comma before what comes */
 } tool_json;
 
 void tool_json_begin(tool_json *j);
@@ -38,6 +39,12 @@ void tool_json_string(tool_json *j, const char *key, const char *value);
 void tool_json_int(tool_json *j, const char *key, long long value);
 void tool_json_number(tool_json *j, const char *key, double value);
 void tool_json_bool(tool_json *j, const char *key, int value);
+/* An array of objects: "key": [{...}, {...}], each object's members given
+ * between tool_json_object_begin and tool_json_object_end. */
+void tool_json_array_begin(tool_json *j, const char *key);
+void tool_json_object_begin(tool_json *j);
+void tool_json_object_end(tool_json *j);
+void tool_json_array_end(tool_json *j);
 /* Rank 0: closes the object and prints it on one line. */
 void tool_json_print(tool_json *j);
 /* The same from whichever rank calls it (one about to abort the job). */
@@ -47,8 +54,9 @@ void tool_json_print_here(tool_json *j);
 const char *tool_report_last_error(void);
 
 /* Starts the clock the progress line measures rates against; passes_before
- * were done by an earlier run (resumed), and do not count towards the rate. */
-void tool_report_progress_begin(int64_t passes_before);
+ * were done by an earlier run (resumed), and do not count towards the rate.
+ * The lines begin with `what` (the dataset and move; "" for none). */
+void tool_report_progress_begin(int64_t passes_before, const char *what);
 
 /* Progress callback (see xio_progress_fn): after a couple of seconds, rank 0
  * shows passes, percentage, rate and time left on stderr, redrawn in place

@@ -20,6 +20,12 @@ typedef struct {
   char file[4096], dataset[512];
 } dataset_path;
 
+/* A dataset moved by the run, as its summary lists it. */
+typedef struct {
+  char dataset[512], in_shape[512], out_shape[512];
+  double seconds;
+} tool_dataset_done;
+
 /* One run of xpose: what its steps share. */
 typedef struct {
   const tool_options *opt;
@@ -32,6 +38,8 @@ typedef struct {
   int dataset_index;            /* which of them is in `in` (and in `out`, while moving) */
   uint64_t moved_bytes;         /* of the datasets moved before it */
   int64_t moved_passes;
+  tool_dataset_done *done; /* rank 0: the datasets this run moved (summary.h) */
+  int done_count;
   xio_matrix in, out;
   char in_shape[512], out_shape[512]; /* "time x lat x lon (12 x 180 x 360)" */
   /* The order of the dataset in `in` (order[i]: its axis that becomes the

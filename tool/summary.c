@@ -2,6 +2,8 @@
 #include "summary.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "size.h"
 
@@ -83,6 +85,18 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
     tool_json_number(&j, "verify_seconds", verify_seconds);
     tool_json_number(&j, "gb_per_s", rate);
     tool_json_string(&j, "verification", verification);
+    tool_json_array_begin(&j, "rearranged"); /* those this run moved, resumed or not */
+    for (int k = 0; k < run->done_count; k++) {
+      const tool_dataset_done *d = &run->done[k];
+      tool_json_object_begin(&j);
+      tool_json_string(&j, "input_dataset", d->dataset);
+      tool_json_string(&j, "output_dataset", run->out_path.dataset[0] ? out_name : d->dataset);
+      tool_json_string(&j, "input_shape", d->in_shape);
+      tool_json_string(&j, "output_shape", d->out_shape);
+      tool_json_number(&j, "seconds", d->seconds);
+      tool_json_object_end(&j);
+    }
+    tool_json_array_end(&j);
     tool_json_print(&j);
   } else if (run->rearranged.count > 1) {
     char how[1100];
@@ -96,6 +110,9 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
         run->rearranged.paths[run->rearranged.count - 1], how, size_text, run->nranks, backend_name,
         stats->exchange, passes, run->resumed ? " (resumed)" : "", total_seconds, rate,
         verification);
+    for (int k = 0; k < run->done_count; k++)
+      tool_report_result("  %s: %s -> %s, %.3f s", run->done[k].dataset, run->done[k].in_shape,
+                         run->done[k].out_shape, run->done[k].seconds);
   } else {
     tool_report_result(
         "%s:%s (%s, %s) -> %s:%s (%s%s): %s, %d rank(s) (%s, %s), %lld "
@@ -125,4 +142,27 @@ void tool_say_dataset(const transpose_run *run, const char *type_text) {
       "elements",
       run->in_path.file, run->in.dataset, which, run->in_shape, run->out_shape, type_text, moves,
       (long long)run->in.rows, (long long)run->in.cols, run->in.elem_size);
+}
+
+void tool_progress_begin(const transpose_run *run, int64_t passes_before) {
+  char what[700] = "";
+  if (run->rearranged.count > 1)
+    snprintf(what, sizeof what, "%.512s (%d of %d)", run->in.dataset, run->dataset_index + 1,
+             run->rearranged.count);
+  if (run->moves > 1)
+    snprintf(what + strlen(what), sizeof what - strlen(what), "%smove %d of %d",
+             what[0] ? ", " : "", run->move + 1, run->moves);
+  tool_report_progress_begin(passes_before, what);
+}
+
+void tool_note_dataset_done(transpose_run *run, double seconds) {
+  if (run->rank != 0) return;
+  tool_dataset_done *more = realloc(run->done, (size_t)(run->done_count + 1) * sizeof *more);
+  if (!more) return; /* a line fewer in the summary */
+  run->done = more;
+  tool_dataset_done *d = &run->done[run->done_count++];
+  snprintf(d->dataset, sizeof d->dataset, "%s", run->in.dataset);
+  snprintf(d->in_shape, sizeof d->in_shape, "%s", run->in_shape);
+  snprintf(d->out_shape, sizeof d->out_shape, "%s", run->out_shape);
+  d->seconds = seconds;
 }

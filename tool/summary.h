@@ -22,4 +22,12 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
 /* Verbose: what is moved now. */
 void tool_say_dataset(const transpose_run *run, const char *type_text);
 
+/* The progress lines of run's move now begin: they name its dataset
+ * (where the run moves several) and the move (where it takes several). */
+void tool_progress_begin(const transpose_run *run, int64_t passes_before);
+
+/* Rank 0: the dataset in run->in moved, in `seconds`, noted for the
+ * summary (run->done). */
+void tool_note_dataset_done(transpose_run *run, double seconds);
+
 #endif

@@ -16,8 +16,14 @@ xpose_status xpose_cuda_select_device(MPI_Comm comm, int *device) {
   if (err != cudaSuccess || devices == 0) {
     (void)cudaGetLastError();
     /* Not an error in itself: callers often just fall back to the host. */
+    /* without a driver CUDA says "driver version is insufficient" */
+    int driver = 0;
+    const int no_driver = err == cudaErrorInsufficientDriver &&
+                          cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0;
     xpose_logf(XPOSE_LOG_INFO, NULL, 0, "no CUDA device is usable by this rank: %s",
-               err != cudaSuccess ? cudaGetErrorString(err) : "none is visible");
+               no_driver            ? "no CUDA driver is installed"
+               : err != cudaSuccess ? cudaGetErrorString(err)
+                                    : "none is visible");
     res = XPOSE_ERROR_UNSUPPORTED;
     goto fail;
   }

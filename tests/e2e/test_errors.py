@@ -250,8 +250,9 @@ class BadInput(ToolTestCase):
         self.assertEqual(result.returncode, 0, result)
         self.assertEqual(result.stdout.count("Usage: xpose"), 1, result)
         for option in ("--memory", "--verify", "--force", "--quiet", "--verbose", "--max-message",
-                       "--version", "Exit status"):
+                       "--version", "Exit status", "Examples:"):
             self.assertIn(option, result.stdout)
+        self.assertEqual(result.stdout.count("  mpirun -q -n "), 3, result)  # the examples
         result = self.xpose(1, "--version")
         self.assertEqual(result.returncode, 0, result)
         self.assertRegex(result.stdout, r"^xpose \d+\.\d+\.\d+ \(HDF5 ")

@@ -180,6 +180,35 @@ class Progress(ToolTestCase):
         self.assertRegex(lines[-1], r"100% \(1.22 MiB of 1.22 MiB\)")
         self.assertEqual((quiet.returncode, quiet.stdout, quiet.stderr), (0, "", ""), quiet)
 
+    def test_progress_and_summary_name_each_dataset_and_move(self):
+        with h5py.File(self.path("in.h5"), "w") as f:
+            for name in ("a", "b"):
+                d = f.create_dataset(name, data=pattern((40, 30, 20), "<f4"))
+                for i, label in enumerate("tyx"):
+                    d.dims[i].label = label
+            f.create_dataset("c", data=pattern((6, 5, 4, 3), "<f4"))
+        now = {"XPOSE_PROGRESS_DELAY": "0"}
+        result = self.xpose(2, "--json", "--memory", "16K", "--dims", "y,x,t", "in.h5", "out.h5",
+                            env=now)
+        self.assertEqual(result.returncode, 0, result)
+        for which in ("/a (1 of 2)", "/b (2 of 2)"):
+            self.assertRegex(result.stderr, rf"(?m)^xpose: {re.escape(which)}: pass 1/\d+, ")
+        summary = json.loads(result.stdout)
+        self.assertEqual(summary["datasets"], 2)
+        self.assertEqual([(d["input_dataset"], d["output_dataset"], d["input_shape"],
+                           d["output_shape"]) for d in summary["rearranged"]],
+                         [(n, n, "t x y x x (40 x 30 x 20)", "y x x x t (30 x 20 x 40)")
+                          for n in ("/a", "/b")])
+        result = self.xpose(2, "--force", "--dims", "y,x,t", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertRegex(result.stdout, r"(?m)^xpose:   /a: t x y x x \(40 x 30 x 20\) -> "
+                                        r"y x x x t \(30 x 20 x 40\), [\d.]+ s$")
+        self.assertRegex(result.stdout, r"(?m)^xpose:   /b: ")
+        result = self.xpose(2, "--memory", "4K", "in.h5:/c", "c.h5", env=now)  # reversed: 2 moves
+        self.assertEqual(result.returncode, 0, result)
+        for move in (1, 2):
+            self.assertRegex(result.stderr, rf"(?m)^xpose: move {move} of 2: pass 1/\d+, ")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -142,9 +142,15 @@ class Types(ToolTestCase):
             self.assertFalse(os.path.exists(self.path("out2.h5")))
             self.assertEqual(self.leftovers(), [])
             self.assertIn("2 rank(s) (host, mpi)", auto.stdout)
+            # no GPU on any rank: nothing to say, but with --verbose
+            self.assertNotIn("note", auto.stderr, auto)
             built_with_cuda = "CUDA backend" in self.xpose(1, "--version").stdout
-            notes = auto.stderr.count("xpose: note: transposing on the host: rank 0 can use no GPU")
-            self.assertEqual(notes, 1 if built_with_cuda else 0, auto)
+            verbose = self.xpose(2, "--verbose", "--force", "in.h5", "out3.h5")
+            self.assertEqual(verbose.returncode, 0, verbose)
+            said = verbose.stderr.count("xpose: transposing on the host (--backend host says so): "
+                                        "rank 0 can use no GPU")
+            self.assertEqual(said, 1 if built_with_cuda else 0, verbose)
+            self.assertNotIn("driver version is insufficient", verbose.stderr)
 
     def test_empty_dimension(self):
         self.write_h5("in.h5", {"/data": np.zeros((0, 5), dtype="<f4")})

@@ -373,6 +373,8 @@ class HdfFiles(ToolTestCase):
             self.assertTrue(h5py.h5ds.is_scale(b["x"].id))
             self.assertEqual(b["deep/er/on_x"].dims[1][0].name, "/x")
             self.assertEqual(list(b), list(a))  # in the input's order (matrix first there)
+            # history is netCDF's (NCO's) convention: a plain HDF5 file gets none
+            self.assertEqual(sorted(b.attrs), ["origin"])
         self.assertEqual(self.leftovers(), [])
 
     def test_a_disk_too_small_for_the_copies_fails_before_writing_them(self):

@@ -64,14 +64,14 @@ run() {  # ranks, command...: output in run.out and run.err
 
 run 2 "$gen" 301 203 in.h5
 [ "$status" -eq 0 ] || { cat run.err; fail "xpose-gen exit $status"; }
-run 2 "$xpose" --verify in.h5 out.h5
+run 2 "$xpose" --verbose --verify in.h5 out.h5
 [ "$status" -eq 0 ] || { cat run.err; fail "xpose exit $status"; }
 cat run.out
 if grep -q "(host, mpi)" run.out; then
-  if "$xpose" --version | grep -q "CUDA backend"; then
-    [ "$(grep -c "^xpose: note: transposing on the host: " run.err)" -eq 1 ] ||
-      { cat run.err; fail "no single note on why the host runs"; }
-    grep "^xpose: note: " run.err
+  if "$xpose" --version | grep -q "CUDA backend"; then # no GPU anywhere: said with --verbose
+    [ "$(grep -c "^xpose: transposing on the host (--backend host says so): " run.err)" -eq 1 ] ||
+      { cat run.err; fail "no single line on why the host runs"; }
+    grep "^xpose: transposing on the host" run.err
   fi
   run 2 "$xpose" --backend cuda in.h5 out2.h5
   [ "$status" -eq 2 ] || { cat run.err; fail "--backend cuda without a GPU: exit $status, not 2"; }
