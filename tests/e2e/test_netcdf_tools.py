@@ -100,6 +100,29 @@ class Tools(ToolTestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual([np.float32(x) for x in result.stdout.split()], list(self.data[1]))
 
+    @unittest.skipIf(shutil.which("cdo") is None, "cdo is not installed")
+    def test_cdo_skips_time_series_and_reads_rechunked_files(self):
+        # What the README says of CDO: time must come first for it.
+        with netCDF4.Dataset(self.path("slices.nc"), "w") as nc:
+            for dim, size in (("time", None), ("lat", 3), ("lon", 4)):
+                nc.createDimension(dim, size)
+            t = nc.createVariable("time", "f8", ("time",))
+            t.units = "hours since 2000-01-01"
+            t[:] = np.arange(5) * 6.0
+            nc.createVariable("tas", "f4", ("time", "lat", "lon"))[:] = pattern((5, 3, 4), "<f4")
+        for args, out in ((("--dims", "lat,lon,time"), "series.nc"),
+                          (("--chunks", "time/5,lat/2,lon/2"), "rechunked.nc")):
+            result = self.xpose(2, *args, "slices.nc", out)
+            self.assertEqual(result.returncode, 0, result)
+        result = run("cdo", "-s", "sinfon", self.path("series.nc"))
+        self.assertIn("Time must be the first dimension", result.stderr)
+        self.assertIn("skipped variable tas", result.stderr)
+        result = run("cdo", "-s", "outputf,%g", "-seltimestep,2", "-selname,tas",
+                     self.path("rechunked.nc"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual([np.float32(x) for x in result.stdout.split()],
+                         list(pattern((5, 3, 4), "<f4")[1].ravel()))
+
     @unittest.skipIf(shutil.which("ncatted") is None, "nco is not installed")
     def test_nco_edits_it_in_place(self):
         out = self.path("out.nc")
