@@ -49,15 +49,13 @@ static int prepare_output(transpose_run *run, xio_error *err) {
 }
 
 /* Collective.  The run's input checked, its datasets chosen and the first
- * opened and folded, the output's name taken, the budgets; a netCDF-3
- * input's view made under the output's lock before the datasets are
- * chosen from it, and filled after.  An exit status. */
-static int open_run(transpose_run *run, char type_text[256], xio_error *err) {
-  const tool_options *opt = run->opt;
-  const MPI_Comm comm = run->comm;
-  if (XIO_MPICHECK(MPI_Comm_rank(comm, &run->rank), err) ||
-      XIO_MPICHECK(MPI_Comm_size(comm, &run->nranks), err) ||
-      tool_check_input(comm, run->in_path.file, &run->netcdf3, err))
+ * opened, the output's name taken; a netCDF-3 input's view made under the
+ * output's lock before the datasets are chosen from it, and filled after.
+ * An exit status. */
+static int open_input_and_output(transpose_run *run, xio_error *err) {
+  if (XIO_MPICHECK(MPI_Comm_rank(run->comm, &run->rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(run->comm, &run->nranks), err) ||
+      tool_check_input(run->comm, run->in_path.file, &run->netcdf3, err))
     return TOOL_EXIT_ERROR;
   int code = run->netcdf3 ? prepare_output(run, err) : TOOL_EXIT_OK;
   if (code == TOOL_EXIT_OK && run->netcdf3 && tool_netcdf3_view_make(run, err))
@@ -72,29 +70,52 @@ static int open_run(transpose_run *run, char type_text[256], xio_error *err) {
   if (run->netcdf3 && (xio_close(&run->in, err) || tool_netcdf3_view_fill(run, err) ||
                        tool_open_first_input(run, err)))
     return TOOL_EXIT_ERROR;
-  if (!opt->only && run->out_path.dataset[0] &&
-      tool_check_output_path_free(comm, run->in.file, run->in_path.file, run->in.dataset,
+  return TOOL_EXIT_OK;
+}
+
+/* Collective.  The budgets: as given, or by default; one of too many
+ * passes raised (the same in a resumed run: the same passes). */
+static int set_budgets(transpose_run *run, xio_error *err) {
+  run->budget = run->opt->memory_bytes;
+  if (!run->budget) {
+    char source[512], budget_text[32];
+    if (tool_default_memory_budget(run->comm, &run->budget, source, sizeof source, err)) return -1;
+    tool_format_bytes(run->budget, budget_text, sizeof budget_text);
+    tool_report_verbose("memory budget %s per rank: %s", budget_text, source);
+  }
+  const uint64_t floor = tool_budget_floor(run->budget, matrix_bytes(&run->in), run->nranks);
+  if (floor > run->budget) {
+    char given[32], raised[32];
+    tool_format_bytes(run->budget, given, sizeof given);
+    tool_format_bytes(floor, raised, sizeof raised);
+    tool_report_note("--memory %s would take more than %d passes to move %s:%s: raised to %s "
+                     "per rank",
+                     given, TOOL_MOST_PASSES, run->in_path.file, run->in.dataset, raised);
+    run->budget = floor;
+  }
+#ifdef XPOSE_HAVE_CUDA
+  run->gpu_budget = run->opt->gpu_memory_bytes;
+  if (run->backend == XPOSE_BACKEND_CUDA && !run->gpu_budget &&
+      tool_default_gpu_budget(run->comm, &run->gpu_budget, err))
+    return -1;
+#endif
+  return 0;
+}
+
+/* Collective.  The input and output opened (open_input_and_output), the
+ * first dataset folded and described, the budgets.  An exit status. */
+static int open_run(transpose_run *run, char type_text[256], xio_error *err) {
+  const int opened = open_input_and_output(run, err);
+  if (opened != TOOL_EXIT_OK) return opened;
+  if (!run->opt->only && run->out_path.dataset[0] &&
+      tool_check_output_path_free(run->comm, run->in.file, run->in_path.file, run->in.dataset,
                                   run->out_path.dataset, err))
     return TOOL_EXIT_USAGE;
   const int folded = tool_fold_input(run, NULL, err);
   if (folded != TOOL_EXIT_OK) return folded;
   xio_type_describe(run->in.type, type_text, 256);
   tool_say_dataset(run, type_text);
-  run->budget = opt->memory_bytes;
-  if (!run->budget) {
-    char source[512], budget_text[32];
-    if (tool_default_memory_budget(comm, &run->budget, source, sizeof source, err))
-      return TOOL_EXIT_ERROR;
-    tool_format_bytes(run->budget, budget_text, sizeof budget_text);
-    tool_report_verbose("memory budget %s per rank: %s", budget_text, source);
-  }
-#ifdef XPOSE_HAVE_CUDA
-  run->gpu_budget = opt->gpu_memory_bytes;
-  if (run->backend == XPOSE_BACKEND_CUDA && !run->gpu_budget &&
-      tool_default_gpu_budget(comm, &run->gpu_budget, err))
-    return TOOL_EXIT_ERROR;
-#endif
-  return TOOL_EXIT_OK;
+  return set_budgets(run, err) ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
 }
 
 /* Collective.  What xio_transpose is asked for: a budget the user gave is

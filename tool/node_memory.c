@@ -138,3 +138,10 @@ int tool_default_memory_budget(MPI_Comm comm, uint64_t *budget, char *source, si
            limit.source, total, rank, node_ranks);
   return XIO_MPICHECK(MPI_Bcast(source, (int)source_size, MPI_CHAR, first, comm), err);
 }
+
+uint64_t tool_budget_floor(uint64_t budget, uint64_t bytes, int nranks) {
+  const uint64_t share = bytes / (uint64_t)(nranks > 0 ? nranks : 1);
+  const uint64_t least = (share / TOOL_MOST_PASSES + 1) * 4; /* a quarter of it per pass */
+  const uint64_t kib = (uint64_t)1 << 10;
+  return budget >= least ? budget : (least + kib - 1) / kib * kib;
+}

@@ -163,6 +163,20 @@ class MpiHints(ToolTestCase):
                 self.assertTransposed("in.h5", "/m", "out.h5", "/m")
 
 
+class TinyBudgets(ToolTestCase):
+    def test_a_budget_of_too_many_passes_is_raised_with_a_note(self):
+        # 800 x 800 float64 on 2 ranks in 1 KiB: some 20,000 passes of
+        # nothing but synchronisation; raised to about 10,000 at most.
+        self.write_h5("in.h5", {"/m": pattern((800, 800), "<f8")})
+        result = self.xpose(2, "--memory", "1K", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertEqual(result.stderr.count("xpose: note: --memory 1.00 KiB would take more than "
+                                             "10000 passes to move in.h5:/m: raised to "), 1, result)
+        passes = int(re.search(r"(\d+) pass\(es\)", result.stdout).group(1))
+        self.assertLessEqual(passes, 12000, result)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+
+
 class Progress(ToolTestCase):
     def test_progress_lines(self):
         # XPOSE_PROGRESS_DELAY=0: progress from the first pass, whatever the speed.
