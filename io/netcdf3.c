@@ -17,7 +17,6 @@ enum { TAG_DIMENSION = 0x0A, TAG_VARIABLE = 0x0B, TAG_ATTRIBUTE = 0x0C };
  * the version says so; a failure sticks, and reads 0s after it. */
 typedef struct {
   FILE *f;
-  const char *path;
   int version, failed;
 } header;
 
@@ -102,10 +101,12 @@ static int read_variables(header *h, const int64_t *dim_length, uint64_t ndims, 
   return h->failed ? -1 : 0;
 }
 
-/* Bytes of one record of v (of all of v where it has no records). */
+/* Bytes of one record of v (of all of v where it has no records);
+ * UINT64_MAX where that overflows (a damaged header). */
 static uint64_t slab_bytes(const xio_nc3_var *v) {
   uint64_t bytes = v->type_size;
-  for (int d = v->record; d < v->ndims; d++) bytes *= (uint64_t)v->dims[d];
+  for (int d = v->record; d < v->ndims; d++)
+    if (__builtin_mul_overflow(bytes, (uint64_t)v->dims[d], &bytes)) return UINT64_MAX;
   return bytes;
 }
 
@@ -126,10 +127,13 @@ static int place_records(xio_nc3_layout *l, uint64_t file_bytes, const char *pat
   for (int i = 0; i < l->nvars; i++) {
     xio_nc3_var *v = &l->vars[i];
     if (v->record) v->dims[0] = l->records;
-    const uint64_t span =
-        v->record ? (l->records ? (uint64_t)(l->records - 1) * l->record_bytes + slab_bytes(v) : 0)
-                  : slab_bytes(v);
-    if (span > 0 && (v->begin > file_bytes || span > file_bytes - v->begin))
+    uint64_t span = slab_bytes(v), before = 0; /* the records before the last */
+    if (v->record && l->records == 0) span = 0;
+    const int overflows =
+        v->record && l->records > 0 &&
+        (__builtin_mul_overflow((uint64_t)(l->records - 1), l->record_bytes, &before) ||
+         __builtin_add_overflow(span, before, &span));
+    if (overflows || (span > 0 && (v->begin > file_bytes || span > file_bytes - v->begin)))
       return xio_fail(err,
                       "%s: variable %s lies past the file's end (%llu bytes): the file is "
                       "truncated or still being written",
@@ -140,7 +144,7 @@ static int place_records(xio_nc3_layout *l, uint64_t file_bytes, const char *pat
 
 int xio_nc3_layout_read(const char *path, xio_nc3_layout *l, xio_error *err) {
   memset(l, 0, sizeof *l);
-  header h = {fopen(path, "rb"), path, 0, 0};
+  header h = {fopen(path, "rb"), 0, 0};
   if (!h.f) return xio_fail(err, "%s: %s", path, strerror(errno));
   struct stat st;
   unsigned char magic[4] = {0};

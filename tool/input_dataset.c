@@ -101,8 +101,8 @@ static int choose_the_only_one(dataset_choice *choice, const xio_dataset_axes *l
     if (!list[d].auxiliary && (candidates++ == 0 || list[d].ndims > list[first].ndims)) first = d;
   char text[700] = "";
   if (candidates == 1) return tool_dataset_list_of_one(list[first].path, choice->list);
-  choice->usage = count > 0;
   if (count == 0) return xio_fail(err, "%s holds no dataset of 2 or more axes", choice->path);
+  choice->usage = 1; /* the command line must name one */
   if (candidates == 0) {
     list_entries(list, count, 1, text, sizeof text);
     return xio_fail(err,

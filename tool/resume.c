@@ -221,9 +221,11 @@ int tool_record_progress(const xio_progress *done, int synced, void *user_data, 
       !writes_whole_chunks(run, &done->grid)) {
     run->noted_unaligned = 1; /* records of no pass come before and after the first pass */
     tool_report_note(
-        "the memory budget holds no pass of whole %lld x %lld chunks of %s, so a "
-        "stopped run of it starts over when resumed (compressed chunks written in "
-        "part cannot be continued)",
+        "the passes (blocks of %lld x %lld) do not hold whole %lld x %lld chunks of %s, so a "
+        "stopped run of it starts over when resumed (compressed chunks written in part cannot "
+        "be continued); a larger --memory, or --layout chunked=... with chunks that divide "
+        "the blocks, keeps it resumable",
+        (long long)done->grid.block_cols, (long long)done->grid.block_rows,
         (long long)run->out.chunk_rows, (long long)run->out.chunk_cols, run->out_path.file);
   }
   if (check_input_unchanged(run, err)) return -1;

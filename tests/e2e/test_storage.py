@@ -138,6 +138,19 @@ class Storage(ToolTestCase):
         with h5py.File(self.path("out.h5"), "r") as f:
             self.assertLess(f["m"].id.get_storage_size(), 400 * 300 * 8 // 4)
 
+    def test_chunks_no_pass_holds_whole_are_named_with_what_to_change(self):
+        # 100 x 100 compressed chunks and passes of 30 x 27 blocks: a stopped
+        # run would start over; the note says why and what keeps it resumable.
+        self.write_input(chunks=(64, 8), compression="gzip")
+        _, result = self.transpose(2, "--memory", "32K", "--layout", "chunked=100x100")
+        self.assertEqual(result.stderr.count("xpose: note: the passes (blocks of "), 1, result)
+        self.assertIn("do not hold whole 100 x 100 chunks of out.h5, so a stopped run of it "
+                      "starts over when resumed", result.stderr)
+        self.assertIn("a larger --memory, or --layout chunked=... with chunks that divide the "
+                      "blocks, keeps it resumable", result.stderr)
+        _, result = self.transpose(2, "--memory", "32K", "--layout", "chunked=10x10")
+        self.assertNotIn("do not hold whole", result.stderr)
+
     def test_default_chunks_of_a_time_series_stop_at_the_ranks_shares(self):
         # Each of 2 ranks writes 45 of the 90 latitudes: a chunk across
         # their border is gathered to one rank to compress.  The square
