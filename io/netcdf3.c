@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* pread, posix_fadvise */
+#define _POSIX_C_SOURCE 200809L /* posix_fadvise */
 #include "netcdf3.h"
 
 #include <errno.h>
@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "raw_dataset.h"
 
 enum { TAG_DIMENSION = 0x0A, TAG_VARIABLE = 0x0B, TAG_ATTRIBUTE = 0x0C };
 /* Reads are gathered into calls of at most this many bytes. */
@@ -252,23 +254,6 @@ void xio_nc3_source_free(xio_nc3_source *s) {
   free(s);
 }
 
-static int read_at(const xio_nc3_source *s, unsigned char *buf, size_t bytes, uint64_t offset,
-                   xio_error *err) {
-  while (bytes > 0) {
-    const ssize_t n =
-        pread(s->fd, buf, bytes < ((size_t)1 << 30) ? bytes : (size_t)1 << 30, (off_t)offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      return xio_fail(err, "reading %s failed at byte %llu: %s", s->shown,
-                      (unsigned long long)offset,
-                      n < 0 ? strerror(errno) : "the file ends there (truncated?)");
-    buf += n;
-    bytes -= (size_t)n;
-    offset += (uint64_t)n;
-  }
-  return 0;
-}
-
 /* Each value of `width` bytes reversed in place; inlined with a constant
  * width, the compiler makes it byte swaps. */
 static inline void reverse_values(unsigned char *buf, size_t bytes, size_t width) {
@@ -304,7 +289,7 @@ int xio_nc3_source_read(const xio_nc3_source *s, int64_t cols, size_t elem_size,
       const uint64_t len = s->stride && s->slab - within < left ? s->slab - within : left;
       const uint64_t offset = s->begin + record * s->stride + within;
       if (pending && (offset != pending_at + pending || pending + len > PIECE_BYTES)) {
-        if (read_at(s, pending_to, pending, pending_at, err)) return -1;
+        if (xio_read_at(s->fd, pending_to, pending, pending_at, s->shown, err)) return -1;
         pending_to += pending;
         pending = 0;
       }
@@ -315,7 +300,7 @@ int xio_nc3_source_read(const xio_nc3_source *s, int64_t cols, size_t elem_size,
     }
     to += run;
   }
-  if (pending && read_at(s, pending_to, pending, pending_at, err)) return -1;
+  if (pending && xio_read_at(s->fd, pending_to, pending, pending_at, s->shown, err)) return -1;
   to_host_order(buf, (size_t)(to - (unsigned char *)buf), s->swap);
   return 0;
 }

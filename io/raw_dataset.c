@@ -60,7 +60,7 @@ void xio_raw_close(xio_raw_dataset *raw) {
   raw->fd = -1;
 }
 
-static int transfer_all(const xio_raw_dataset *raw, int fd, int writing, unsigned char *buf,
+static int transfer_all(const char *shown, int fd, int writing, unsigned char *buf,
                         size_t bytes, uint64_t offset, xio_error *err) {
   while (bytes > 0) {
     const size_t ask = bytes < MAX_CALL_BYTES ? bytes : MAX_CALL_BYTES;
@@ -69,15 +69,20 @@ static int transfer_all(const xio_raw_dataset *raw, int fd, int writing, unsigne
     if (n < 0 && errno == EINTR) continue;
     if (n < 0)
       return xio_fail(err, "%s %s failed at byte %llu: %s", writing ? "writing" : "reading",
-                      raw->shown, (unsigned long long)offset, strerror(errno));
+                      shown, (unsigned long long)offset, strerror(errno));
     if (n == 0)
       return xio_fail(err, "reading %s failed at byte %llu: the file ends there (truncated?)",
-                      raw->shown, (unsigned long long)offset);
+                      shown, (unsigned long long)offset);
     buf += n;
     bytes -= (size_t)n;
     offset += (uint64_t)n;
   }
   return 0;
+}
+
+int xio_read_at(int fd, void *buf, size_t bytes, uint64_t offset, const char *shown,
+                xio_error *err) {
+  return transfer_all(shown, fd, 0, buf, bytes, offset, err);
 }
 
 static void add_sum(const xio_raw_dataset *raw, const xio_block_sum *sum, const void *rows,
@@ -103,7 +108,7 @@ static int transfer_block(const xio_raw_dataset *raw, int writing, int64_t row, 
     const uint64_t offset =
         raw->base + ((uint64_t)(row + i) * (uint64_t)raw->cols + (uint64_t)col) * es;
     if (writing) add_sum(raw, sum, piece, i, n, ncols);
-    if (transfer_all(raw, raw->fd, writing, piece, (size_t)n * run, offset, err)) return -1;
+    if (transfer_all(raw->shown, raw->fd, writing, piece, (size_t)n * run, offset, err)) return -1;
     if (!writing) add_sum(raw, sum, piece, i, n, ncols);
   }
   return 0;
@@ -139,7 +144,7 @@ int xio_raw_sync(const xio_raw_dataset *raw, xio_error *err) {
 int xio_raw_read_elements(const xio_raw_dataset *raw, uint64_t first, uint64_t count, void *buf,
                           xio_error *err) {
   const size_t es = raw->elem_size;
-  return transfer_all(raw, raw->fd, 0, buf, (size_t)(count * es), raw->base + first * es, err);
+  return transfer_all(raw->shown, raw->fd, 0, buf, (size_t)(count * es), raw->base + first * es, err);
 }
 
 uint64_t xio_raw_elements_sum(const xio_raw_dataset *raw, const xio_shape *transposed_from,
