@@ -38,6 +38,8 @@ typedef struct {
   int (*stop_requested)(void); /* polled between blocks; NULL: never */
   xio_make_rearranged_fn make; /* copying: where a rearranged dataset stands */
   void *make_user;
+  xio_measured_fn measured; /* measuring: each dataset to copy; NULL: none */
+  void *measured_user;
   int stopped;              /* agreed by every rank: the walk returns XIO_STOPPED */
   char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
 } copy_walk;
@@ -422,6 +424,14 @@ typedef struct {
   const char *parent;
 } member_visit;
 
+/* Measuring: what a dataset to copy takes in the input. */
+static void measure_dataset(copy_walk *walk, hid_t dataset, const char *path) {
+  const uint64_t bytes = H5Dget_storage_size(dataset); /* 0 where never written */
+  walk->stats->bytes += bytes;
+  walk->stats->datasets++;
+  if (walk->measured) walk->measured(path, bytes, walk->measured_user);
+}
+
 static herr_t visit_member(hid_t group, const char *name, const xio_link_info *info, void *data) {
   const member_visit *visit = data;
   copy_walk *walk = visit->walk;
@@ -434,7 +444,7 @@ static herr_t visit_member(hid_t group, const char *name, const xio_link_info *i
   }
   const int listed = path_index(walk->rearranged, path);
   int rc = 0;
-  const htri_t exists = H5Lexists(walk->to, path, H5P_DEFAULT);
+  const htri_t exists = walk->to >= 0 ? H5Lexists(walk->to, path, H5P_DEFAULT) : 0;
   if (listed >= 0) {                                        /* rearranged by the run */
     if (walk->mode == COPYING && walk->make && exists <= 0) /* made here: the input's order */
       rc = walk->make(walk->make_user, listed, err);
@@ -475,7 +485,7 @@ static herr_t visit_member(hid_t group, const char *name, const xio_link_info *i
     if (rc == 0 && kind == H5I_DATASET && walk->mode == COMPARING && ours)
       rc = compare_dataset(walk, object, path);
     else if (rc == 0 && kind == H5I_DATASET && walk->mode == MEASURING && exists <= 0)
-      walk->stats->bytes += H5Dget_storage_size(object); /* 0 where never written */
+      measure_dataset(walk, object, path);
     else if (rc == 0 && kind == H5I_DATASET && walk->mode == COPYING && exists <= 0 && ours)
       rc = copy_dataset(walk, object, path);
     if (rc == 0 && kind == H5I_DATATYPE && exists <= 0 && walk->mode == COPYING) {
@@ -644,9 +654,12 @@ int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
 }
 
 int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
-                   const xio_path_list *rearranged, uint64_t *bytes, xio_error *err) {
+                   const xio_path_list *rearranged, xio_measured_fn measured, void *user,
+                   uint64_t *bytes, xio_error *err) {
   xio_copy_stats stats;
   copy_walk walk = new_walk(comm, from, to, shown, rearranged, 0, MEASURING, &stats, err);
+  walk.measured = measured;
+  walk.measured_user = user;
   if (walk_rest(&walk)) return -1;
   *bytes = stats.bytes / (uint64_t)walk.nranks; /* every rank counted them all */
   return 0;

@@ -61,10 +61,17 @@ int xio_finish_rest(hid_t from, const char *to_path, const char *shown,
                     const xio_path_list *rearranged, uint64_t budget, xio_copy_stats *stats,
                     xio_error *err);
 
-/* Collective.  The bytes xio_copy_rest will write into `to`: the storage
- * the datasets to copy take in `from` (compressed ones as compressed). */
+/* Called for each dataset to copy, on every rank: its path and the bytes
+ * it takes in the input. */
+typedef void (*xio_measured_fn)(const char *path, uint64_t bytes, void *user);
+
+/* Collective.  The bytes xio_copy_rest will write into `to` (H5I_INVALID_HID:
+ * an output not made yet): the storage the datasets to copy take in `from`
+ * (compressed ones as compressed), each of them given to `measured` (NULL:
+ * none) too. */
 int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
-                   const xio_path_list *rearranged, uint64_t *bytes, xio_error *err);
+                   const xio_path_list *rearranged, xio_measured_fn measured, void *user,
+                   uint64_t *bytes, xio_error *err);
 
 /* Collective.  Reads every dataset xio_copy_rest and xio_finish_rest
  * copied (those of `from` but `rearranged`; variable-length data by rank 0

@@ -395,6 +395,21 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
              : 0;
 }
 
+int xio_plan_dataset(const xio_matrix *like, const xio_storage *storage, const xio_shape *shape,
+                     hid_t type, const xio_matrix *from, xio_matrix *m, char *text, size_t size,
+                     xio_error *err) {
+  matrix_init(m, MPI_COMM_NULL);
+  snprintf(m->dataset, sizeof m->dataset, "%s", from->dataset);
+  m->type_size = H5Tget_size(type);
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  int rc = output_dataset_properties(m, like, storage, shape, type, m->dataset, lcpl, dcpl, err);
+  if (rc == 0) xio_describe_dcpl(dcpl, text, size);
+  if (rc == 0) rc = xio_matrix_fold_as_transpose(m, from, err);
+  xio_release(H5Pclose, &lcpl, &rc, err);
+  xio_release(H5Pclose, &dcpl, &rc, err);
+  return rc;
+}
+
 /* m's dataset closed, its file and communicator kept, the rest anew. */
 static int drop_dataset(xio_matrix *m, xio_error *err) {
   int rc = 0;

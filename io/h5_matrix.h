@@ -87,6 +87,14 @@ int xio_create_output(MPI_Comm comm, const char *path, const char *shown, const 
 int xio_create_file(MPI_Comm comm, const char *path, const char *shown, xio_matrix *m,
                     xio_error *err);
 
+/* Local.  m describes, with no file, the dataset xio_create_dataset would
+ * make for `shape` (its chunks and filters; `like`, `storage` as there),
+ * folded as the transpose of `from`; `text` gets its storage as
+ * xio_describe_storage would say it: what a run will write, planned. */
+int xio_plan_dataset(const xio_matrix *like, const xio_storage *storage, const xio_shape *shape,
+                     hid_t type, const xio_matrix *from, xio_matrix *m, char *text, size_t size,
+                     xio_error *err);
+
 /* Closes m's dataset, if any, and opens `dataset` of its file instead,
  * folded as xio_open_input folds. */
 int xio_use_dataset(xio_matrix *m, const char *shown, const char *dataset, xio_error *err);

@@ -44,18 +44,10 @@ int xio_pass_io_open(const xio_matrix *in, const xio_matrix *out,
   if (XIO_MPICHECK(MPI_Comm_size(in->comm, &nranks), err)) return -1;
   int raw = open_raw_everywhere(options, io, nranks, err);
   if (raw < 0) return -1;
-  int rc = xio_pass_plan(in, out, options, nranks, raw, grid, err);
-  /* Small passes go the collective way (every rank computes the same,
-   * so no rank needs to ask; rank 0's share is the largest). */
-  if (rc == 0 && raw && xio_pass_raw_share(grid, in, nranks) < XIO_RAW_MIN_SHARE_BYTES) {
-    close_raw(io);
-    raw = 0;
-    rc = xio_pass_plan(in, out, options, nranks, 0, grid, err);
-  }
-  if (xio_agree(in->comm, rc, err)) {
-    close_raw(io);
-    return -1;
-  }
+  const int rc =
+      xio_agree(in->comm, xio_pass_plan_for_io(in, out, options, nranks, &raw, grid, err), err);
+  if (rc || !raw) close_raw(io);
+  if (rc) return -1;
   if (raw) {
     xio_pass_io_raw_start(io, options);
   } else {

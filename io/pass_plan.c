@@ -169,3 +169,14 @@ int xio_pass_plan(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   grid->items = in->items; /* each item's matrix in the same grid */
   return 0;
 }
+
+int xio_pass_plan_for_io(const xio_matrix *in, const xio_matrix *out,
+                         const xio_transpose_options *options, int nranks, int *raw,
+                         xio_pass_grid *grid, xio_error *err) {
+  const int rc = xio_pass_plan(in, out, options, nranks, *raw, grid, err);
+  /* every rank computes the same, so no rank needs to ask; rank 0's share is the largest */
+  if (rc != 0 || !*raw || xio_pass_raw_share(grid, in, nranks) >= XIO_RAW_MIN_SHARE_BYTES)
+    return rc;
+  *raw = 0;
+  return xio_pass_plan(in, out, options, nranks, 0, grid, err);
+}

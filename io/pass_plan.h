@@ -13,6 +13,14 @@
 int xio_pass_plan(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
                   int nranks, int raw, xio_pass_grid *grid, xio_error *err);
 
+/* Local.  The grid xio_transpose moves in -> out in: planned for raw I/O
+ * where *raw says both can be moved so, unless its passes' shares are
+ * too small for raw requests to pay (XIO_RAW_MIN_SHARE_BYTES): then
+ * planned for the collective path, *raw set to 0. */
+int xio_pass_plan_for_io(const xio_matrix *in, const xio_matrix *out,
+                         const xio_transpose_options *options, int nranks, int *raw,
+                         xio_pass_grid *grid, xio_error *err);
+
 /* Local.  The output's chunk units (h5_matrix.h) along the input's rows
  * and along its columns: a grid aligned with them (xio_pass_grid_aligned)
  * writes each of out's chunks whole, in one pass. */

@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "cleanup_watchdog.h"
 #include "deflate.h"
+#include "dry_run.h"
 #include "gpus.h"
 #include "h5_transpose.h"
 #include "h5_types.h"
@@ -39,10 +40,11 @@ static int agreed_stop_signal(MPI_Comm comm) {
  * work: kept); a usage error or not. */
 static int prepare_output(transpose_run *run, xio_error *err) {
   const tool_options *opt = run->opt;
+  /* --plan keeps a partial it would start over from: it writes nothing */
   if (tool_output_prepare(run->comm, run->out_path.file, run->in_path.file, opt->force,
-                          opt->resume  ? TOOL_PARTIAL_KEEP
-                          : opt->force ? TOOL_PARTIAL_REPLACE
-                                       : TOOL_PARTIAL_REFUSE,
+                          opt->resume || (opt->plan && opt->force) ? TOOL_PARTIAL_KEEP
+                          : opt->force                             ? TOOL_PARTIAL_REPLACE
+                                                                   : TOOL_PARTIAL_REFUSE,
                           &run->output, err) == 0)
     return TOOL_EXIT_OK;
   return run->output.usage_error ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
@@ -337,6 +339,15 @@ static int end_run(transpose_run *run, int code, xio_error *err) {
   return code;
 }
 
+/* Collective.  --plan: the run's plan said, nothing written, nothing
+ * removed but the lock (and a netCDF-3 input's view). */
+static int plan_only(transpose_run *run, xio_error *err) {
+  xio_transpose_options topt;
+  run->keep_partial = 1;
+  return transpose_options(run, &topt, err) || tool_dry_run(run, &topt, err) ? TOOL_EXIT_ERROR
+                                                                             : TOOL_EXIT_OK;
+}
+
 /* Collective.  `xpose IN OUT`: set up, the passes, publish; one way out
  * for every outcome.  An exit status. */
 static int run_transpose(const tool_options *opt, MPI_Comm comm) {
@@ -352,7 +363,10 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   }
   char type_text[256] = "";
   int code = open_run(run, type_text, &err);
-  if (code == TOOL_EXIT_OK && run->output.final_exists) /* --resume after a run that published */
+  if (code == TOOL_EXIT_OK && opt->plan)
+    code = plan_only(run, &err);
+  else if (code == TOOL_EXIT_OK &&
+           run->output.final_exists) /* --resume after a run that published */
     code = tool_check_already_done(run, type_text, &err);
   else if (code == TOOL_EXIT_OK)
     code = transpose_and_publish(run, began, type_text, &err);

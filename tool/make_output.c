@@ -111,6 +111,19 @@ static int chunks_by_name(const transpose_run *run, const xio_shape *shape, xio_
   return 0;
 }
 
+int tool_output_storage(const transpose_run *run, const xio_transpose_options *topt,
+                        xio_matrix *last, xio_storage *storage, xio_error *err) {
+  if (tool_planned_source(run, run->moves - 1, last, err)) return -1;
+  *storage = run->opt->storage;          /* chunks chosen fit the passes */
+  xio_transpose_options planned = *topt; /* tool_next_dataset's, when its turn comes */
+  tool_limit_passes(run, &planned);
+  xio_transpose_block(last, &planned, run->nranks, tool_output_compressed(run), &storage->pass_rows,
+                      &storage->pass_cols);
+  storage->pass_ranks = run->nranks;
+  const xio_shape out_shape = xio_shape_transposed(&last->shape);
+  return run->opt->chunks ? chunks_by_name(run, &out_shape, storage, err) : 0;
+}
+
 /* Collective.  The transpose of run->in made in the partial output
  * (run->out's file), with its attributes and dimension scales.  Its
  * chunks fit the passes planned for it. */
@@ -120,17 +133,11 @@ static int make_output_dataset(transpose_run *run, const xio_transpose_options *
   const char *name = output_name(run, run->dataset_index);
   xio_skipped_attributes skipped;
   int scales = 0;
-  xio_matrix last; /* what the last move reads: its passes write the output */
-  if (tool_planned_source(run, run->moves - 1, &last, err)) return -1;
+  xio_matrix last;
+  xio_storage storage;
+  if (tool_output_storage(run, topt, &last, &storage, err)) return -1;
   const xio_shape out_shape = xio_shape_transposed(&last.shape);
-  xio_storage storage = run->opt->storage; /* chunks chosen fit the passes */
-  xio_transpose_options planned = *topt;   /* tool_next_dataset's, when its turn comes */
-  tool_limit_passes(run, &planned);
-  xio_transpose_block(&last, &planned, run->nranks, tool_output_compressed(run), &storage.pass_rows,
-                      &storage.pass_cols);
-  storage.pass_ranks = run->nranks;
-  if ((run->opt->chunks && chunks_by_name(run, &out_shape, &storage, err)) ||
-      xio_create_dataset(&run->out, shown, name, run->in.type, &run->in, &storage, &out_shape,
+  if (xio_create_dataset(&run->out, shown, name, run->in.type, &run->in, &storage, &out_shape,
                          err) ||
       xio_copy_attributes(&run->in, &run->out, run->order, &skipped, err) ||
       xio_copy_dimension_scales(&run->in, &run->out, run->order, &scales, err))
@@ -197,7 +204,7 @@ static int reserve_output(transpose_run *run, xio_error *err) {
     if (files * matrix_bytes(&run->in) > scratch) scratch = files * matrix_bytes(&run->in);
   }
   if ((!run->opt->only && xio_rest_bytes(run->comm, run->in.file, run->out.file, run->in_path.file,
-                                         &rearranged, &rest, err)) ||
+                                         &rearranged, NULL, NULL, &rest, err)) ||
       xio_file_size(&run->out, &size, err))
     return -1;
   const uint64_t headers = (uint64_t)16 << 10; /* the superblock, the datasets' headers */

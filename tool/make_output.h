@@ -24,6 +24,12 @@ int tool_finish_rest(transpose_run *run, xio_error *err);
 int tool_open_output_of(transpose_run *run, int k, const char *path, const char *shown,
                         xio_error *err);
 
+/* Local.  How run->in's output is stored (--layout, --filter, --chunks,
+ * else chunks chosen to fit the passes topt plans for it), and `last`,
+ * what its last move reads, as planned. */
+int tool_output_storage(const transpose_run *run, const xio_transpose_options *topt,
+                        xio_matrix *last, xio_storage *storage, xio_error *err);
+
 /* Collective.  The partial output: an earlier run's to continue (with
  * --resume), at the dataset its record is at, or a new one with its
  * space reserved, the rest of the input and a first record. */

@@ -70,8 +70,12 @@ const char *tool_usage(void) {
          "                         SECS seconds (default 10; 0: after every pass)\n"
          "  -f, --force            replace OUT.h5 if it exists, and start over rather than\n"
          "                         resume a partial output\n"
-         "      --json             print the summary (or the error) as one JSON object on\n"
-         "                         stdout\n"
+         "      --plan, --dry-run  say what the run would do and exit, writing nothing: each\n"
+         "                         dataset moved or copied, its moves, passes and storage, the\n"
+         "                         space needed against the space free, and a time estimate\n"
+         "                         from the input's read rate, measured on a sample\n"
+         "      --json             print the summary (or the error, or the plan) as one JSON\n"
+         "                         object on stdout\n"
          "  -q, --quiet            print errors only\n"
          "  -v, --verbose          print the pass plan, timings and library messages\n"
          "      --io I             how the data moves: auto (contiguous datasets with every\n"
@@ -213,6 +217,8 @@ static const option_row option_table[] = {
     {"json", 0, SETS_FLAG, FIELD(json), NULL, 0, NULL, NULL},
     {"check", 0, SETS_FLAG, FIELD(check), NULL, 0, NULL, NULL},
     {"only", 0, SETS_FLAG, FIELD(only), NULL, 0, NULL, NULL},
+    {"plan", 0, SETS_FLAG, FIELD(plan), NULL, 0, NULL, NULL},
+    {"dry-run", 0, SETS_FLAG, FIELD(plan), NULL, 0, NULL, NULL},
     {"force", 'f', SETS_FLAG, FIELD(force), NULL, 0, NULL, NULL},
     {"quiet", 'q', SETS_FLAG, FIELD(quiet), NULL, 0, NULL, NULL},
     {"verbose", 'v', SETS_FLAG, FIELD(verbose), NULL, 0, NULL, NULL},
@@ -269,6 +275,9 @@ static int check_combinations(const tool_options *o, uint64_t given, char *error
       o->storage.filter != XIO_FILTER_NONE)
     return usage_error(error, error_size, "%s",
                        "--filter compresses chunks: it needs --layout chunked (or the default)");
+  if (o->check && o->plan)
+    return usage_error(error, error_size, "%s",
+                       "--plan says what a run would write: xpose verify writes nothing");
   for (size_t i = 0; i < sizeof exclusive / sizeof *exclusive; i++) {
     const uint64_t both = 1ull << row_named(exclusive[i][0]) | 1ull << row_named(exclusive[i][1]);
     if ((given & both) == both) {

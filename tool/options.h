@@ -27,6 +27,7 @@ typedef struct {
   const char *chunks;        /* --chunks "time/1461,lat/16": the output's, by axis name */
   int io_mpi_only;           /* --io mpi-io: every transfer through HDF5's MPI-IO */
   int only;                  /* --only: the transposed dataset alone, not the rest of IN */
+  int plan;                  /* --plan (--dry-run): say what the run would do, write nothing */
   int help, version;
 } tool_options;
 

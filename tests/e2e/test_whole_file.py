@@ -5,7 +5,9 @@ dimension scales, links and named datatypes; --only writes the chosen
 dataset alone.  Checked with h5py, netCDF4-python and NCO's ncpdq where
 installed."""
 
+import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -148,6 +150,44 @@ class NetcdfFiles(ToolTestCase):
         self.assertIn("out.nc:/tas_stn differs from in.nc's", result.stderr)
         result = self.xpose(2, "verify", "--only", "--dims", "lat,lon,time", "in.nc", "out.nc")
         self.assertEqual(result.returncode, 0, result)
+
+    def test_plan_says_what_the_run_does_and_writes_nothing(self):
+        options = ("--memory", "8K", "--dims", "lat,lon,time", "in.nc", "out.nc")
+        before = sorted(os.listdir(self.dir))
+        result = self.xpose(2, "--plan", "--json", *options)
+        self.assertEqual(result.returncode, 0, result)
+        self.assertEqual(sorted(os.listdir(self.dir)), before)  # nothing written, nothing left
+        plan = json.loads(result.stdout)
+        self.assertEqual((plan["status"], plan["output_state"], plan["ranks"]),
+                         ("plan", "new", 2))
+        [tas] = plan["rearranged"]
+        self.assertEqual((tas["dataset"], tas["input_shape"], tas["output_shape"]),
+                         ("/tas", "time x lat x lon (%d x %d x %d)" % (TIMES, LATS, LONS),
+                          "lat x lon x time (%d x %d x %d)" % (LATS, LONS, TIMES)))
+        self.assertEqual(sorted(c["dataset"] for c in plan["copied"]),
+                         ["/bnds", "/crs", "/lat", "/lon", "/name_strlen", "/station",
+                          "/station_id", "/station_name", "/tas_stn", "/time", "/time_bnds"])
+        self.assertTrue(plan["enough_space"])
+        self.assertGreater(plan["estimate_seconds"], 0)
+        # the run does what the plan said: its passes, its storage
+        result = self.xpose(2, "--json", *options)
+        self.assertEqual(result.returncode, 0, result)
+        self.assertEqual(json.loads(result.stdout)["passes"], tas["moves"][0]["passes"])
+        with h5py.File(self.path("out.nc"), "r") as f:
+            chunks = " x ".join(map(str, f["tas"].chunks))
+        self.assertTrue(tas["storage"].startswith("chunked %s, shuffle+gzip" % chunks), tas)
+        # as text, a line for each dataset; an existing output refused as the run refuses it
+        result = self.xpose(2, "--plan", "--force", *options)
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("out.nc (exists: --force replaces it)", result.stdout)
+        self.assertRegex(result.stdout, r"/tas: time x lat x lon .*: 1 move\(s\): %d pass\(es\)"
+                         % tas["moves"][0]["passes"])
+        self.assertEqual(result.stdout.count("copied as it is"), 11, result.stdout)
+        self.assertRegex(result.stdout, r"space: the output about .* free there\n")
+        self.assertRegex(result.stdout, r"time: (about \d+ s|under a second): ")
+        result = self.xpose(2, "--plan", *options)
+        self.assertEqual(result.returncode, 1, result)
+        self.assertIn("output out.nc exists; use --force", result.stderr)
 
     def test_a_long_record_dimension(self):
         # 19400 records: attaching the copies' scales in parallel failed on
@@ -376,6 +416,28 @@ class HdfFiles(ToolTestCase):
             # history is netCDF's (NCO's) convention: a plain HDF5 file gets none
             self.assertEqual(sorted(b.attrs), ["origin"])
         self.assertEqual(self.leftovers(), [])
+
+    def test_plan_of_several_moves_and_raw_passes_is_what_the_run_does(self):
+        # the cube's order takes two moves through a scratch file; the
+        # matrix alone, contiguous and large enough, moves raw
+        for dataset, options in (("/deep/er/cube", ("--axes", "2,1,0", "--memory", "2K")),
+                                 ("/matrix", ("-m", "16M"))):
+            if dataset == "/matrix":
+                with h5py.File(self.path("in.h5"), "a") as f:
+                    del f["matrix"]
+                    f["matrix"] = pattern((1000, 1200), "<f4")
+            with self.subTest(dataset=dataset):
+                args = (*options, "in.h5:" + dataset, "out.h5")
+                planned = self.xpose(3, "--plan", "--json", "--force", *args)
+                self.assertEqual(planned.returncode, 0, planned)
+                [plan] = json.loads(planned.stdout)["rearranged"]
+                ran = self.xpose(3, "--json", "-v", "--force", *args)
+                self.assertEqual(ran.returncode, 0, ran)
+                self.assertEqual(sum(m["passes"] for m in plan["moves"]),
+                                 json.loads(ran.stdout)["passes"])
+                self.assertEqual(plan["moves"][-1]["io"] == "raw", "raw I/O" in ran.stderr)
+                self.assertEqual([m["io"] for m in plan["moves"]],
+                                 ["mpi-io", "mpi-io"] if dataset != "/matrix" else ["raw"])
 
     def test_a_disk_too_small_for_the_copies_fails_before_writing_them(self):
         with h5py.File(self.path("in.h5"), "a") as f:
