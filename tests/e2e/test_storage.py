@@ -138,6 +138,29 @@ class Storage(ToolTestCase):
         with h5py.File(self.path("out.h5"), "r") as f:
             self.assertLess(f["m"].id.get_storage_size(), 400 * 300 * 8 // 4)
 
+    def test_default_chunks_grow_a_compressed_output_by_under_one_percent(self):
+        # Chunking alone: against the same transposed values stored in the
+        # input's chunks transposed (h5py), the default chunks (of the
+        # input's size, shaped for the passes) take at most 1% more.
+        rows, cols = 1024, 1536
+        rng = np.random.default_rng(7)
+        data = (np.sin(np.arange(rows) / 37.0)[:, None] * np.cos(np.arange(cols) / 53.0)
+                + rng.normal(0, 1e-3, (rows, cols)))
+        filters = {"compression": "gzip", "compression_opts": 4, "shuffle": True}
+        with h5py.File(self.path("in.h5"), "w") as f:
+            f.create_dataset("m", data=data, chunks=(256, 512), **filters)
+        with h5py.File(self.path("same.h5"), "w") as f:
+            f.create_dataset("m", data=data.T, chunks=(512, 256), **filters)
+            theirs = f["m"].id.get_storage_size()
+        result = self.xpose(2, "in.h5", "out.h5")  # the default budget
+        self.assertEqual(result.returncode, 0, result)
+        self.assertNotIn("note:", result.stderr)
+        with h5py.File(self.path("out.h5"), "r") as f:
+            ours, chunks = f["m"].id.get_storage_size(), f["m"].chunks
+            np.testing.assert_array_equal(f["m"][...], data.T)
+        self.assertLessEqual(ours, theirs * 1.01, (chunks, ours, theirs))
+        self.assertTrue(1 << 19 < chunks[0] * chunks[1] * 8 <= 1 << 20, chunks)  # the input's size
+
     def test_chunks_no_pass_holds_whole_are_named_with_what_to_change(self):
         # 100 x 100 compressed chunks and passes of 30 x 27 blocks: a stopped
         # run would start over; the note says why and what keeps it resumable.
