@@ -110,6 +110,20 @@ constexpr int kPartsTileGroup = 1024;
 __host__ __device__ constexpr int walk_group(int group, bool parts) {
   return parts && group < kPartsTileGroup ? kPartsTileGroup : group;
 }
+// Within such a band, the tiles walked down in one part before the walk
+// moves on to the next part (0: the whole band), so that the blocks running
+// at once write into every part.  Walking a whole band of 1024 tiles in one
+// part, a wave of blocks wrote into one peer at a time, the ranks drifting
+// into the same peers: on 4 H100s, 131072 x 65536 floats (8 GiB per GPU)
+// took 1.31x NCCL's exchange alone, 92682^2 1.21x, 262144 x 131072 bytes
+// 1.33x; 64 at a time, 1.00x, 1.03x and 1.03x, and no shape of the 2- or
+// 4-GPU sweeps slower (32: the same; 128: 1.03-1.25x).  The tiles that
+// share an output segment's end lines still run together: the walk comes
+// back to a part after a few hundred tiles, within one wave of blocks.
+#ifndef XPOSE_PARTS_INTERLEAVE
+#define XPOSE_PARTS_INTERLEAVE 64
+#endif
+constexpr int kPartsInterleave = XPOSE_PARTS_INTERLEAVE;
 
 __device__ __forceinline__ int64_t divide(int64_t a, int64_t b, bool small) {
   return small ? (int64_t)((uint32_t)a / (uint32_t)b) : a / b;
@@ -152,6 +166,39 @@ struct RowCursor {
   }
 };
 
+// tile_position's walk where kPartsInterleave tiles of a band's column are
+// walked down in one part, then as many in the next part, and so on: the
+// blocks running at once write into every part, a few runs of tiles each.
+// The same tiles as the band's walk, in another order.
+__device__ __forceinline__ bool interleaved_position(int64_t tile, const Destination &d, int group,
+                                                     int64_t tiles_across, int64_t tiles_down, bool small,
+                                                     int64_t &tile_row, int64_t &tile_col) {
+  const int64_t band_first = divide(tile, group * d.walk_across, small) * group;
+  const int64_t in_band = tile - band_first * d.walk_across;
+  const int64_t band_rows = tiles_down - band_first < group ? tiles_down - band_first : group;
+  const int64_t per_turn = band_rows * d.segments;  // a tile column of every part
+  const int64_t turn = divide(in_band, per_turn, small);
+  int64_t r = in_band - turn * per_turn;
+  const int64_t step = band_rows < kPartsInterleave ? band_rows : kPartsInterleave;
+  const int64_t whole = divide(band_rows, step, small) * step;  // rows in whole steps
+  int64_t first_row = 0, height = step;
+  if (r < whole * d.segments) {
+    const int64_t k = divide(r, step * d.segments, small);
+    r -= k * step * d.segments;
+    first_row = k * step;
+  } else {  // the band's last, shorter step
+    r -= whole * d.segments;
+    first_row = whole;
+    height = band_rows - whole;
+  }
+  const int64_t part = divide(r, height, small);
+  tile_row = band_first + first_row + (r - part * height);
+  int run = (int)part + d.rotation;
+  if (run >= d.segments) run -= d.segments;
+  tile_col = run * d.segment_tiles + turn;
+  return tile_col < tiles_across;
+}
+
 // Tile `tile` of a walk over tiles_down x walk_across tiles, in bands of
 // `group` tile rows walked down first: blocks that run together share input
 // rows and output rows, so the DRAM pages they open and the sectors they
@@ -163,6 +210,8 @@ __device__ __forceinline__ bool tile_position(int64_t tile, const Destination &d
                                               int64_t tiles_down, bool small, int64_t &tile_row,
                                               int64_t &tile_col) {
   const int64_t walk_across = kParts ? d.walk_across : tiles_across;
+  if (kParts && kPartsInterleave > 0 && group > 1)
+    return interleaved_position(tile, d, group, tiles_across, tiles_down, small, tile_row, tile_col);
   int64_t walk_col;
   if (group == 1) {
     tile_row = divide(tile, walk_across, small);
