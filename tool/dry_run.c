@@ -116,53 +116,35 @@ static int add_compute(const transpose_run *run, const xio_storage *storage,
   return 0;
 }
 
-/* Collective.  Dataset k planned: its shapes, moves and output storage. */
-static int plan_dataset(transpose_run *run, const xio_transpose_options *topt, int k, int one_node,
-                        plan_totals *t, xio_error *err) {
-  if (tool_open_dataset(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
-  xio_matrix last, out, scratch;
-  xio_storage storage;
-  char stored[256], type_text[256], bytes_text[32], moves[2048] = "";
-  if (tool_output_storage(run, topt, &last, &storage, err)) return -1;
-  const xio_shape out_shape = xio_shape_transposed(&last.shape);
-  if (xio_plan_dataset(&run->in, &storage, &out_shape, run->in.type, &last, &out, stored,
-                       sizeof stored, err))
-    return -1;
-  xio_type_describe(run->in.type, type_text, sizeof type_text);
-  const uint64_t bytes = matrix_bytes(&run->in), in_stored = stored_bytes(run);
-  tool_format_bytes(bytes, bytes_text, sizeof bytes_text);
-  if (t->json) {
-    tool_json_object_begin(t->json);
-    tool_json_string(t->json, "dataset", run->in.dataset);
-    tool_json_string(t->json, "output_dataset", output_name(run, k));
-    tool_json_string(t->json, "input_shape", run->in_shape);
-    tool_json_string(t->json, "output_shape", run->out_shape);
-    tool_json_string(t->json, "type", type_text);
-    tool_json_int(t->json, "bytes", (long long)bytes);
-    tool_json_string(t->json, "storage", stored);
-    tool_json_array_begin(t->json, "moves");
-  }
-  for (int j = 0; j < run->moves; j++) {
-    const xio_matrix *dst = &out;
-    if (j + 1 < run->moves) { /* into a scratch file */
-      if (plan_scratch(run, j, &scratch, err)) return -1;
-      dst = &scratch;
-    }
-    if (plan_move(run, topt, j, one_node, dst, t, moves, sizeof moves, err)) return -1;
-  }
-  if (t->json) {
-    tool_json_array_end(t->json);
-    tool_json_object_end(t->json);
-  }
-  char renamed[600] = ""; /* where OUT names the output dataset */
+/* Dataset k's object in the JSON opened, its moves' array begun. */
+static void json_dataset_begin(const transpose_run *run, int k, plan_totals *t,
+                               const char *type_text, const char *stored) {
+  tool_json_object_begin(t->json);
+  tool_json_string(t->json, "dataset", run->in.dataset);
+  tool_json_string(t->json, "output_dataset", output_name(run, k));
+  tool_json_string(t->json, "input_shape", run->in_shape);
+  tool_json_string(t->json, "output_shape", run->out_shape);
+  tool_json_string(t->json, "type", type_text);
+  tool_json_int(t->json, "bytes", (long long)matrix_bytes(&run->in));
+  tool_json_string(t->json, "storage", stored);
+  tool_json_array_begin(t->json, "moves");
+}
+
+/* Dataset k's line of text. */
+static void say_dataset(const transpose_run *run, int k, const char *type_text, const char *moves,
+                        const char *stored) {
+  char renamed[600] = "", bytes_text[32]; /* renamed: where OUT names the output dataset */
   if (strcmp(run->in.dataset, output_name(run, k)) != 0)
     snprintf(renamed, sizeof renamed, "%s ", output_name(run, k));
-  if (!t->json)
-    tool_report_result("  %s: %s -> %s%s, %s, %s: %d move(s): %s; stored %s", run->in.dataset,
-                       run->in_shape, renamed, run->out_shape, type_text, bytes_text, run->moves,
-                       moves, stored);
-  if (add_compute(run, &storage, &out_shape, out.filtered, t, err)) return -1;
-  const int compressed = out.filtered;
+  tool_format_bytes(matrix_bytes(&run->in), bytes_text, sizeof bytes_text);
+  tool_report_result("  %s: %s -> %s%s, %s, %s: %d move(s): %s; stored %s", run->in.dataset,
+                     run->in_shape, renamed, run->out_shape, type_text, bytes_text, run->moves,
+                     moves, stored);
+}
+
+/* run->in's share of the space and of the bytes on storage. */
+static void add_totals(const transpose_run *run, int compressed, plan_totals *t) {
+  const uint64_t bytes = matrix_bytes(&run->in), in_stored = stored_bytes(run);
   const uint64_t out_bytes = compressed ? in_stored : bytes;
   const uint64_t files = (uint64_t)(run->moves - 1 < 2 ? run->moves - 1 : 2);
   t->output += out_bytes;
@@ -174,6 +156,38 @@ static int plan_dataset(transpose_run *run, const xio_transpose_options *topt, i
   t->storage += in_stored + out_bytes * (1 + read_back) +
                 (uint64_t)(run->moves - 1) * bytes * (2 + read_back) +
                 (t->verify == TOOL_VERIFY_INPUT ? in_stored : 0);
+}
+
+/* Collective.  Dataset k planned: its shapes, moves and output storage. */
+static int plan_dataset(transpose_run *run, const xio_transpose_options *topt, int k, int one_node,
+                        plan_totals *t, xio_error *err) {
+  if (tool_open_dataset(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
+  xio_matrix last, out, scratch;
+  xio_storage storage;
+  char stored[256], type_text[256], moves[2048] = "";
+  if (tool_output_storage(run, topt, &last, &storage, err)) return -1;
+  const xio_shape out_shape = xio_shape_transposed(&last.shape);
+  if (xio_plan_dataset(&run->in, &storage, &out_shape, run->in.type, &last, &out, stored,
+                       sizeof stored, err))
+    return -1;
+  xio_type_describe(run->in.type, type_text, sizeof type_text);
+  if (t->json) json_dataset_begin(run, k, t, type_text, stored);
+  for (int j = 0; j < run->moves; j++) {
+    const xio_matrix *dst = &out;
+    if (j + 1 < run->moves) { /* into a scratch file */
+      if (plan_scratch(run, j, &scratch, err)) return -1;
+      dst = &scratch;
+    }
+    if (plan_move(run, topt, j, one_node, dst, t, moves, sizeof moves, err)) return -1;
+  }
+  if (t->json) {
+    tool_json_array_end(t->json);
+    tool_json_object_end(t->json);
+  } else {
+    say_dataset(run, k, type_text, moves, stored);
+  }
+  if (add_compute(run, &storage, &out_shape, out.filtered, t, err)) return -1;
+  add_totals(run, out.filtered, t);
   return 0;
 }
 
