@@ -322,15 +322,15 @@ static void say_totals(const transpose_run *run, const plan_totals *t, uint64_t 
   tool_format_bytes(sample, sample_text, sizeof sample_text);
   char compute[128] = "";
   if (t->compute > 0)
-    snprintf(compute, sizeof compute, ", and %.1f s of inflating and compressing on each rank",
+    snprintf(compute, sizeof compute,
+             ", and %.1f s of inflating and compressing on each rank, at the rate a sample went",
              t->compute / run->nranks);
   char total[32] = "under a second";
   if (seconds >= 0.5) snprintf(total, sizeof total, "about %.0f s", seconds);
   if (rate > 0)
     tool_report_result(
         "time: %s: the storage reading and writing %s at %.0f MB/s (the "
-        "rate %s of %s read at just now)%s, at the rates samples went at (the "
-        "transposes and MPI's start not counted)",
+        "rate %s of %s read at just now)%s; the transposes and MPI's start not counted",
         total, storage_text, rate / 1e6, sample_text, run->in_path.file, compute);
 }
 
