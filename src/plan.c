@@ -76,7 +76,7 @@ static int chunk_count(const xpose_config *config, const xpose_exchange_engine *
  * into several outputs walk down tile columns, taking every part in turn,
  * and, on rows off 32-byte sectors, write whole sectors (shifted tiles): on
  * 2 H100s, 16 shapes of 1-16 bytes at 0.98-1.02 times NCCL's exchange
- * alone, the NCCL engine at 1.23-1.63; on 4 H100s, 14 shapes at 0.71-1.06,
+ * alone, the NCCL engine at 1.23-1.63; on 4 H100s, 15 shapes at 0.71-1.06,
  * the NCCL engine at 1.26-1.72, up to 48 GiB of other ranks' outputs
  * mapped (131072 x 65536, 8 bytes).  Larger mappings were not measured:
  * kept as a bound on what was.  From agreed values only. */

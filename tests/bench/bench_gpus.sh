@@ -15,7 +15,7 @@ mkdir -p "$logs"
 # Strong scaling (one matrix for any number of GPUs), weak scaling (8 GiB
 # per GPU on 4: 131072 x 65536, its transpose and the square), odd sizes
 # that no tile divides, and 1- to 16-byte elements.
-default_shapes="65536x65536:4 65537x65537:1 65537x65537:2 65538x65538:4 46341x46341:8
+default_shapes="65536x65536:4 65537x65537:1 65537x65537:2 65536x65536:2 65538x65538:4 46341x46341:8
 32771x32771:16 98304x65536:4 65536x98304:4 65568x65536:4 131072x65536:4 65536x131072:4
 92682x92682:4 262144x131072:1 131072x65536:8"
 echo "| shape | elem | GiB per GPU | NCCL alone (ms) | NCCL engine | p2p | #wrong |"
