@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "h5_copy.h"
 #include "h5_types.h"
 #include "make_output.h"
 #include "moves.h"
+#include "node_memory.h"
 #include "pass_plan.h"
 #include "raw_dataset.h"
 #include "report.h"
@@ -37,15 +37,11 @@ typedef struct {
   int verify;         /* the run's --verify choice */
 } plan_totals;
 
-/* Local: whether every rank runs on one node (raw I/O needs one page cache). */
+/* Collective: whether every rank runs on one node (raw I/O needs one page cache). */
 static int on_one_node(MPI_Comm comm, int nranks, xio_error *err) {
-  MPI_Comm node = MPI_COMM_NULL;
-  int node_ranks = 0;
-  if (XIO_MPICHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), err) ||
-      XIO_MPICHECK(MPI_Comm_size(node, &node_ranks), err) ||
-      XIO_MPICHECK(MPI_Comm_free(&node), err))
-    return -1;
-  int one = node_ranks == nranks, all = 0;
+  int node_ranks = 0, one = 0, all = 0;
+  if (tool_node_ranks(comm, &node_ranks, err)) return -1;
+  one = node_ranks == nranks;
   return XIO_MPICHECK(MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_MIN, comm), err) ? -1 : all;
 }
 
@@ -221,21 +217,6 @@ static int plan_rest(transpose_run *run, plan_totals *t, uint64_t *rest, xio_err
   return rc;
 }
 
-/* Rank 0.  Bytes free where OUT goes (UINT64_MAX: unknown). */
-static uint64_t free_bytes(const char *out_path) {
-  char directory[4096];
-  snprintf(directory, sizeof directory, "%s", out_path);
-  char *slash = strrchr(directory, '/');
-  if (slash == directory)
-    slash[1] = '\0';
-  else if (slash)
-    *slash = '\0';
-  else
-    snprintf(directory, sizeof directory, ".");
-  struct statvfs fs;
-  return statvfs(directory, &fs) == 0 ? (uint64_t)fs.f_bavail * (uint64_t)fs.f_frsize : UINT64_MAX;
-}
-
 /* Rank 0.  The rate, in bytes per second, at which up to 64 MiB from the
  * middle of `path` read from storage now (its pages dropped first), into
  * *sample the bytes read; 0 where it cannot be read. */
@@ -282,7 +263,7 @@ static const char *output_state(const transpose_run *run) {
 static void say_totals(const transpose_run *run, const plan_totals *t, uint64_t rest) {
   /* as the run reserves it (make_output.c) */
   const uint64_t headers = (uint64_t)16 << 10, output = t->output + rest + rest / 100 + headers;
-  const uint64_t room = free_bytes(run->output.final_path);
+  const uint64_t room = tool_output_free_bytes(&run->output);
   const int enough = room == UINT64_MAX || room >= output + t->scratch;
   uint64_t sample = 0;
   const double rate = read_rate(run->in_path.file, &sample);

@@ -63,10 +63,16 @@ static int has_named_axis(const xio_dataset_axes *d, const char *names) {
   return 0;
 }
 
+/* Whether every axis of d has a name. */
+static int axes_named(const xio_dataset_axes *d) {
+  for (int i = 0; i < d->ndims; i++)
+    if (!d->names[i][0]) return 0;
+  return 1;
+}
+
 /* "/tas (time, lat, lon)", or "/m (2 axes)" where they have no names. */
 static void describe_entry(const xio_dataset_axes *d, char *text, size_t size) {
-  int named = 1;
-  for (int i = 0; i < d->ndims; i++) named = named && d->names[i][0];
+  const int named = axes_named(d);
   size_t used = (size_t)snprintf(text, size, "%s (", d->path);
   for (int i = 0; named && i < d->ndims && used < size; i++)
     used += (size_t)snprintf(text + used, size - used, "%s%s", i ? ", " : "", d->names[i]);
@@ -113,10 +119,8 @@ static int choose_the_only_one(dataset_choice *choice, const xio_dataset_axes *l
   }
   list_entries(list, count, 0, text, sizeof text);
   const xio_dataset_axes *d = &list[first];
-  int named = 1;
-  for (int i = 0; i < d->ndims; i++) named = named && d->names[i][0];
   char dims[600] = "with the axes' names in the order wanted";
-  if (named) /* the order of time series: the first axis last */
+  if (axes_named(d)) /* the order of time series: the first axis last */
     for (int i = 1, used = 0; i <= d->ndims && used < (int)sizeof dims; i++)
       used += snprintf(dims + used, sizeof dims - (size_t)used, "%s%s", i > 1 ? "," : "",
                        d->names[i % d->ndims]);

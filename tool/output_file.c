@@ -267,6 +267,14 @@ static int reserve_on_root(void *arg, xio_error *err) {
   return rc;
 }
 
+uint64_t tool_output_free_bytes(const tool_output_file *out) {
+  char dir[sizeof out->final_path];
+  snprintf(dir, sizeof dir, "%s", out->final_path);
+  struct statvfs fs;
+  return statvfs(dirname(dir), &fs) == 0 ? (uint64_t)fs.f_bavail * (uint64_t)fs.f_frsize
+                                         : UINT64_MAX;
+}
+
 void tool_output_explain_full(const tool_output_file *out, uint64_t next_bytes, int64_t passes_done,
                               int64_t passes, xio_error *err) {
   struct statvfs fs;

@@ -75,6 +75,10 @@ int tool_output_reserve(MPI_Comm comm, const tool_output_file *out, uint64_t byt
 int tool_output_check_room(MPI_Comm comm, const tool_output_file *out, uint64_t bytes,
                            const char *what, xio_error *err);
 
+/* Local.  Bytes free on the file system of OUT's directory (UINT64_MAX:
+ * unknown), before or after the partial is made. */
+uint64_t tool_output_free_bytes(const tool_output_file *out);
+
 /* Collective, the file closed.  Syncs the partial to storage and drops it
  * from every node's page cache, so that reading it back reads storage. */
 int tool_output_evict(MPI_Comm comm, const tool_output_file *out, xio_error *err);
