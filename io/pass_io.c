@@ -36,12 +36,14 @@ static int open_raw_everywhere(const xio_transpose_options *options, xio_pass_io
 int xio_pass_io_open(const xio_matrix *in, const xio_matrix *out,
                      const xio_transpose_options *options, xio_pass_grid *grid, xio_pass_io *io,
                      xio_error *err) {
-  int nranks;
+  int nranks, rank;
   memset(io, 0, sizeof *io);
   io->in = in;
   io->out = out;
   io->raw_in.fd = io->raw_out.fd = -1;
-  if (XIO_MPICHECK(MPI_Comm_size(in->comm, &nranks), err)) return -1;
+  if (XIO_MPICHECK(MPI_Comm_size(in->comm, &nranks), err) ||
+      XIO_MPICHECK(MPI_Comm_rank(in->comm, &rank), err))
+    return -1;
   int raw = open_raw_everywhere(options, io, nranks, err);
   if (raw < 0) return -1;
   const int rc =
@@ -49,6 +51,10 @@ int xio_pass_io_open(const xio_matrix *in, const xio_matrix *out,
   if (rc || !raw) close_raw(io);
   if (rc) return -1;
   if (raw) {
+    /* One sync, not one per rank walking the same dirty pages (16 GiB
+     * on 4 H100 ranks: the last sync 11.7 s from every rank, 11.0 s from
+     * one). */
+    io->syncs = rank == 0;
     xio_pass_io_raw_start(io, options);
   } else {
     const xio_pass_geometry largest = xio_pass_geometry_of(grid, &in->shape, 0, 0, nranks, 0);

@@ -62,6 +62,7 @@ struct xio_pass_io {
   xio_pass_transfer read, write;
   double both_seconds; /* a read and a write in flight together */
   int writing;         /* raw: a write posted and not yet waited for */
+  int syncs;           /* raw: this rank syncs the output for every rank */
   /* the implementations' own */
   xio_io_thread threads[2];
   xio_raw_dataset raw_in, raw_out;

@@ -74,7 +74,11 @@ static int raw_wait(xio_pass_io *io, xio_error *err) {
   return -1;
 }
 
-static int raw_sync(xio_pass_io *io, xio_error *err) { return xio_raw_sync(&io->raw_out, err); }
+/* The ranks share one page cache: one rank's sync makes every rank's
+ * writes durable (checkpoints.c syncs once all ranks have written). */
+static int raw_sync(xio_pass_io *io, xio_error *err) {
+  return io->syncs ? xio_raw_sync(&io->raw_out, err) : 0;
+}
 
 static void raw_close(xio_pass_io *io) {
   if (io->writing) (void)xio_io_thread_wait(&io->threads[1]); /* the run's outcome is decided */
