@@ -37,8 +37,9 @@ typedef struct {
   /* Local.  Waits for the read: 0 when it and the write before the one
    * posted now succeeded, or -1 with the first failure's message. */
   int (*wait)(xio_pass_io *io, xio_error *err);
-  /* Local.  Makes the output's data written so far durable, beside the
-   * passes; NULL where only HDF5's flush may (the checkpoint's). */
+  /* Called on every rank once every rank's writes have ended: makes the
+   * output's data written so far durable, beside the passes (raw: rank 0
+   * syncs for all); NULL where only HDF5's flush may (the checkpoint's). */
   int (*sync)(xio_pass_io *io, xio_error *err);
   /* Local.  Waits for a write still running, and closes. */
   void (*close)(xio_pass_io *io);
