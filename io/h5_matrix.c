@@ -608,8 +608,10 @@ int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col
 
 int xio_flush(const xio_matrix *m, xio_error *err) {
   int rc = 0;
+  char path[4096] = ""; /* named first: a call after the flush clears its error */
+  (void)H5Fget_name(m->file, path, sizeof path);
   if (H5Fflush(m->file, H5F_SCOPE_GLOBAL) < 0)
-    rc = xio_fail_h5(err, "flushing %s to storage failed", m->dataset);
+    rc = xio_fail_h5(err, "flushing %s:%s to storage failed", path, m->dataset);
   return xio_agree(m->comm, rc, err);
 }
 

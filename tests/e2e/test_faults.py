@@ -90,6 +90,31 @@ class Faults(ToolTestCase):
                     message = self.assertSafe(result, self.path("out.h5"), before)
                     self.assertIn(why, message)
 
+    @unittest.skipUnless(WRITE_FAULT, "the write-fault shim was not built")
+    def test_failed_syncs_never_publish_a_wrong_file(self):
+        """Write-back errors show at fsync and fdatasync.  Raw passes sync the
+        output from rank 0 for every rank (one page cache); HDF5's flush
+        (MPI_File_sync) syncs from every rank."""
+        self.write_h5("in.h5", {"/m": pattern((1000, 1000), "<f8")})  # 7.6 MiB: raw passes
+        before = digest(self.path("in.h5"))
+        raw = r"syncing \S*out\.h5\.xpose-partial:/m to storage failed: Input/output error"
+        flush = r"flushing \S*out\.h5\.xpose-partial:/m to storage failed \(HDF5: "
+        for call, ranks, rank, why in (("fdatasync", 1, None, raw), ("fdatasync", 3, None, raw),
+                                       ("fdatasync", 3, 2, None),  # rank 0 synced for rank 2
+                                       ("fsync", 3, 1, flush)):
+            env = {"LD_PRELOAD": WRITE_FAULT, "XPOSE_ABORT_TIMEOUT": "5",
+                   "WRITE_FAULT_PATH": "out.h5.xpose-partial", "WRITE_FAULT_SYNC": call}
+            if rank is not None:
+                env["WRITE_FAULT_RANK"] = str(rank)
+            with self.subTest(call=call, ranks=ranks, rank=rank):
+                result = self.run_with(ranks, ["--json", "--memory", "16M", "in.h5", "out.h5"],
+                                       env)
+                outcome = self.assertSafe(result, self.path("out.h5"), before)
+                if why is None:
+                    self.assertEqual(outcome, "published", result)
+                else:
+                    self.assertRegex(outcome, why)
+
     def test_full_file_system_fails_up_front(self):
         with self.small_file_system("4m") as mnt:
             self.write_h5("in.h5", {"/m": pattern((1000, 1000), "<f8")})  # 7.63 MiB

@@ -11,7 +11,10 @@
  * saying so; with WRITE_FAULT_LOSE_BYTES too, only that many bytes are
  * lost, the writes after them going through.  With
  * WRITE_FAULT_NO_FALLOCATE=1, fallocate() fails with EOPNOTSUPP, as on
- * file systems that have none.  Everything else passes through. */
+ * file systems that have none.  WRITE_FAULT_SYNC names the calls among
+ * fsync and fdatasync ("fsync,fdatasync": both) that fail with EIO on such
+ * files (WRITE_FAULT_AFTER not needed): pages the writes left in the page
+ * cache did not reach the disk.  Everything else passes through. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -25,6 +28,7 @@
 
 static struct {
   int configured, active, error, lose;
+  const char *sync;
   long delay_us;
   const char *path;
   long long after, written, lose_bytes, lost;
@@ -37,7 +41,8 @@ static void configure(void) {
   const char *error = getenv("WRITE_FAULT_ERRNO"), *rank = getenv("WRITE_FAULT_RANK");
   const char *my_rank = getenv("OMPI_COMM_WORLD_RANK"), *delay = getenv("WRITE_FAULT_DELAY_US");
   if (!my_rank) my_rank = getenv("SLURM_PROCID");
-  if (!path || (!after && !delay)) return;
+  fault.sync = getenv("WRITE_FAULT_SYNC");
+  if (!path || (!after && !delay && !fault.sync)) return;
   if (rank && (!my_rank || strcmp(rank, my_rank) != 0)) return;
   fault.path = path;
   fault.after = after ? atoll(after) : -1;
@@ -49,8 +54,8 @@ static void configure(void) {
   fault.active = 1;
 }
 
-/* 0: let the write through; -1: fail it (errno set); 1: lose it. */
-static int inject(int fd, size_t bytes) {
+/* Whether the fault applies to fd's file. */
+static int targeted(int fd) {
   configure();
   if (!fault.active) return 0;
   char link[64], target[4096];
@@ -58,7 +63,12 @@ static int inject(int fd, size_t bytes) {
   const ssize_t n = readlink(link, target, sizeof target - 1);
   if (n <= 0) return 0;
   target[n] = '\0';
-  if (!strstr(target, fault.path)) return 0;
+  return strstr(target, fault.path) != NULL;
+}
+
+/* 0: let the write through; -1: fail it (errno set); 1: lose it. */
+static int inject(int fd, size_t bytes) {
+  if (!targeted(fd)) return 0;
   if (fault.delay_us) usleep((useconds_t)fault.delay_us);
   const int lost_enough = fault.lose_bytes >= 0 && fault.lost >= fault.lose_bytes;
   if (fault.after >= 0 && fault.written + (long long)bytes > fault.after && !lost_enough) {
@@ -119,4 +129,17 @@ int fallocate(int fd, int mode, off_t offset, off_t len) {
 int fallocate64(int fd, int mode, off64_t offset, off64_t len) {
   if (no_fallocate()) return errno = EOPNOTSUPP, -1;
   return REAL(fallocate64)(fd, mode, offset, len);
+}
+
+/* Whether `call` of fd's file fails ("fsync" is not inside "fdatasync"). */
+static int sync_fails(int fd, const char *call) {
+  return targeted(fd) && fault.sync && strstr(fault.sync, call);
+}
+int fsync(int fd) {
+  if (sync_fails(fd, "fsync")) return errno = EIO, -1;
+  return REAL(fsync)(fd);
+}
+int fdatasync(int fd) {
+  if (sync_fails(fd, "fdatasync")) return errno = EIO, -1;
+  return REAL(fdatasync)(fd);
 }
