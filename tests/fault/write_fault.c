@@ -40,11 +40,12 @@ static void configure(void) {
   const char *path = getenv("WRITE_FAULT_PATH"), *after = getenv("WRITE_FAULT_AFTER");
   const char *error = getenv("WRITE_FAULT_ERRNO"), *rank = getenv("WRITE_FAULT_RANK");
   const char *my_rank = getenv("OMPI_COMM_WORLD_RANK"), *delay = getenv("WRITE_FAULT_DELAY_US");
+  const char *sync = getenv("WRITE_FAULT_SYNC");
   if (!my_rank) my_rank = getenv("SLURM_PROCID");
-  fault.sync = getenv("WRITE_FAULT_SYNC");
-  if (!path || (!after && !delay && !fault.sync)) return;
+  if (!path || (!after && !delay && !sync)) return;
   if (rank && (!my_rank || strcmp(rank, my_rank) != 0)) return;
   fault.path = path;
+  fault.sync = sync;
   fault.after = after ? atoll(after) : -1;
   fault.delay_us = delay ? atol(delay) : 0;
   fault.error = error && strcmp(error, "EIO") == 0 ? EIO : ENOSPC;
