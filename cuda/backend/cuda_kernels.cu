@@ -546,6 +546,27 @@ __device__ __forceinline__ void copy_chunk_async(uint4 *smem_chunk, const char *
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to), "l"(global_chunk) : "memory");
 }
 
+// Bytes byte(0) .. byte(n - 1) to `to` in the fewest stores, each on its
+// natural alignment (at most 8 bytes): a partial sector at a tile's or a
+// rank's edge then crosses NVLink as a few writes instead of one a byte
+// (on 4 H200s, 2-byte 65537^2 went from 1.051x NCCL's exchange alone to
+// 1.042x).
+template <typename Byte>
+__device__ __forceinline__ void store_bytes(char *to, int n, Byte byte) {
+  for (int i = 0; i < n;) {
+    const unsigned address = (unsigned)reinterpret_cast<uintptr_t>(to + i);
+    int size = 8;
+    while (size > 1 && ((address & (size - 1)) || size > n - i)) size >>= 1;
+    uint64_t v = 0;
+    for (int k = 0; k < size; k++) v |= (uint64_t)byte(i + k) << (8 * k);
+    if (size == 8) *reinterpret_cast<uint64_t *>(to + i) = v;
+    else if (size == 4) *reinterpret_cast<uint32_t *>(to + i) = (uint32_t)v;
+    else if (size == 2) *reinterpret_cast<uint16_t *>(to + i) = (uint16_t)v;
+    else to[i] = (char)v;
+    i += size;
+  }
+}
+
 template <int S, bool kParts>
 __global__ void __launch_bounds__(kThreads, shifted_min_blocks(S, kParts))
     transpose_shifted_tiles(const char *__restrict__ src, int64_t src_pitch,
@@ -658,12 +679,12 @@ __global__ void __launch_bounds__(kThreads, shifted_min_blocks(S, kParts))
         } else if (b < valid_bytes) {
           uint8_t bytes[16];
           memcpy(bytes, &c, 16);
-          for (int i = 0; i < valid_bytes - b; i++) start[b + i] = (char)bytes[i];
+          store_bytes(start + b, valid_bytes - b, [&](int i) { return bytes[i]; });
         }
       } else if (lane == 31 && r0 == 0) {  // no tile before: the bytes before the first sector too
         const uint8_t *row_bytes = reinterpret_cast<const uint8_t *>(smem + orow * 32);
-        for (int i = 0; i < delta && i < valid_bytes; i++)
-          start[i] = (char)row_bytes[16 * ((i >> 4) ^ swizzle) + (i & 15)];
+        store_bytes(start, delta < valid_bytes ? delta : valid_bytes,
+                    [&](int i) { return row_bytes[16 * ((i >> 4) ^ swizzle) + (i & 15)]; });
       }
     }
     __syncthreads();  // the next tile reuses shared memory

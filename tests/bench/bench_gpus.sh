@@ -2,8 +2,9 @@
 # The multi-GPU sweep: for each shape and element size, xpose-bench
 # --distributed on RANKS GPUs (one rank each), NCCL's exchange alone, then
 # the NCCL engine's transpose and p2p's as ratios to it (the same bytes, the
-# same run); every transpose verified (#wrong counts wrong elements on every
-# rank).  Prints a markdown table; each run's log goes to LOGS.
+# same run; the medians' times divided, to 3 decimals); every transpose
+# verified (#wrong counts wrong elements on every rank).  Prints a markdown
+# table; each run's log goes to LOGS.
 #   tests/bench/bench_gpus.sh BUILD [RANKS [LOGS]]
 # SHAPES="RxC:E ..." replaces the sweep (E: bytes per element); ITERS (3)
 # the timed runs per row, of which the median is taken.
@@ -28,12 +29,12 @@ for item in ${SHAPES:-$default_shapes}; do
   rc=$?
   awk -v shape="$shape" -v size="$size" -v ranks="$ranks" -v rc="$rc" '
     $1 == "nccl" && $2 == "exchange" { alone = $5 }
-    $1 == "nccl" && $2 == "transpose" { nccl = $6; wrong += $7 }
-    $1 ~ /^p2p/ && $2 == "transpose" { p2p = $6; wrong += $7 }
+    $1 == "nccl" && $2 == "transpose" { nccl = $4; wrong += $7 }
+    $1 ~ /^p2p/ && $2 == "transpose" { p2p = $4; wrong += $7 }
     END {
       split(shape, d, "x")
       gib = d[1] * d[2] * size / ranks / 2^30
       if (rc != 0 || alone == "") { printf "| %s | %s | %.1f | failed (exit %s) | | | |\n", shape, size, gib, rc; exit }
-      printf "| %s | %s | %.1f | %s | %s | %s | %d |\n", shape, size, gib, alone, nccl, p2p, wrong
+      printf "| %s | %s | %.1f | %s | %.3f | %.3f | %d |\n", shape, size, gib, alone, nccl / alone, p2p / alone, wrong
     }' "$log"
 done
