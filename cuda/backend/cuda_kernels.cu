@@ -559,10 +559,14 @@ __device__ __forceinline__ void store_bytes(char *to, int n, Byte byte) {
     while (size > 1 && ((address & (size - 1)) || size > n - i)) size >>= 1;
     uint64_t v = 0;
     for (int k = 0; k < size; k++) v |= (uint64_t)byte(i + k) << (8 * k);
-    if (size == 8) *reinterpret_cast<uint64_t *>(to + i) = v;
-    else if (size == 4) *reinterpret_cast<uint32_t *>(to + i) = (uint32_t)v;
-    else if (size == 2) *reinterpret_cast<uint16_t *>(to + i) = (uint16_t)v;
-    else to[i] = (char)v;
+    if (size == 8)
+      *reinterpret_cast<uint64_t *>(to + i) = v;
+    else if (size == 4)
+      *reinterpret_cast<uint32_t *>(to + i) = (uint32_t)v;
+    else if (size == 2)
+      *reinterpret_cast<uint16_t *>(to + i) = (uint16_t)v;
+    else
+      to[i] = (char)v;
     i += size;
   }
 }
