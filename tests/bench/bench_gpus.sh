@@ -28,6 +28,7 @@ for item in ${SHAPES:-$default_shapes}; do
     --sizes "$size" --iters "${ITERS:-3}" --exchange nccl,p2p > "$log" 2>&1
   rc=$?
   awk -v shape="$shape" -v size="$size" -v ranks="$ranks" -v rc="$rc" '
+    function ratio(t) { return t == "" ? "-" : sprintf("%.3f", t / alone) }
     $1 == "nccl" && $2 == "exchange" { alone = $5 }
     $1 == "nccl" && $2 == "transpose" { nccl = $4; wrong += $7 }
     $1 ~ /^p2p/ && $2 == "transpose" { p2p = $4; wrong += $7 }
@@ -35,6 +36,6 @@ for item in ${SHAPES:-$default_shapes}; do
       split(shape, d, "x")
       gib = d[1] * d[2] * size / ranks / 2^30
       if (rc != 0 || alone == "") { printf "| %s | %s | %.1f | failed (exit %s) | | | |\n", shape, size, gib, rc; exit }
-      printf "| %s | %s | %.1f | %s | %.3f | %.3f | %d |\n", shape, size, gib, alone, nccl / alone, p2p / alone, wrong
+      printf "| %s | %s | %.1f | %s | %s | %s | %d |\n", shape, size, gib, alone, ratio(nccl), ratio(p2p), wrong
     }' "$log"
 done
