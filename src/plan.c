@@ -71,14 +71,15 @@ static int chunk_count(const xpose_config *config, const xpose_exchange_engine *
 }
 
 /* Where auto may write into other GPUs' outputs: where it was measured
- * faster than the NCCL engine (2 H200s, 2 and 4 H100s,
+ * faster than the NCCL engine (2 and 4 H200s, 2 and 4 H100s,
  * tests/bench/RESULTS.md).  Every shape measured is, since tiles that write
  * into several outputs walk down tile columns, taking every part in turn,
  * and, on rows off 32-byte sectors, write whole sectors (shifted tiles): on
  * 2 H100s, 16 shapes of 1-16 bytes at 0.98-1.02 times NCCL's exchange
  * alone, the NCCL engine at 1.23-1.63; on 4 H100s, 15 shapes at 0.71-1.06,
- * the NCCL engine at 1.26-1.72, up to 48 GiB of other ranks' outputs
- * mapped (131072 x 65536, 8 bytes).  Larger mappings were not measured:
+ * the NCCL engine at 1.26-1.72 (on 4 H200s, with the edges of ranks' parts
+ * in aligned stores, 0.70-1.04 and 1.16-1.63), up to 48 GiB of other
+ * ranks' outputs mapped (131072 x 65536, 8 bytes).  Larger mappings were not measured:
  * kept as a bound on what was.  From agreed values only. */
 static const int64_t PEER_WRITES_MAPPED_BYTES = (int64_t)48 << 30;
 
