@@ -105,6 +105,12 @@ typedef struct {
    * more by its rows, the calling thread among them.  Local: ranks may
    * differ. */
   int host_threads;
+  /* Output rows go to the ranks in whole units of this many rows (the
+   * last unit may be short), as many units to each as xpose_unit_range
+   * gives: for outputs stored in blocks of that many rows (an HDF5
+   * chunk's), so that no block is split between two ranks.  0 or 1: the
+   * balanced split of xpose_block_range. */
+  int64_t output_row_unit;
 } xpose_config;
 
 /* Fills *config with the defaults. */
@@ -163,6 +169,13 @@ XPOSE_API xpose_status xpose_plan_destroy(xpose_plan plan);
  * lower parts get the larger ones.  Parts beyond n own nothing. */
 XPOSE_API xpose_status xpose_block_range(int64_t n, int64_t parts, int64_t index, int64_t *first,
                                          int64_t *count);
+
+/* The split of n items in whole units of `unit` (the last one short
+ * where unit does not divide n): part `index` of `parts` owns the units
+ * xpose_block_range gives it of ceil(n / unit), as items [first, first +
+ * count).  unit 0 or 1 is xpose_block_range's split. */
+XPOSE_API xpose_status xpose_unit_range(int64_t n, int64_t unit, int64_t parts, int64_t index,
+                                        int64_t *first, int64_t *count);
 
 /* Collective.  Makes the GPU this rank should drive current: the rank's
  * index among the ranks on its node, modulo the devices it can see (so

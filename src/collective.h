@@ -12,7 +12,7 @@ xpose_status xpose_agree(MPI_Comm comm, xpose_status local);
 /* Collective.  The worst status, and XPOSE_ERROR_INVALID_ARGUMENT (logged
  * with `what`, the values' names) unless every rank passed the same
  * values (at most XPOSE_AGREE_MAX_VALUES of them). */
-enum { XPOSE_AGREE_MAX_VALUES = 8 };
+enum { XPOSE_AGREE_MAX_VALUES = 9 };
 xpose_status xpose_agree_on_values(MPI_Comm comm, xpose_status local, const int64_t *values,
                                    int nvalues, const char *what);
 

@@ -66,7 +66,8 @@ static void exchange_layout_free(xpose_exchange_layout *l) {
 }
 
 xpose_status xpose_layout_build(int rank, int nranks, int64_t rows, int64_t cols, size_t elem_size,
-                                int nchunks, const unsigned char *direct, xpose_layout *layout) {
+                                int64_t out_unit, int nchunks, const unsigned char *direct,
+                                xpose_layout *layout) {
   xpose_status res = XPOSE_SUCCESS;
   const int p = nranks;
   const int64_t es = (int64_t)elem_size;
@@ -82,7 +83,7 @@ xpose_status xpose_layout_build(int rank, int nranks, int64_t rows, int64_t cols
                     fail, "cannot allocate the exchange layout");
   for (int q = 0; q < p; q++) {
     rows_of[q] = split(rows, p, q);
-    cols_of[q] = split(cols, p, q);
+    xpose_unit_range(cols, out_unit, p, q, &cols_of[q].first, &cols_of[q].count);
   }
   const xpose_range in = rows_of[rank], out = cols_of[rank];
   layout->in = in;

@@ -46,13 +46,15 @@ typedef struct {
 } xpose_layout;
 
 /* The layout of rank `rank` of `nranks` for a rows x cols matrix of
- * elem_size-byte elements (sizes checked by the caller), exchanged in
+ * elem_size-byte elements (sizes checked by the caller), its output rows
+ * split in units of out_unit (xpose_unit_range), exchanged in
  * nchunks chunks.  Blocks to and from the ranks marked in `direct` (NULL:
  * none; it must be symmetric, as nodes are) are written straight into their
  * outputs by the engine and take no part in the exchange, the pieces or
  * the scratch.  On failure the layout is still safe to free. */
 xpose_status xpose_layout_build(int rank, int nranks, int64_t rows, int64_t cols, size_t elem_size,
-                                int nchunks, const unsigned char *direct, xpose_layout *layout);
+                                int64_t out_unit, int nchunks, const unsigned char *direct,
+                                xpose_layout *layout);
 
 void xpose_layout_free(xpose_layout *layout);
 

@@ -25,6 +25,7 @@ void xpose_config_init(xpose_config *config) {
   config->pipeline_chunks = 0;
   config->own_output = 0;
   config->host_threads = 0;
+  config->output_row_unit = 0;
 }
 
 /* Local checks; ranks compare the normalized values afterwards. */
@@ -51,6 +52,8 @@ static xpose_status check_arguments(int64_t rows, int64_t cols, size_t elem_size
   XPOSE_REQUIREGOTO(config->host_threads >= 0 && config->host_threads <= XPOSE_MAX_HOST_THREADS,
                     XPOSE_ERROR_INVALID_ARGUMENT, res, fail, "host_threads %d is not 0 to %d",
                     config->host_threads, XPOSE_MAX_HOST_THREADS);
+  XPOSE_REQUIREGOTO(config->output_row_unit >= 0, XPOSE_ERROR_INVALID_ARGUMENT, res, fail,
+                    "output_row_unit %lld is negative", (long long)config->output_row_unit);
 fail:
   return res;
 }
@@ -83,11 +86,13 @@ static int chunk_count(const xpose_config *config, const xpose_exchange_engine *
  * kept as a bound on what was.  From agreed values only. */
 static const int64_t PEER_WRITES_MAPPED_BYTES = (int64_t)48 << 30;
 
-static int peer_writes_measured_fast(int64_t rows, int64_t cols, size_t elem_size, int nranks) {
+static int peer_writes_measured_fast(int64_t rows, int64_t cols, size_t elem_size, int64_t unit,
+                                     int nranks) {
   const int64_t es = (int64_t)elem_size;
   if (rows > INT64_MAX / es) return 0; /* with no columns, nothing bounds rows x size */
-  /* The largest output slab, as many times as there are other ranks. */
-  const int64_t slab_rows = cols / nranks + (cols % nranks != 0);
+  /* The largest output slab (the first rank's), as many times as there are other ranks. */
+  int64_t first = 0, slab_rows = 0;
+  xpose_unit_range(cols, unit, nranks, 0, &first, &slab_rows);
   return slab_rows == 0 || rows == 0 ||
          (nranks - 1) <= PEER_WRITES_MAPPED_BYTES / slab_rows / rows / es;
 }
@@ -132,7 +137,7 @@ static xpose_status build_peer_parts(xpose_plan plan, const unsigned char *direc
                     "cannot allocate the plan's table of outputs");
   for (int q = 0; q < plan->nranks; q++) {
     int64_t first = 0, count = 0;
-    xpose_block_range(plan->cols, plan->nranks, q, &first, &count);
+    xpose_unit_range(plan->cols, plan->output_row_unit, plan->nranks, q, &first, &count);
     xpose_part *part = &plan->peer_parts[q];
     part->first = first;
     if (!direct[q]) {
@@ -191,10 +196,11 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
                             (int64_t)config->exchange,
                             (int64_t)max_message,
                             (int64_t)config->pipeline_chunks,
-                            (int64_t)(config->own_output != 0)};
-  XPOSE_CHECKGOTO(xpose_agree_on_values(comm, local, values, 8,
+                            (int64_t)(config->own_output != 0),
+                            config->output_row_unit > 1 ? config->output_row_unit : 1};
+  XPOSE_CHECKGOTO(xpose_agree_on_values(comm, local, values, 9,
                                         "rows, cols, element size, backend, exchange, max "
-                                        "message bytes, chunks, own output"),
+                                        "message bytes, chunks, own output, output row unit"),
                   res, fail);
 
   XPOSE_MPICHECKGOTO(MPI_Comm_dup(comm, &plan->comm), res, fail);
@@ -205,11 +211,12 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
   plan->cols = cols;
   plan->elem_size = elem_size;
   plan->own_output = config->own_output != 0;
+  plan->output_row_unit = config->output_row_unit;
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, create_backend(config, &plan->backend)), res,
                   fail);
   const xpose_exchange_engine *engine = NULL;
   const char *avoid =
-      peer_writes_measured_fast(rows, cols, elem_size, plan->nranks)
+      peer_writes_measured_fast(rows, cols, elem_size, config->output_row_unit, plan->nranks)
           ? NULL
           : "this shape is outside where its writes into other GPUs measured faster than NCCL "
             "(XPOSE_EXCHANGE_P2P still runs it)";
@@ -222,8 +229,8 @@ xpose_status xpose_plan_create(MPI_Comm comm, int64_t rows, int64_t cols, size_t
     XPOSE_CHECKGOTO(xpose_agree(plan->comm, engine->direct_peers(plan->comm, direct)), res, fail);
   }
   const int chunks = chunk_count(config, engine, rows, cols, elem_size, plan->nranks);
-  local = xpose_layout_build(plan->rank, plan->nranks, rows, cols, elem_size, chunks, direct,
-                             &plan->layout);
+  local = xpose_layout_build(plan->rank, plan->nranks, rows, cols, elem_size,
+                             config->output_row_unit, chunks, direct, &plan->layout);
   if (local == XPOSE_SUCCESS) local = allocate_output(plan);
   /* Engines may be collective to create (NCCL): only when all ranks got here. */
   XPOSE_CHECKGOTO(xpose_agree(plan->comm, local), res, fail);

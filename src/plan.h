@@ -13,6 +13,7 @@ struct xpose_plan_s {
   int rank, nranks;
   int64_t rows, cols;
   size_t elem_size;
+  int64_t output_row_unit; /* output rows go to ranks in whole units of it */
   xpose_layout layout;
   void *send_buf, *recv_buf; /* the layout's scratch, the engine's or the backend's */
   void *output;              /* the output slab, where the plan owns it */

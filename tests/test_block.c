@@ -1,4 +1,5 @@
-/* xpose_block_range: coverage, contiguity, balance, empty parts, 64-bit sizes. */
+/* xpose_block_range: coverage, contiguity, balance, empty parts, 64-bit sizes;
+ * xpose_unit_range: the same in whole units, the last one short. */
 #include "test_util.h"
 #include "xpose.h"
 
@@ -43,7 +44,33 @@ static void check_sampled(int64_t n, int64_t parts) {
   }
 }
 
+/* Units: parts own whole units (the last may be short), cover n in
+ * order, and hold as many units as xpose_block_range gives them. */
+static void check_units(int64_t n, int64_t unit, int64_t parts) {
+  const int64_t units = unit > 1 ? n / unit + (n % unit != 0) : n;
+  int64_t next = 0;
+  for (int64_t p = 0; p < parts; p++) {
+    int64_t first = -1, count = -1, u0, nu;
+    EXPECT(xpose_unit_range(n, unit, parts, p, &first, &count) == XPOSE_SUCCESS, "unit range");
+    xpose_block_range(units, parts, p, &u0, &nu);
+    EXPECT(first == next, "n=%lld unit=%lld part %lld starts at %lld", (long long)n,
+           (long long)unit, (long long)p, (long long)first);
+    const int64_t u = unit > 1 ? unit : 1;
+    const int64_t want = u0 + nu < units ? nu * u : n - (u0 < units ? u0 * u : n);
+    EXPECT(count == want, "n=%lld unit=%lld part %lld owns %lld, not %lld", (long long)n,
+           (long long)unit, (long long)p, (long long)count, (long long)want);
+    EXPECT(count == 0 || first % u == 0, "part %lld starts off a unit", (long long)p);
+    next = first + count;
+  }
+  EXPECT(next == n, "units cover %lld of %lld items", (long long)next, (long long)n);
+}
+
 int main(void) {
+  for (int64_t n = 0; n <= 60; n++)
+    for (int64_t unit = 0; unit <= 13; unit++)
+      for (int64_t parts = 1; parts <= 9; parts++) check_units(n, unit, parts);
+  check_units(INT64_MAX, (int64_t)1 << 40, 7);
+  check_units(INT64_MAX - 1, INT64_MAX, 3);
   for (int64_t n = 0; n <= 60; n++)
     for (int64_t parts = 1; parts <= 17; parts++) check_all_parts(n, parts);
   const int64_t sizes[] = {97,       1009, 65536, 1000003, (int64_t)1 << 40, ((int64_t)1 << 62) + 3,
@@ -56,6 +83,7 @@ int main(void) {
   }
   int64_t first, count;
   EXPECT(xpose_block_range(-1, 2, 0, &first, &count) == XPOSE_ERROR_INVALID_ARGUMENT, "n < 0");
+  EXPECT(xpose_unit_range(5, -1, 2, 0, &first, &count) == XPOSE_ERROR_INVALID_ARGUMENT, "unit < 0");
   EXPECT(xpose_block_range(5, 0, 0, &first, &count) == XPOSE_ERROR_INVALID_ARGUMENT, "parts 0");
   EXPECT(xpose_block_range(5, 2, 2, &first, &count) == XPOSE_ERROR_INVALID_ARGUMENT, "index out");
   EXPECT(xpose_block_range(5, 2, -1, &first, &count) == XPOSE_ERROR_INVALID_ARGUMENT, "index < 0");

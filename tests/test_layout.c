@@ -5,7 +5,8 @@
  * aligned, and a transpose is carried out on the host through the layouts'
  * pieces alone (pack, exchange by memcpy, place; the own block and the
  * node's blocks written directly), then compared with the definition.
- * Shapes include empty ranks and uneven splits. */
+ * Shapes include empty ranks and uneven splits, and output rows split in
+ * whole units (xpose_unit_range). */
 #include <string.h>
 
 #include "backend/host_kernels.h"
@@ -18,7 +19,8 @@ static unsigned char element(int64_t i, int64_t j, size_t k) { return pattern_by
 
 /* Ranks [g * group, (g + 1) * group) form node g; group 0: no p2p, the
  * pipeline's layout in nchunks chunks with the own block in pieces. */
-static void check(int nranks, int group, int64_t rows, int64_t cols, size_t es, int nchunks) {
+static void check(int nranks, int group, int64_t rows, int64_t cols, size_t es, int nchunks,
+                  int64_t unit) {
   xpose_layout *layouts = calloc((size_t)nranks, sizeof *layouts);
   unsigned char **in = calloc((size_t)nranks, sizeof *in), **out = calloc((size_t)nranks, sizeof *out);
   unsigned char **send = calloc((size_t)nranks, sizeof *send),
@@ -28,9 +30,15 @@ static void check(int nranks, int group, int64_t rows, int64_t cols, size_t es, 
     for (int q = 0; q < nranks; q++) direct[p * nranks + q] = group && p / group == q / group;
   for (int p = 0; p < nranks; p++) {
     const int chunks = group ? 1 : nchunks; /* as plans cut them for p2p */
-    EXPECT(xpose_layout_build(p, nranks, rows, cols, es, chunks, group ? direct + p * nranks : NULL,
-                              &layouts[p]) == XPOSE_SUCCESS,
+    EXPECT(xpose_layout_build(p, nranks, rows, cols, es, unit, chunks,
+                              group ? direct + p * nranks : NULL, &layouts[p]) == XPOSE_SUCCESS,
            "layout of rank %d", p);
+    int64_t first = -1, count = -1;
+    xpose_unit_range(cols, unit, nranks, p, &first, &count);
+    EXPECT(layouts[p].out.first == first && layouts[p].out.count == count &&
+               (count == 0 || first % (unit > 1 ? unit : 1) == 0),
+           "rank %d of %d: output rows %lld+%lld in units of %lld", p, nranks,
+           (long long)layouts[p].out.first, (long long)layouts[p].out.count, (long long)unit);
   }
   /* The two sides of every message agree; nothing within a node travels. */
   for (int p = 0; p < nranks; p++) {
@@ -112,8 +120,8 @@ static void check(int nranks, int group, int64_t rows, int64_t cols, size_t es, 
         for (size_t k = 0; k < es; k++)
           wrong += out[p][((size_t)(j * rows + i)) * es + k] != element(i, l->out.first + j, k);
   }
-  EXPECT(wrong == 0, "%d ranks in nodes of %d, %lldx%lld es=%zu, %d chunks: %lld bytes wrong", nranks,
-         group, (long long)rows, (long long)cols, es, nchunks, wrong);
+  EXPECT(wrong == 0, "%d ranks in nodes of %d, %lldx%lld es=%zu, %d chunks, units of %lld: %lld bytes wrong",
+         nranks, group, (long long)rows, (long long)cols, es, nchunks, (long long)unit, wrong);
   for (int p = 0; p < nranks; p++) {
     xpose_layout_free(&layouts[p]);
     free(in[p]);
@@ -135,12 +143,15 @@ int main(void) {
   const size_t sizes[] = {1, 4, 12};
   /* Even chunks (2); from 3 on, half-size first and last ones. */
   const int chunk_counts[] = {2, 3, 5};
+  /* Output rows in units: none, units that leave ranks empty, a short last one. */
+  const int64_t units[] = {0, 4, 30};
   for (int nranks = 1; nranks <= 6; nranks++)
     for (int group = 0; group <= nranks; group++)
       for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
           for (size_t c = 0; c < sizeof chunk_counts / sizeof *chunk_counts; c++)
-            check(nranks, group, shapes[s][0], shapes[s][1], sizes[z], chunk_counts[c]);
+            for (size_t u = 0; u < sizeof units / sizeof *units; u++)
+              check(nranks, group, shapes[s][0], shapes[s][1], sizes[z], chunk_counts[c], units[u]);
   if (test_failures) return 1;
   printf("layouts: %lld cases passed\n", cases);
   return 0;
