@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "chunk_reader.h"
+#include "chunk_writer.h"
 #include "h5_compat.h"
 #include "h5_types.h"
 #include "mpi_hints.h"
@@ -19,9 +20,9 @@ static void matrix_init(xio_matrix *m, MPI_Comm comm) {
   m->file = m->dset = m->type = H5I_INVALID_HID;
 }
 
-/* MPI-IO access; metadata is read by one rank and broadcast, and written
- * collectively, which every rank here does in the same order anyway. */
-static hid_t file_access(MPI_Comm comm) {
+/* Metadata is read by one rank and broadcast, and written collectively,
+ * which every rank here does in the same order anyway. */
+hid_t xio_file_access(MPI_Comm comm) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   if (fapl < 0) return fapl;
   if (H5Pset_fapl_mpio(fapl, comm, xio_mpi_hints()) < 0 ||
@@ -151,6 +152,8 @@ static int describe_storage(xio_matrix *m, hid_t dcpl, const char *path, xio_err
   const int filters = m->chunked ? H5Pget_nfilters(dcpl) : 0;
   if (filters < 0) return xio_fail_h5(err, "%s:%s: cannot read its filters", path, m->dataset);
   m->filtered = filters > 0;
+  m->codec =
+      m->filtered && xio_chunk_writer_usable(dcpl, m->type_size, m->codec_why, sizeof m->codec_why);
   return 0;
 }
 
@@ -262,7 +265,7 @@ static int open_dataset(MPI_Comm comm, const char *path, const char *shown, cons
   named_file file = {path, shown};
   if ((flags & H5F_ACC_RDWR) && xio_on_root(comm, allocate_to_end, &file, err)) return -1;
   int rc = 0;
-  hid_t fapl = file_access(comm);
+  hid_t fapl = xio_file_access(comm);
   if (fapl < 0) rc = xio_fail_h5(err, "cannot set up MPI-IO file access");
   char name[4096];
   if (rc == 0) rc = xio_mpi_io_name(comm, path, shown, name, sizeof name, err);
@@ -330,6 +333,7 @@ static int output_dataset_properties(xio_matrix *m, const xio_matrix *like,
       H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || copy_fill_value(like, dcpl) < 0)
     return xio_fail_h5(err, "cannot set up the output's properties");
   m->shape = *shape;
+  m->type_size = H5Tget_size(type);
   const xio_storage_like source = like ? xio_matrix_storage_like(like) : (xio_storage_like){0};
   if (xio_storage_apply(like ? &source : NULL, storage, shape, H5Tget_size(type), dcpl, shown, err))
     return -1;
@@ -362,7 +366,7 @@ int xio_create_file(MPI_Comm comm, const char *path, const char *shown, xio_matr
                     xio_error *err) {
   matrix_init(m, comm);
   int rc = 0;
-  hid_t fapl = file_access(comm), fcpl = H5Pcreate(H5P_FILE_CREATE);
+  hid_t fapl = xio_file_access(comm), fcpl = H5Pcreate(H5P_FILE_CREATE);
   /* The 1.8 format keeps attributes larger than 64 KiB (dense storage).
    * Objects of 1 MiB or more (the datasets) start on a 4 KiB page, so that
    * raw writes of whole pages share no page with the file's metadata
@@ -525,6 +529,7 @@ static int transfer_block(const xio_matrix *m, int writing, int64_t row, int64_t
   /* A dataset without elements has no storage that MPI-IO could address;
    * the shape is the same on every rank, so all of them return here. */
   if (m->rows == 0 || m->cols == 0) return 0;
+  if (m->one_writer) return xio_fail(err, "internal: %s is held by one writer", m->dataset);
   if (!writing && m->netcdf3)
     return xio_agree(
         m->comm,
@@ -609,16 +614,19 @@ int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col
 int xio_flush(const xio_matrix *m, xio_error *err) {
   int rc = 0;
   char path[4096] = ""; /* named first: a call after the flush clears its error */
-  (void)H5Fget_name(m->file, path, sizeof path);
-  if (H5Fflush(m->file, H5F_SCOPE_GLOBAL) < 0)
-    rc = xio_fail_h5(err, "flushing %s:%s to storage failed", path, m->dataset);
+  if (m->file >= 0) {   /* every rank's, or the one writer's */
+    (void)H5Fget_name(m->file, path, sizeof path);
+    if (H5Fflush(m->file, H5F_SCOPE_GLOBAL) < 0)
+      rc = xio_fail_h5(err, "flushing %s:%s to storage failed", path, m->dataset);
+  }
   return xio_agree(m->comm, rc, err);
 }
 
 int xio_file_size(const xio_matrix *m, uint64_t *bytes, xio_error *err) {
   MPI_File *handle = NULL;
   MPI_Offset size = 0;
-  const int rc = H5Fget_vfd_handle(m->file, H5P_DEFAULT, (void **)&handle) < 0 || !handle
+  const int rc = m->one_writer ? xio_fail(err, "internal: %s is held by one writer", m->dataset)
+                 : H5Fget_vfd_handle(m->file, H5P_DEFAULT, (void **)&handle) < 0 || !handle
                      ? xio_fail_h5(err, "cannot size %s's file", m->dataset)
                      : XIO_MPICHECK(MPI_File_get_size(*handle, &size), err);
   *bytes = (uint64_t)size;

@@ -26,6 +26,8 @@ typedef struct {
   size_t elem_size;                 /* type_size times the values of the axes inside an element */
   int chunked;                      /* read independently: see transfer_block */
   int filtered;                     /* chunked, with filters (compression) */
+  int codec;                        /* filtered, and the chunk codec can write its chunks */
+  char codec_why[128];              /* filtered, not codec: what HDF5's pipeline runs instead */
   int64_t chunk_dims[XIO_MAX_DIMS]; /* chunked: the chunk shape */
   /* Compressed and open read-only: its chunks, read raw once indexed
    * (chunk_reader.h); shared by copies of m, freed by xio_close. */
@@ -37,6 +39,9 @@ typedef struct {
    * and end on to cover whole chunks (the whole group where no shorter run
    * does) */
   int64_t chunk_rows, chunk_cols;
+  /* The file is open on rank 0 alone, for its one writer (h5_one_writer.h):
+   * file and dset are invalid on the other ranks. */
+  int one_writer;
   char dataset[512]; /* path inside the file */
 } xio_matrix;
 
@@ -130,14 +135,21 @@ xio_storage_like xio_matrix_storage_like(const xio_matrix *m);
  * --filter's words where it has them). */
 void xio_describe_storage(const xio_matrix *m, char *text, size_t size);
 
-/* Flushes what was written through to storage (MPI_File_sync). */
+/* Local.  File access for collective MPI-IO over comm (on MPI_COMM_SELF,
+ * for one rank alone): metadata read by one rank and broadcast, written
+ * collectively.  H5I_INVALID_HID where HDF5 cannot set it up. */
+hid_t xio_file_access(MPI_Comm comm);
+
+/* Flushes what was written through to storage (MPI_File_sync); held by
+ * one writer, that writer's. */
 int xio_flush(const xio_matrix *m, xio_error *err);
 
 /* The size of m's file now, in bytes. */
 int xio_file_size(const xio_matrix *m, uint64_t *bytes, xio_error *err);
 
 /* Closes everything; a failed flush of a written file is reported.  Every
- * rank must call it for the same matrix, open or not. */
+ * rank must call it for the same matrix, open or not (or held by one
+ * writer, which closes it). */
 int xio_close(xio_matrix *m, xio_error *err);
 
 /* Splits "file.h5:/group/dataset" at the first ":/", or where there is none

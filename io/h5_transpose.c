@@ -7,6 +7,7 @@
 
 #include "checkpoints.h"
 #include "checksum.h"
+#include "chunk_writer.h"
 #include "host_memory.h"
 #include "pass_buffers.h"
 #include "pass_io.h"
@@ -43,6 +44,7 @@ typedef struct {
 typedef struct {
   const xio_matrix *in;
   const xio_transpose_options *options;
+  xpose_config config; /* options', the output rows split as the I/O wants them */
   xio_transpose_stats *stats;
   MPI_Comm comm;
   int rank, nranks;
@@ -81,8 +83,8 @@ static void block_checksums(const pass_loop *l, const xio_pass_geometry *p,
 
 /* Local.  Rechunking: pass p's output block, as the exchange left it in
  * `exchanged` (its columns as rows), into the input's order. */
-static int transpose_back(pass_loop *l, const xio_pass_geometry *p, const void *exchanged,
-                          int slot, xio_error *err) {
+static int transpose_back(pass_loop *l, const xio_pass_geometry *p, const void *exchanged, int slot,
+                          xio_error *err) {
   if (p->write_rows * p->write_cols == 0) return 0;
   void **in_order = &l->in_order[slot];
   if (!*in_order && !(*in_order = xio_host_alloc(l->in_order_bytes)))
@@ -120,8 +122,7 @@ static int transpose_pass(pass_loop *l, int64_t index, xio_error *err) {
   /* Transposed locally, each rank plans its own part (a rank may own none). */
   if (local && p->read_rows * p->read_cols == 0) return 0;
   const int64_t rows = local ? p->read_rows : p->nrows, cols = local ? p->read_cols : p->ncols;
-  xpose_status st =
-      plan_for(&l->sp, local ? MPI_COMM_SELF : l->comm, rows, cols, es, &l->options->config);
+  xpose_status st = plan_for(&l->sp, local ? MPI_COMM_SELF : l->comm, rows, cols, es, &l->config);
   if (st != XPOSE_SUCCESS) /* collective plans fail on every rank here */
     return xio_fail(err, "cannot plan a %lld x %lld pass: %s", (long long)rows, (long long)cols,
                     xpose_status_string(st));
@@ -163,7 +164,7 @@ static int run_step(pass_loop *l, int64_t k, xio_error *err) {
             writing = k - 2 >= l->first && k - 2 < l->passes;
   if (reading) {
     l->at[k % RING] = xio_pass_geometry_of(&l->stats->done.grid, &l->in->shape, l->order[k],
-                                           l->rank, l->nranks, l->io.local);
+                                           l->rank, l->nranks, l->io.local, l->io.unit);
     l->ring[k % RING] = (pass_sums){0, 0};
   }
   const xio_pass_request read = {reading ? &l->at[k % RING] : NULL, l->buffers.in_host[k % 2],
@@ -227,12 +228,15 @@ static int begin_loop(pass_loop *l, xio_error *err) {
   const int on_gpu = l->options->config.backend == XPOSE_BACKEND_CUDA;
   l->passes = xio_pass_count(grid);
   l->first = l->stats->done.passes_done;
-  l->stats->buffer_bytes = xio_pass_bytes(grid->block_rows, grid->block_cols, es, l->nranks);
+  l->stats->buffer_bytes =
+      xio_pass_bytes(grid->block_rows, grid->block_cols, es, l->nranks, l->io.unit);
+  l->config = l->options->config;
+  l->config.output_row_unit = l->io.unit;
   l->sums_in_io = l->io.sums && !on_gpu;
   l->stats->summed_by = on_gpu ? "the GPU" : l->sums_in_io ? "the I/O threads" : "the main thread";
   if (XIO_MPICHECK(MPI_Comm_dup(l->in->comm, &l->comm), err)) return -1;
   const xio_pass_geometry largest = /* rank 0 has most */
-      xio_pass_geometry_of(grid, &l->in->shape, 0, 0, l->nranks, l->io.local);
+      xio_pass_geometry_of(grid, &l->in->shape, 0, 0, l->nranks, l->io.local, l->io.unit);
   const double allocating = MPI_Wtime();
   xio_error detail;
   int rc = 0;
@@ -255,10 +259,18 @@ static int begin_loop(pass_loop *l, xio_error *err) {
   return 0;
 }
 
-static void end_loop(pass_loop *l) {
+/* Collective.  0, or -1 where the I/O could not close (its message in
+ * err, unless rc says the run failed already). */
+static int end_loop(pass_loop *l, int rc, xio_error *err) {
   xio_transpose_stats *stats = l->stats;
   xio_checkpoints_end(&l->checkpoints); /* its sync may still use the output */
-  if (l->io.ops) l->io.ops->close(&l->io);
+  stats->codec_wrote = l->io.writer != NULL;
+  if (l->io.writer)
+    xio_chunk_writer_times(l->io.writer, &stats->encode_seconds, &stats->store_seconds,
+                           &stats->stored_bytes);
+  xio_error close_err;
+  const int closed = l->io.ops ? l->io.ops->close(&l->io, &close_err) : 0;
+  if (closed && rc == 0) *err = close_err;
   stats->checkpoints = l->checkpoints.count;
   stats->checkpoint_seconds = l->checkpoints.seconds;
   stats->last_checkpoint_seconds = l->checkpoints.last_seconds;
@@ -274,9 +286,10 @@ static void end_loop(pass_loop *l) {
   xio_pass_buffers_free(&l->buffers);
   free(l->order);
   if (l->comm != MPI_COMM_NULL) (void)MPI_Comm_free(&l->comm); /* the result is decided */
+  return rc ? rc : closed;
 }
 
-int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
+int xio_transpose(const xio_matrix *in, xio_matrix *out, const xio_transpose_options *options,
                   xio_transpose_stats *stats, xio_error *err) {
   const double entered = MPI_Wtime();
   *stats = (xio_transpose_stats){0};
@@ -293,6 +306,5 @@ int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   int rc = begin_loop(&l, err);
   stats->setup_seconds = MPI_Wtime() - entered;
   if (rc == 0) rc = run_passes(&l, err);
-  end_loop(&l);
-  return rc;
+  return end_loop(&l, rc, err);
 }

@@ -84,6 +84,11 @@ typedef struct {
   int checkpoints;
   const char *exchange;  /* the engine the plans used */
   const char *summed_by; /* who took the checksums: "the GPU", "the I/O threads", "this thread" */
+  /* Written by the chunk codec (chunk_writer.h): rank 0's time compressing
+   * its chunks and storing every rank's, and the bytes stored. */
+  int codec_wrote;
+  double encode_seconds, store_seconds;
+  uint64_t stored_bytes;
 } xio_transpose_stats;
 
 /* The budget the passes must fit per rank: the host's, or with the CUDA
@@ -106,7 +111,7 @@ void xio_transpose_block(const xio_matrix *in, const xio_transpose_options *opti
  * the blocks (pinned, within memory_budget).  Returns 0 when every pass is
  * done and checkpointed, XIO_STOPPED when stop_requested() asked for a
  * stop and the passes done are checkpointed, or -1 with a message. */
-int xio_transpose(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
+int xio_transpose(const xio_matrix *in, xio_matrix *out, const xio_transpose_options *options,
                   xio_transpose_stats *stats, xio_error *err);
 
 #endif

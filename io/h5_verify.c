@@ -264,7 +264,7 @@ int xio_checksum_passes(const xio_matrix *out, const xio_shape *in, const xio_pr
   for (int64_t k = 0; rc == 0 && k < done->passes_done; k++) {
     if ((rc = stop_agreed(out->comm, stop_requested, err)) != 0) break;
     /* this rank's share of the pass's output block, as the pass wrote it */
-    const xio_pass_geometry p = xio_pass_geometry_of(grid, in, order[k], rank, nranks, 0);
+    const xio_pass_geometry p = xio_pass_geometry_of(grid, in, order[k], rank, nranks, 0, 1);
     const xio_block_sum keys = xio_pass_output_keys(&p, grid->cols, grid->rows, NULL);
     rc = xio_read_block(out, p.write_row, p.write_rows, p.write_col, p.write_cols, buf, err);
     if (rc == 0) /* rechunked, read in the file's order: the exchange's transposed */

@@ -4,7 +4,7 @@
 #include "xpose.h"
 
 xio_pass_geometry xio_pass_geometry_of(const xio_pass_grid *grid, const xio_shape *in, int64_t pass,
-                                       int rank, int nranks, int local) {
+                                       int rank, int nranks, int local, int64_t unit) {
   xio_pass_geometry g = {0};
   int64_t first, count;
   xio_pass_block(grid, pass, &g.item, &g.row0, &g.nrows, &g.col0, &g.ncols);
@@ -23,7 +23,7 @@ xio_pass_geometry xio_pass_geometry_of(const xio_pass_grid *grid, const xio_shap
   }
   g.rechunk = in->rechunk;
   if (g.rechunk) { /* its share of the block's columns, each a run of the block's rows */
-    xpose_block_range(g.ncols, nranks, rank, &first, &count);
+    xpose_unit_range(g.ncols, unit, nranks, rank, &first, &count);
     g.write_row = g.row0 + g.item * grid->rows;
     g.write_rows = g.nrows;
     g.write_col = g.col0 + first;
@@ -37,7 +37,7 @@ xio_pass_geometry xio_pass_geometry_of(const xio_pass_grid *grid, const xio_shap
     g.write_col = g.read_row;
     g.write_cols = g.read_rows;
   } else {
-    xpose_block_range(g.ncols, nranks, rank, &first, &count);
+    xpose_unit_range(g.ncols, unit, nranks, rank, &first, &count);
     g.write_row = g.col0 + first;
     g.write_rows = count;
     g.write_col = g.row0;

@@ -35,9 +35,11 @@ typedef struct {
 } xio_pass_geometry;
 
 /* Local.  Pass `pass` of grid over the input of shape `in`, for `rank` of
- * `nranks`. */
+ * `nranks`; exchanged (not `local`), the ranks share its columns in
+ * units of `unit`, as the plan splits its output rows
+ * (xpose_config.output_row_unit). */
 xio_pass_geometry xio_pass_geometry_of(const xio_pass_grid *grid, const xio_shape *in, int64_t pass,
-                                       int rank, int nranks, int local);
+                                       int rank, int nranks, int local, int64_t unit);
 
 /* Bytes of the input this rank reads, and of the output it writes. */
 uint64_t xio_pass_read_bytes(const xio_pass_geometry *p, size_t elem_size);

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "h5_one_writer.h"
 #include "pass_plan.h"
 
 static void close_raw(xio_pass_io *io) {
@@ -33,21 +34,55 @@ static int open_raw_everywhere(const xio_transpose_options *options, xio_pass_io
   return all;
 }
 
-int xio_pass_io_open(const xio_matrix *in, const xio_matrix *out,
-                     const xio_transpose_options *options, xio_pass_grid *grid, xio_pass_io *io,
-                     xio_error *err) {
+int xio_pass_codec_writes(const xio_matrix *in, const xio_matrix *out,
+                          const xio_transpose_options *options, int nranks) {
+  int64_t along_rows = 1, along_cols = 1;
+  xio_pass_output_units(in, out, &along_rows, &along_cols);
+  const xio_progress *resumed = options->resume_from;
+  return out->codec && (!resumed || xio_pass_grid_fits(&resumed->grid, in->elem_size, nranks,
+                                                       along_cols, xio_transpose_budget(options)));
+}
+
+int xio_pass_plan_with_codec(const xio_matrix *in, const xio_matrix *out,
+                             const xio_transpose_options *options, int nranks, int codec, int *raw,
+                             xio_pass_grid *grid, int64_t *unit, xio_error *err) {
+  int64_t along_rows = 1, along_cols = 1;
+  xio_pass_output_units(in, out, &along_rows, &along_cols);
+  *unit = 1;
+  if (codec) { /* never raw: compressed chunks */
+    /* each rank's columns in whole chunks take more memory than an even
+     * share: where no aligned grid fits so, HDF5 writes, in the grid the
+     * output's chunks were shaped for (xio_transpose_block's) */
+    if (xio_pass_plan_for_io(in, out, options, nranks, raw, along_cols, grid, err)) return -1;
+    if (xio_pass_grid_aligned(grid, along_rows, along_cols)) {
+      *unit = along_cols;
+      return 0;
+    }
+  }
+  return xio_pass_plan_for_io(in, out, options, nranks, raw, 1, grid, err);
+}
+
+int xio_pass_io_open(const xio_matrix *in, xio_matrix *out, const xio_transpose_options *options,
+                     xio_pass_grid *grid, xio_pass_io *io, xio_error *err) {
   int nranks, rank;
   memset(io, 0, sizeof *io);
   io->in = in;
   io->out = out;
+  io->unit = 1;
   io->raw_in.fd = io->raw_out.fd = -1;
   if (XIO_MPICHECK(MPI_Comm_size(in->comm, &nranks), err) ||
       XIO_MPICHECK(MPI_Comm_rank(in->comm, &rank), err))
     return -1;
   int raw = open_raw_everywhere(options, io, nranks, err);
   if (raw < 0) return -1;
-  const int rc =
-      xio_agree(in->comm, xio_pass_plan_for_io(in, out, options, nranks, &raw, grid, err), err);
+  const int codec = !raw && xio_pass_codec_writes(in, out, options, nranks)
+                        ? xio_one_writer_possible(out, err)
+                        : 0;
+  if (codec < 0) return -1;
+  int64_t unit = 1;
+  const int rc = xio_agree(
+      in->comm, xio_pass_plan_with_codec(in, out, options, nranks, codec, &raw, grid, &unit, err),
+      err);
   if (rc || !raw) close_raw(io);
   if (rc) return -1;
   if (raw) {
@@ -56,9 +91,11 @@ int xio_pass_io_open(const xio_matrix *in, const xio_matrix *out,
      * one). */
     io->syncs = rank == 0;
     xio_pass_io_raw_start(io, options);
-  } else {
-    const xio_pass_geometry largest = xio_pass_geometry_of(grid, &in->shape, 0, 0, nranks, 0);
-    xio_pass_io_collective_start(io, options, xio_pass_read_bytes(&largest, in->elem_size));
+    return 0;
   }
+  if (unit > 1 && xio_pass_io_chunks_open(io, unit, err)) return -1;
+  const xio_pass_geometry largest =
+      xio_pass_geometry_of(grid, &in->shape, 0, 0, nranks, 0, io->unit);
+  xio_pass_io_collective_start(io, options, xio_pass_read_bytes(&largest, in->elem_size));
   return 0;
 }

@@ -1,9 +1,14 @@
 /* The passes' collective I/O (pass_io.h): through HDF5's collective
  * MPI-IO, the read and then the write on one I/O thread, so that one HDF5
- * call runs at a time.  Its collectives run on the matrices' comm (and
- * HDF5's own duplicate), the pass loop's on a duplicate of it, so that the
- * two never interleave collectives on one communicator. */
+ * call runs at a time; a compressed output's writes through the chunk
+ * codec where it can (chunk_writer.h).  Its collectives run on the
+ * matrices' comm (and HDF5's own duplicate, and the writer's), the pass
+ * loop's on a duplicate of it, so that the two never interleave
+ * collectives on one communicator. */
 #include "pass_io.h"
+
+#include "chunk_writer.h"
+#include "h5_one_writer.h"
 
 /* One transfer at a time; a failure's message goes to the read's err,
  * which is the step's. */
@@ -11,10 +16,13 @@ static int collective_transfer(xio_pass_io *io, int writing) {
   xio_pass_transfer *t = writing ? &io->write : &io->read;
   const xio_pass_geometry *p = t->request.pass;
   t->began = MPI_Wtime();
-  const int rc = writing ? xio_write_block(io->out, p->write_row, p->write_rows, p->write_col,
-                                           p->write_cols, t->request.buf, &io->read.err)
-                         : xio_read_block(io->in, p->read_row, p->read_rows, p->read_col,
-                                          p->read_cols, t->request.buf, &io->read.err);
+  const int rc = !writing     ? xio_read_block(io->in, p->read_row, p->read_rows, p->read_col,
+                                               p->read_cols, t->request.buf, &io->read.err)
+                 : io->writer ? xio_chunk_writer_write(io->writer, io->out->dset, p->write_row,
+                                                       p->write_rows, p->write_col, p->write_cols,
+                                                       t->request.buf, &io->read.err)
+                              : xio_write_block(io->out, p->write_row, p->write_rows, p->write_col,
+                                                p->write_cols, t->request.buf, &io->read.err);
   t->ended = MPI_Wtime();
   t->seconds += t->ended - t->began;
   return rc;
@@ -23,6 +31,8 @@ static int collective_transfer(xio_pass_io *io, int writing) {
 static int collective_step(void *arg) {
   xio_pass_io *io = arg;
   int rc = io->read.request.pass ? collective_transfer(io, 0) : 0;
+  /* a failed read fails on every rank (xio_read_block agrees), so every
+   * rank leaves out the collective write */
   if (rc == 0 && io->write.request.pass) rc = collective_transfer(io, 1);
   return rc;
 }
@@ -39,10 +49,31 @@ static int collective_wait(xio_pass_io *io, xio_error *err) {
   return -1;
 }
 
-static void collective_close(xio_pass_io *io) { xio_io_thread_stop(&io->threads[0]); }
+/* Collective where the codec wrote: the output back to every rank. */
+static int collective_close(xio_pass_io *io, xio_error *err) {
+  xio_io_thread_stop(&io->threads[0]);
+  if (!io->writer) return 0;
+  xio_chunk_writer_close(io->writer);
+  io->writer = NULL;
+  return xio_one_writer_end(io->out, io->held_name, err);
+}
 
 static const xio_pass_io_ops collective_ops = {collective_post, collective_wait, NULL,
                                                collective_close};
+
+int xio_pass_io_chunks_open(xio_pass_io *io, int64_t unit, xio_error *err) {
+  const xio_matrix *out = io->out;
+  const xio_chunked_dataset d = {out->comm,   out->dset,      out->type,
+                                 &out->shape, out->elem_size, out->dataset};
+  if (xio_chunk_writer_open(&d, &io->writer, err)) return -1;
+  if (xio_one_writer_begin(io->out, io->held_name, err)) {
+    xio_chunk_writer_close(io->writer);
+    io->writer = NULL;
+    return -1;
+  }
+  io->unit = unit;
+  return 0;
+}
 
 /* Passes of tiny blocks (under 1 MiB per rank) are all synchronisation:
  * there an I/O thread only competes with the exchange for the cores and
@@ -58,6 +89,11 @@ void xio_pass_io_collective_start(xio_pass_io *io, const xio_transpose_options *
   if (!options->inline_io && largest_read >= THREAD_MIN_BYTES)
     xio_io_thread_start(&io->threads[0], 1);
   io->overlapped = io->threads[0].threaded;
-  io->name =
-      io->overlapped ? "HDF5's collective MPI-IO on the I/O thread" : "HDF5's collective MPI-IO";
+  io->name = io->writer       ? io->overlapped
+                                    ? "HDF5's collective MPI-IO reads on the I/O thread; chunks "
+                                      "compressed on every rank's threads, written as stored by rank 0"
+                                    : "HDF5's collective MPI-IO reads; chunks compressed on every "
+                                      "rank's threads, written as stored by rank 0"
+             : io->overlapped ? "HDF5's collective MPI-IO on the I/O thread"
+                              : "HDF5's collective MPI-IO";
 }

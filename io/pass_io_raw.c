@@ -80,13 +80,15 @@ static int raw_sync(xio_pass_io *io, xio_error *err) {
   return io->syncs ? xio_raw_sync(&io->raw_out, err) : 0;
 }
 
-static void raw_close(xio_pass_io *io) {
+static int raw_close(xio_pass_io *io, xio_error *err) {
+  (void)err;
   if (io->writing) (void)xio_io_thread_wait(&io->threads[1]); /* the run's outcome is decided */
   io->writing = 0;
   xio_io_thread_stop(&io->threads[0]);
   xio_io_thread_stop(&io->threads[1]);
   xio_raw_close(&io->raw_in);
   xio_raw_close(&io->raw_out);
+  return 0;
 }
 
 static const xio_pass_io_ops raw_ops = {raw_post, raw_wait, raw_sync, raw_close};

@@ -25,19 +25,23 @@ uint64_t xio_transpose_budget(const xio_transpose_options *options) {
 #define RAW_MIN_RUN_PAGES 2
 
 uint64_t xio_pass_raw_share(const xio_pass_grid *grid, const xio_matrix *in, int nranks) {
-  const xio_pass_geometry g = xio_pass_geometry_of(grid, &in->shape, 0, 0, nranks, 1);
+  const xio_pass_geometry g = xio_pass_geometry_of(grid, &in->shape, 0, 0, nranks, 1, 1);
   return xio_pass_read_bytes(&g, in->elem_size);
 }
 
 /* The part of the budget the pass buffers (xio_pass_bytes) may take. */
 static uint64_t buffers_budget(const xio_matrix *in, const xio_transpose_options *options,
                                uint64_t budget, int compressed) {
-  /* Writing a compressed output, HDF5 gathers each rank's chunks and
-   * compresses them outside these buffers, up to half as much again (a
-   * rank's share of the output block, and its chunks compressed): at 3/4
-   * of a 512 MiB budget a rank of the 4 GiB climate run peaked at 596 MiB,
-   * at 2/3 within the budget and 64 MiB. */
-  if (compressed && options->config.backend != XPOSE_BACKEND_CUDA) budget = budget / 3 * 2;
+  /* Writing a compressed output, each rank's chunks are compressed outside
+   * these buffers (the codec's: a rank's share of an output block, and on
+   * rank 0 the largest other rank's; or HDF5's, which gathers them), up to
+   * half as much again: at 3/4 of a 512 MiB budget a rank of the 4 GiB
+   * climate run peaked at 596 MiB (HDF5's), at 2/3 within the budget and
+   * 64 MiB.  With GPUs the host holds two thirds of the pass bytes. */
+  if (compressed)
+    budget = options->config.backend != XPOSE_BACKEND_CUDA ? budget / 3 * 2
+             : budget < options->memory_budget             ? budget
+                                                           : options->memory_budget;
   /* Rechunking, each output block is transposed back into buffers of its
    * own (h5_transpose.c): two more of the six blocks xio_pass_bytes counts. */
   if (in->shape.rechunk) budget = budget / 4 * 3;
@@ -69,7 +73,7 @@ static uint64_t pass_budget(const xio_matrix *in, const xio_transpose_options *o
   /* within the budget, past the host's pass limit (passes.h): that limit
    * was measured on the collective path, whose few large passes overlapped
    * little, where raw bands come in 16 at least */
-  const uint64_t band_bytes = xio_pass_bytes(band, in->cols, in->elem_size, nranks);
+  const uint64_t band_bytes = xio_pass_bytes(band, in->cols, in->elem_size, nranks, 1);
   if (xio_pass_raw_share(&bands, in, nranks) >= XIO_RAW_MIN_SHARE_BYTES && band_bytes < budget) {
     limit = band_bytes;
     *whole_rows_from = band;
@@ -105,43 +109,43 @@ void xio_transpose_block(const xio_matrix *in, const xio_transpose_options *opti
   xio_pass_grid grid;
   *out_rows = *out_cols = 0;
   if (xio_pass_grid_plan(xio_item_rows(in), in->cols, in->elem_size, ranks, budget,
-                         in->filtered ? in->chunk_rows : 1, in->filtered ? in->chunk_cols : 1,
+                         in->filtered ? in->chunk_rows : 1, in->filtered ? in->chunk_cols : 1, 1,
                          whole_rows_from, &grid) == 0)
     *out_rows = grid.block_cols, *out_cols = grid.block_rows;
 }
 
 /* Plans grid in blocks of whole units_rows x units_cols, where one fits
- * `budget` (over `limit`, options' pass limit, if need be): 1 where the
- * grid is so aligned. */
+ * `budget` (over `limit`, options' pass limit, if need be), columns
+ * shared in units of share_unit: 1 where the grid is so aligned. */
 static int plan_in_units(const xio_matrix *in, int nranks, uint64_t limit, uint64_t budget,
-                         int64_t unit_rows, int64_t unit_cols, int64_t whole_rows_from,
-                         xio_pass_grid *grid) {
+                         int64_t unit_rows, int64_t unit_cols, int64_t share_unit,
+                         int64_t whole_rows_from, xio_pass_grid *grid) {
   const int64_t rows = xio_item_rows(in);
-  const uint64_t least =
-      xio_pass_bytes(unit_rows < rows ? unit_rows : rows,
-                     unit_cols < in->cols ? unit_cols : in->cols, in->elem_size, nranks);
+  const uint64_t least = xio_pass_bytes(unit_rows < rows ? unit_rows : rows,
+                                        unit_cols < in->cols ? unit_cols : in->cols, in->elem_size,
+                                        nranks, share_unit);
   if (limit < least && least <= budget) limit = least;
   return xio_pass_grid_plan(rows, in->cols, in->elem_size, nranks, limit, unit_rows, unit_cols,
-                            whole_rows_from, grid) == 0 &&
+                            share_unit, whole_rows_from, grid) == 0 &&
          xio_pass_grid_aligned(grid, unit_rows, unit_cols);
 }
 
 int xio_pass_plan(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
-                  int nranks, int raw, xio_pass_grid *grid, xio_error *err) {
+                  int nranks, int raw, int64_t share_unit, xio_pass_grid *grid, xio_error *err) {
   const int64_t rows = xio_item_rows(in); /* of each item */
   const uint64_t budget = xio_transpose_budget(options);
   if (options->resume_from) {
     *grid = options->resume_from->grid;
     if (grid->items != in->items || grid->rows != rows || grid->cols != in->cols ||
-        !xio_pass_grid_fits(grid, in->elem_size, nranks, budget))
+        !xio_pass_grid_fits(grid, in->elem_size, nranks, share_unit, budget))
       return xio_fail(err, "internal: the resumed passes do not fit this run");
     return 0;
   }
   int64_t whole_rows_from = 0;
   const uint64_t plan_budget =
       pass_budget(in, options, budget, raw, out->filtered, nranks, &whole_rows_from);
-  if (xio_pass_grid_plan(rows, in->cols, in->elem_size, nranks, plan_budget, 1, 1, whole_rows_from,
-                         grid))
+  if (xio_pass_grid_plan(rows, in->cols, in->elem_size, nranks, plan_budget, 1, 1, share_unit,
+                         whole_rows_from, grid))
     return xio_fail(err, "a memory budget of %llu bytes per rank cannot hold even one element",
                     (unsigned long long)budget);
   int64_t out_rows = 1, out_cols = 1;
@@ -164,7 +168,7 @@ int xio_pass_plan(const xio_matrix *in, const xio_matrix *out, const xio_transpo
   const uint64_t most = buffers_budget(in, options, budget, out->filtered);
   for (int k = 0; k < 3; k++)
     if (plan_in_units(in, nranks, plan_budget, k ? most : plan_budget, units[k][0], units[k][1],
-                      whole_rows_from, grid))
+                      share_unit, whole_rows_from, grid))
       break;
   grid->items = in->items; /* each item's matrix in the same grid */
   return 0;
@@ -172,11 +176,11 @@ int xio_pass_plan(const xio_matrix *in, const xio_matrix *out, const xio_transpo
 
 int xio_pass_plan_for_io(const xio_matrix *in, const xio_matrix *out,
                          const xio_transpose_options *options, int nranks, int *raw,
-                         xio_pass_grid *grid, xio_error *err) {
-  const int rc = xio_pass_plan(in, out, options, nranks, *raw, grid, err);
+                         int64_t share_unit, xio_pass_grid *grid, xio_error *err) {
+  const int rc = xio_pass_plan(in, out, options, nranks, *raw, share_unit, grid, err);
   /* every rank computes the same, so no rank needs to ask; rank 0's share is the largest */
   if (rc != 0 || !*raw || xio_pass_raw_share(grid, in, nranks) >= XIO_RAW_MIN_SHARE_BYTES)
     return rc;
   *raw = 0;
-  return xio_pass_plan(in, out, options, nranks, 0, grid, err);
+  return xio_pass_plan(in, out, options, nranks, 0, share_unit, grid, err);
 }

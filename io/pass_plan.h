@@ -8,10 +8,12 @@
 #include "h5_transpose.h"
 
 /* Local (every rank computes the same).  The grid for in -> out on nranks
- * ranks, for raw I/O or not: options->resume_from's, checked against this
- * run, or one planned for options' budget.  0, or -1 with a message. */
+ * ranks, for raw I/O or not, each pass's columns shared among the ranks
+ * in units of share_unit (xpose_config.output_row_unit): options->
+ * resume_from's, checked against this run, or one planned for options'
+ * budget.  0, or -1 with a message. */
 int xio_pass_plan(const xio_matrix *in, const xio_matrix *out, const xio_transpose_options *options,
-                  int nranks, int raw, xio_pass_grid *grid, xio_error *err);
+                  int nranks, int raw, int64_t share_unit, xio_pass_grid *grid, xio_error *err);
 
 /* Local.  The grid xio_transpose moves in -> out in: planned for raw I/O
  * where *raw says both can be moved so, unless its passes' shares are
@@ -19,7 +21,7 @@ int xio_pass_plan(const xio_matrix *in, const xio_matrix *out, const xio_transpo
  * planned for the collective path, *raw set to 0. */
 int xio_pass_plan_for_io(const xio_matrix *in, const xio_matrix *out,
                          const xio_transpose_options *options, int nranks, int *raw,
-                         xio_pass_grid *grid, xio_error *err);
+                         int64_t share_unit, xio_pass_grid *grid, xio_error *err);
 
 /* Local.  The output's chunk units (h5_matrix.h) along the input's rows
  * and along its columns: a grid aligned with them (xio_pass_grid_aligned)

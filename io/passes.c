@@ -4,20 +4,28 @@
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks) {
+/* The most of w columns a rank takes: its share of them, in whole
+ * units of `unit` (xpose_unit_range) where unit > 1. */
+static uint64_t column_share(int64_t w, int64_t ranks, int64_t unit) {
+  const uint64_t u = unit > 1 ? (uint64_t)unit : 1;
+  const uint64_t share = ceil_div(ceil_div((uint64_t)w, u), (uint64_t)ranks) * u;
+  return share < (uint64_t)w ? share : (uint64_t)w;
+}
+
+uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks, int64_t unit) {
   /* A share of the rows or of the columns, whichever is larger, bounds
    * every share either block takes (h5_transpose.c's geometry_of). */
   const uint64_t by_rows = ceil_div((uint64_t)h, (uint64_t)ranks) * (uint64_t)w;
-  const uint64_t by_cols = ceil_div((uint64_t)w, (uint64_t)ranks) * (uint64_t)h;
+  const uint64_t by_cols = column_share(w, ranks, unit) * (uint64_t)h;
   const uint64_t share = by_rows > by_cols ? by_rows : by_cols;
   return 3 * (uint64_t)elem_size * 2 * share;
 }
 
-static int fits(int64_t h, int64_t w, size_t es, int64_t ranks, uint64_t budget) {
+static int fits(int64_t h, int64_t w, size_t es, int64_t ranks, int64_t unit, uint64_t budget) {
   const uint64_t in = ceil_div((uint64_t)h, (uint64_t)ranks) * (uint64_t)w * es;
-  const uint64_t out = ceil_div((uint64_t)w, (uint64_t)ranks) * (uint64_t)h * es;
+  const uint64_t out = column_share(w, ranks, unit) * (uint64_t)h * es;
   return in <= XIO_MAX_TRANSFER_BYTES && out <= XIO_MAX_TRANSFER_BYTES &&
-         xio_pass_bytes(h, w, es, ranks) <= budget;
+         xio_pass_bytes(h, w, es, ranks, unit) <= budget;
 }
 
 /* Blocks are planned in units of ur x uc elements (the alignment; 1 x 1
@@ -26,7 +34,7 @@ static int fits(int64_t h, int64_t w, size_t es, int64_t ranks, uint64_t budget)
 typedef struct {
   int64_t rows, cols, ur, uc;
   size_t es;
-  int64_t ranks;
+  int64_t ranks, share_unit;
   uint64_t budget;
 } planner;
 
@@ -36,7 +44,7 @@ static int64_t elements(int64_t units, int64_t unit, int64_t n) {
 
 static int fits_units(const planner *p, int64_t hu, int64_t wu) {
   return fits(elements(hu, p->ur, p->rows), elements(wu, p->uc, p->cols), p->es, p->ranks,
-              p->budget);
+              p->share_unit, p->budget);
 }
 
 /* Largest x in [1, limit] with fits_units(h(x), w(x)); 0 if even 1 does not fit. */
@@ -64,16 +72,16 @@ static int64_t block_side(int64_t n_units, int64_t most, int64_t unit, int64_t n
 }
 
 int xio_pass_grid_plan(int64_t rows, int64_t cols, size_t elem_size, int64_t ranks, uint64_t budget,
-                       int64_t align_rows, int64_t align_cols, int64_t whole_rows_from,
-                       xio_pass_grid *grid) {
+                       int64_t align_rows, int64_t align_cols, int64_t share_unit,
+                       int64_t whole_rows_from, xio_pass_grid *grid) {
   grid->items = 1;
   grid->rows = rows;
   grid->cols = cols;
   grid->row_passes = grid->col_passes = 1;
   grid->block_rows = rows;
   grid->block_cols = cols;
-  if (rows == 0 || cols == 0 || fits(rows, cols, elem_size, ranks, budget)) return 0;
-  if (!fits(1, 1, elem_size, ranks, budget)) return -1;
+  if (rows == 0 || cols == 0 || fits(rows, cols, elem_size, ranks, share_unit, budget)) return 0;
+  if (!fits(1, 1, elem_size, ranks, share_unit, budget)) return -1;
 
   /* In whole alignments where one fits, else in elements. */
   planner p = {.rows = rows,
@@ -82,6 +90,7 @@ int xio_pass_grid_plan(int64_t rows, int64_t cols, size_t elem_size, int64_t ran
                .uc = align_cols > 1 ? align_cols : 1,
                .es = elem_size,
                .ranks = ranks,
+               .share_unit = share_unit,
                .budget = budget};
   if (!fits_units(&p, 1, 1)) p.ur = p.uc = 1;
   const int64_t nr = (int64_t)ceil_div((uint64_t)rows, (uint64_t)p.ur),
@@ -124,9 +133,9 @@ int xio_pass_grid_valid(const xio_pass_grid *g) {
 }
 
 int xio_pass_grid_fits(const xio_pass_grid *grid, size_t elem_size, int64_t ranks,
-                       uint64_t budget) {
+                       int64_t share_unit, uint64_t budget) {
   return grid->rows == 0 || grid->cols == 0 ||
-         fits(grid->block_rows, grid->block_cols, elem_size, ranks, budget);
+         fits(grid->block_rows, grid->block_cols, elem_size, ranks, share_unit, budget);
 }
 
 int64_t xio_pass_count(const xio_pass_grid *grid) {

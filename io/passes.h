@@ -54,19 +54,21 @@ typedef struct {
 
 /* Bytes one rank needs for an h x w pass over `ranks` ranks: its share of
  * the input block and of the output block (each at most the larger of a
- * share of the rows and a share of the columns) twice (one pass is read and
- * another written while a third is transposed), and the transpose's send
- * and receive scratch, at most as large as one of each. */
-uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks);
+ * share of the rows and a share of the columns, the columns shared in
+ * whole units of unit where it is over 1: xpose_unit_range) twice (one
+ * pass is read and another written while a third is transposed), and the
+ * transpose's send and receive scratch, at most as large as one of each. */
+uint64_t xio_pass_bytes(int64_t h, int64_t w, size_t elem_size, int64_t ranks, int64_t unit);
 
 /* Plans the passes for a rows x cols matrix (one item) within budget bytes per rank,
  * blocks of whole multiples of align_rows x align_cols (1: any) where the
- * budget holds one; bands of whole rows wherever they can be at least
- * whole_rows_from rows tall (0: where they are at least as tall as the
- * square pass).  Returns -1 if not even a 1 x 1 pass fits. */
+ * budget holds one, their columns shared among the ranks in units of
+ * share_unit (xio_pass_bytes); bands of whole rows wherever they can be at
+ * least whole_rows_from rows tall (0: where they are at least as tall as
+ * the square pass).  Returns -1 if not even a 1 x 1 pass fits. */
 int xio_pass_grid_plan(int64_t rows, int64_t cols, size_t elem_size, int64_t ranks, uint64_t budget,
-                       int64_t align_rows, int64_t align_cols, int64_t whole_rows_from,
-                       xio_pass_grid *grid);
+                       int64_t align_rows, int64_t align_cols, int64_t share_unit,
+                       int64_t whole_rows_from, xio_pass_grid *grid);
 
 /* 1 when every block boundary of grid falls on a multiple of align_rows x
  * align_cols (or the matrix's edge). */
@@ -77,8 +79,9 @@ int xio_pass_grid_aligned(const xio_pass_grid *grid, int64_t align_rows, int64_t
 int xio_pass_grid_valid(const xio_pass_grid *grid);
 
 /* 1 when grid's blocks (planned for another run, say) fit budget bytes per
- * rank on `ranks` ranks. */
-int xio_pass_grid_fits(const xio_pass_grid *grid, size_t elem_size, int64_t ranks, uint64_t budget);
+ * rank on `ranks` ranks, their columns shared in units of share_unit. */
+int xio_pass_grid_fits(const xio_pass_grid *grid, size_t elem_size, int64_t ranks,
+                       int64_t share_unit, uint64_t budget);
 
 /* Of every item. */
 int64_t xio_pass_count(const xio_pass_grid *grid);

@@ -14,6 +14,7 @@
 #include "make_output.h"
 #include "moves.h"
 #include "node_memory.h"
+#include "pass_io.h"
 #include "pass_plan.h"
 #include "raw_dataset.h"
 #include "report.h"
@@ -59,19 +60,25 @@ static int plan_move(transpose_run *run, const xio_transpose_options *topt, int 
   uint64_t base = 0;
   int raw = one_node && !run->opt->io_mpi_only && !src.shape.rechunk && !dst->chunked &&
             (j > 0 || xio_raw_usable(&run->in, &base));
+  const int codec = !raw && xio_pass_codec_writes(&src, dst, &planned, run->nranks);
   xio_pass_grid grid;
-  if (xio_pass_plan_for_io(&src, dst, &planned, run->nranks, &raw, &grid, err)) return -1;
+  int64_t unit = 1;
+  if (xio_pass_plan_with_codec(&src, dst, &planned, run->nranks, codec, &raw, &grid, &unit, err))
+    return -1;
+  const int chunks = unit > 1;
   const long long passes = (long long)xio_pass_count(&grid);
   const size_t used = strlen(text);
   snprintf(text + used, size - used, "%s%lld pass(es) of blocks up to %lld x %lld (%s)",
            j == 0 ? "" : ", then ", passes, (long long)grid.block_rows, (long long)grid.block_cols,
-           raw ? "raw I/O" : "MPI-IO");
+           raw      ? "raw I/O"
+           : chunks ? "MPI-IO, chunks compressed on every rank, written by rank 0"
+                    : "MPI-IO");
   if (t->json) {
     tool_json_object_begin(t->json);
     tool_json_int(t->json, "passes", passes);
     tool_json_int(t->json, "block_rows", (long long)grid.block_rows);
     tool_json_int(t->json, "block_cols", (long long)grid.block_cols);
-    tool_json_string(t->json, "io", raw ? "raw" : "mpi-io");
+    tool_json_string(t->json, "io", raw ? "raw" : chunks ? "mpi-io, chunks by rank 0" : "mpi-io");
     tool_json_object_end(t->json);
   }
   return 0;
@@ -97,18 +104,23 @@ static uint64_t stored_bytes(const transpose_run *run) {
 
 /* Collective.  Where the input or the output is compressed, the seconds
  * one rank would take to inflate and compress run->in's values, at the
- * rates a sample goes through HDF5 at now. */
+ * rates a sample goes through HDF5 at now, on each of its threads where
+ * xpose's codec takes the chunks (`out` is the output, planned). */
 static int add_compute(const transpose_run *run, const xio_storage *storage,
-                       const xio_shape *out_shape, int compressed, plan_totals *t, xio_error *err) {
-  if (!run->in.filtered && !compressed) return 0;
+                       const xio_shape *out_shape, const xio_matrix *out, plan_totals *t,
+                       xio_error *err) {
+  if (!run->in.filtered && !out->filtered) return 0;
   xio_sample_rates rates;
   if (xio_sample_rates_measure(&run->in, storage, out_shape, &rates, err)) return -1;
   const double bytes = (double)matrix_bytes(&run->in);
   const int read_back = t->verify != TOOL_VERIFY_NONE;
+  const double in_threads = run->in.codec ? run->threads : 1,
+               out_threads = out->codec ? run->threads : 1;
   /* read (inflated), and the output read back (inflated as fast, if so) */
   if (run->in.filtered && rates.read_rate > 0)
-    t->compute += bytes / rates.read_rate * (1 + (compressed && read_back));
-  if (rates.filter_rate > 0) t->compute += bytes / rates.filter_rate;
+    t->compute +=
+        bytes / rates.read_rate * (1 / in_threads + (out->filtered && read_back) / out_threads);
+  if (rates.filter_rate > 0) t->compute += bytes / rates.filter_rate / out_threads;
   return 0;
 }
 
@@ -182,7 +194,7 @@ static int plan_dataset(transpose_run *run, const xio_transpose_options *topt, i
   } else {
     say_dataset(run, k, type_text, moves, stored);
   }
-  if (add_compute(run, &storage, &out_shape, out.filtered, t, err)) return -1;
+  if (add_compute(run, &storage, &out_shape, &out, t, err)) return -1;
   add_totals(run, out.filtered, t);
   return 0;
 }
@@ -332,6 +344,8 @@ int tool_dry_run(transpose_run *run, const xio_transpose_options *topt, xio_erro
     tool_json_int(t.json, "ranks", run->nranks);
     tool_json_string(t.json, "backend", backend);
     tool_json_int(t.json, "memory_budget_bytes", (long long)run->budget);
+    tool_json_int(t.json, "threads", run->threads);
+    tool_json_string(t.json, "threads_why", run->threads_why);
     tool_json_array_begin(t.json, "rearranged");
   } else {
     tool_report_result(
@@ -339,6 +353,7 @@ int tool_dry_run(transpose_run *run, const xio_transpose_options *topt, xio_erro
         "per rank; nothing is written",
         run->in_path.file, run->out_path.file, run->rank == 0 ? output_state(run) : "", run->nranks,
         backend, budget);
+    tool_report_result("threads: %s", run->threads_why);
   }
   for (int k = 0; k < run->rearranged.count; k++)
     if (plan_dataset(run, topt, k, one_node, &t, err)) return -1;

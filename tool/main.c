@@ -120,10 +120,10 @@ static int open_run(transpose_run *run, char type_text[256], xio_error *err) {
   return set_budgets(run, err) ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
 }
 
-/* Collective.  What xio_transpose is asked for: a budget the user gave is
- * filled; on the host the default one (half the node) only up to passes
- * of the size that ran fastest (passes.h). */
-static int transpose_options(transpose_run *run, xio_transpose_options *topt, xio_error *err) {
+/* What xio_transpose is asked for: a budget the user gave is filled; on
+ * the host the default one (half the node) only up to passes of the size
+ * that ran fastest (passes.h). */
+static void transpose_options(transpose_run *run, xio_transpose_options *topt) {
   const tool_options *opt = run->opt;
   const int default_budget = !opt->memory_bytes && !opt->gpu_memory_bytes,
             on_gpu = run->backend == XPOSE_BACKEND_CUDA;
@@ -143,10 +143,7 @@ static int transpose_options(transpose_run *run, xio_transpose_options *topt, xi
   topt->config.max_message_bytes = (size_t)opt->max_message_bytes;
   topt->config.own_output = on_gpu; /* plans that own their outputs write into other GPUs (p2p) */
   topt->inline_io = tool_io_threads_off();
-  if (on_gpu) return 0;
-  if (tool_host_threads(run->comm, &topt->config.host_threads, err)) return -1;
-  tool_report_verbose("host transposes on %d thread(s) per rank", topt->config.host_threads);
-  return 0;
+  topt->config.host_threads = on_gpu ? 0 : run->threads;
 }
 
 /* Verbose: the MPI-IO hints and the storage the passes go through. */
@@ -158,6 +155,13 @@ static void say_storage(const transpose_run *run) {
   xio_describe_storage(&run->in, in_storage, sizeof in_storage);
   xio_describe_storage(&run->out, out_storage, sizeof out_storage);
   tool_report_verbose("storage: input %s; output %s", in_storage, out_storage);
+  /* chunks xpose's codec cannot take go through HDF5's pipeline, on one thread */
+  if (run->in.filtered && !run->in.codec)
+    tool_report_verbose("the input's chunks are inflated by HDF5's pipeline (%s)",
+                        run->in.codec_why);
+  if (run->out.filtered && !run->out.codec)
+    tool_report_verbose("the output's chunks are compressed by HDF5's pipeline (%s)",
+                        run->out.codec_why);
 }
 
 /* Collective.  The partial output made (or resumed) and every dataset
@@ -306,7 +310,7 @@ static int transpose_and_publish(transpose_run *run, double began, const char *t
   tool_report_verbose("the run's set-up (MPI, GPU, input, budget): %.3f s", start - began);
   xio_transpose_options topt;
   xio_transpose_stats stats;
-  if (transpose_options(run, &topt, err)) return TOOL_EXIT_ERROR;
+  transpose_options(run, &topt);
   int code = move_all(run, &topt, &stats, err);
   if (code != TOOL_EXIT_OK) return code;
   const double moved_seconds = MPI_Wtime() - start;
@@ -344,8 +348,8 @@ static int end_run(transpose_run *run, int code, xio_error *err) {
 static int plan_only(transpose_run *run, xio_error *err) {
   xio_transpose_options topt;
   run->keep_partial = 1;
-  return transpose_options(run, &topt, err) || tool_dry_run(run, &topt, err) ? TOOL_EXIT_ERROR
-                                                                             : TOOL_EXIT_OK;
+  transpose_options(run, &topt);
+  return tool_dry_run(run, &topt, err) ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
 }
 
 /* Collective.  `xpose IN OUT`: set up, the passes, publish; one way out

@@ -160,9 +160,9 @@ uint64_t tool_default_pass_limit(const transpose_run *run) {
   const uint64_t least = (uint64_t)16 << 20;
   const xio_matrix *source = run->src;
   if (source->shape.rechunk) /* see moves.h */
-    return xio_pass_bytes(source->rows, (source->cols + 3) / 4, source->elem_size, run->nranks);
+    return xio_pass_bytes(source->rows, (source->cols + 3) / 4, source->elem_size, run->nranks, 1);
   uint64_t eighth =
-      xio_pass_bytes((source->rows + 7) / 8, source->cols, source->elem_size, run->nranks);
+      xio_pass_bytes((source->rows + 7) / 8, source->cols, source->elem_size, run->nranks, 1);
   if (eighth < least) eighth = least;
   return tool_output_compressed(run) && eighth < XIO_PASS_BYTES_FOR_SPEED
              ? eighth

@@ -53,6 +53,10 @@ const char *tool_usage(void) {
          "                         optional K, M, G or T (powers of 1024), e.g. 512M, 1.5G\n"
          "      --gpu-memory SIZE  device memory per GPU for xpose's buffers (default: half\n"
          "                         of the GPU's free memory)\n"
+         "      --threads N        threads per rank that inflate and deflate chunks and\n"
+         "                         transpose on the host (default: the CPUs the rank may\n"
+         "                         run on, its node's shared among its ranks; mpirun binds\n"
+         "                         a rank to one core unless given --bind-to none)\n"
          "      --backend B        auto (a GPU per rank when GPUs are present), cuda or host\n"
          "      --exchange E       how GPUs exchange blocks: auto (the best available, named\n"
          "                         with --verbose), p2p (within a node, straight into the\n"
@@ -172,6 +176,15 @@ static int read_mpi_hint(const char *value, tool_options *o, char *error, size_t
   return 0;
 }
 
+static int read_threads(const char *value, tool_options *o, char *error, size_t error_size) {
+  (void)error, (void)error_size;
+  char *end = NULL;
+  const long threads = strtol(value, &end, 10);
+  if (end == value || *end || threads < 1 || threads > 256) return -1;
+  o->threads = (int)threads;
+  return 0;
+}
+
 static int read_layout(const char *value, tool_options *o, char *error, size_t error_size) {
   (void)error, (void)error_size;
   return xio_storage_parse_layout(value, &o->storage) ? -1 : 0;
@@ -206,6 +219,7 @@ static const option_row option_table[] = {
     {"verify", 0, SETS_CONSTANT, FIELD(verify), NULL, TOOL_VERIFY_INPUT, NULL, NULL},
     {"no-verify", 0, SETS_CONSTANT, FIELD(verify), NULL, TOOL_VERIFY_NONE, NULL, NULL},
     {"checkpoint", 0, SETS_OWN, 0, NULL, 0, "seconds, 0 or more", read_checkpoint},
+    {"threads", 0, SETS_OWN, 0, NULL, 0, "a count from 1 to 256", read_threads},
     {"mpi-hint", 0, SETS_OWN, 0, NULL, 0, "KEY=VALUE", read_mpi_hint},
     {"layout", 0, SETS_OWN, 0, NULL, 0, "contiguous, chunked or chunked=AxBx...", read_layout},
     {"chunks", 0, SETS_OWN, 0, NULL, 0, NULL, read_chunks},

@@ -28,6 +28,7 @@ typedef struct {
   int io_mpi_only;           /* --io mpi-io: every transfer through HDF5's MPI-IO */
   int only;                  /* --only: the transposed dataset alone, not the rest of IN */
   int plan;                  /* --plan (--dry-run): say what the run would do, write nothing */
+  int threads;               /* --threads: per rank, for chunks and host transposes; 0: its CPUs */
   int help, version;
 } tool_options;
 

@@ -134,10 +134,10 @@ int tool_resume_partial(transpose_run *run, const xio_transpose_options *topt,
   if (run->record.move >= run->moves || tool_planned_source(run, run->record.move, &source, err))
     return xio_fail(err, "cannot resume from %s: its record is at move %d of an order of %d",
                     partial, run->record.move + 1, run->moves);
-  if (!xio_pass_grid_fits(grid, source.elem_size, run->nranks, budget)) {
+  if (!xio_pass_grid_fits(grid, source.elem_size, run->nranks, 1, budget)) {
     char need[32], have[32];
     tool_format_bytes(
-        xio_pass_bytes(grid->block_rows, grid->block_cols, source.elem_size, run->nranks), need,
+        xio_pass_bytes(grid->block_rows, grid->block_cols, source.elem_size, run->nranks, 1), need,
         sizeof need);
     tool_format_bytes(budget, have, sizeof have);
     return xio_fail(err,

@@ -3,7 +3,9 @@
 
 #include <stdio.h>
 
+#include "host_threads.h"
 #include "mpi_hints.h"
+#include "pool.h"
 #include "report.h"
 
 static int parse_paths(const tool_options *opt, dataset_path *in, dataset_path *out,
@@ -22,6 +24,13 @@ int tool_run_begin(transpose_run *run, const tool_options *opt, MPI_Comm comm, x
   xio_matrix_reset(&run->scratch[0]);
   xio_matrix_reset(&run->scratch[1]);
   run->src = &run->in, run->dst = &run->out;
+  if (tool_host_threads(comm, opt->threads, &run->threads, run->threads_why,
+                        sizeof run->threads_why, err)) {
+    tool_report_error("%s", err->message);
+    return TOOL_EXIT_ERROR;
+  }
+  xio_pool_set_threads(run->threads);
+  tool_report_verbose("chunks inflated and deflated, and host transposes, on %s", run->threads_why);
   if (parse_paths(opt, &run->in_path, &run->out_path, err) == 0 &&
       xio_mpi_hints_set(opt->mpi_hints, opt->mpi_hint_count, err) == 0)
     return TOOL_EXIT_OK;

@@ -67,6 +67,8 @@ typedef struct {
   int publish_failed;   /* the verified partial could not be renamed: it stays as it is */
   xpose_backend_kind backend;
   uint64_t budget, gpu_budget;
+  int threads;           /* per rank: the chunk codec's and the host transposes' */
+  char threads_why[512]; /* how many, and why (host_threads.h) */
 } transpose_run;
 
 /* The output dataset of the run's dataset k: OUT's where the command line
@@ -102,8 +104,9 @@ static inline const char *scratch_path(const transpose_run *run, int j) {
   return run->output.scratch_paths[j];
 }
 
-/* The start of either run: nothing open yet, the paths split, the MPI-IO
- * hints set.  An exit status: a malformed path or hint is a usage error. */
+/* Collective.  The start of either run: nothing open yet, the paths
+ * split, the MPI-IO hints set, the chunk codec's threads started.  An
+ * exit status: a malformed path or hint is a usage error. */
 int tool_run_begin(transpose_run *run, const tool_options *opt, MPI_Comm comm, xio_error *err);
 
 #endif

@@ -40,6 +40,14 @@ void tool_print_plan(const xio_matrix *in, uint64_t budget, int nranks,
         "transpose and exchange %.3f s, checksums %.3f s (by %s)",
         stats->io, stats->read_seconds, stats->write_seconds, stats->transpose_seconds,
         stats->checksum_seconds, stats->summed_by);
+  if (stats->codec_wrote) {
+    char stored[32];
+    tool_format_bytes(stats->stored_bytes, stored, sizeof stored);
+    tool_report_verbose(
+        "of the writes on rank 0: compressing its chunks %.3f s, storing every "
+        "rank's (%s) %.3f s",
+        stats->encode_seconds, stored, stats->store_seconds);
+  }
 }
 
 void tool_describe_pair(tool_json *j, const transpose_run *run, const char *type_text,

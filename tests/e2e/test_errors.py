@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import unittest
+import zlib
 
 import h5py
 import numpy as np
@@ -36,6 +37,30 @@ class BadInput(ToolTestCase):
         return result
 
     # ---- files and datasets
+
+    def test_a_damaged_chunk_is_named_with_its_dataset_and_file(self):
+        values = pattern((40, 30), "<f4")
+        damages = {
+            "broken": "do not inflate: the file is damaged",
+            "short": "inflate to 300 bytes, not 600: the file is damaged",
+        }
+        for damage, message in damages.items():
+            with self.subTest(damage=damage):
+                with h5py.File(self.path("z.h5"), "w") as f:
+                    f.create_dataset("m", data=values, chunks=(10, 15), compression="gzip")
+                with h5py.File(self.path("z.h5"), "r+") as f:
+                    info = f["m"].id.get_chunk_info_by_coord((20, 15))
+                    if damage == "short":  # a whole zlib stream of half a chunk
+                        f["m"].id.write_direct_chunk((20, 15), zlib.compress(b"x" * 300))
+                if damage == "broken":
+                    with open(self.path("z.h5"), "r+b") as f:
+                        f.seek(info.byte_offset + 4)
+                        f.write(b"\xff" * 16)
+                for ranks in (1, 3):
+                    self.expect_failure(["z.h5", "out.h5"],
+                                        "z.h5:/m: the stored bytes of its chunk at (20, 15) (",
+                                        ranks=ranks)
+                    self.expect_failure(["z.h5", "out.h5"], message, ranks=ranks)
 
     def test_missing_input_file(self):
         self.expect_failure(["nope.h5", "out.h5"], "nope.h5: No such file or directory")

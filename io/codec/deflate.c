@@ -134,23 +134,57 @@ void xio_inflater_free(xio_inflater *inflater) {
   if (inflater) libdeflate_free_decompressor((struct libdeflate_decompressor *)inflater);
 }
 
-int xio_inflate(xio_inflater *inflater, const void *in, size_t in_size, void *out,
-                size_t out_size) {
-  size_t actual = 0;
-  return libdeflate_zlib_decompress((struct libdeflate_decompressor *)inflater, in, in_size, out,
-                                    out_size, &actual) == LIBDEFLATE_SUCCESS &&
-                 actual == out_size
-             ? 0
-             : -1;
+xio_inflate_result xio_inflate(xio_inflater *inflater, const void *in, size_t in_size, void *out,
+                               size_t room, size_t *size) {
+  *size = 0;
+  const enum libdeflate_result r = libdeflate_zlib_decompress(
+      (struct libdeflate_decompressor *)inflater, in, in_size, out, room, size);
+  return r == LIBDEFLATE_SUCCESS              ? XIO_INFLATED
+         : r == LIBDEFLATE_INSUFFICIENT_SPACE ? XIO_INFLATE_LONG
+                                              : XIO_INFLATE_BAD;
+}
+
+xio_deflater *xio_deflater_new(int level) {
+  return (xio_deflater *)libdeflate_alloc_compressor(level);
+}
+
+void xio_deflater_free(xio_deflater *deflater) {
+  if (deflater) libdeflate_free_compressor((struct libdeflate_compressor *)deflater);
+}
+
+size_t xio_deflate_bound(xio_deflater *deflater, size_t in_size) {
+  return libdeflate_zlib_compress_bound((struct libdeflate_compressor *)deflater, in_size);
+}
+
+size_t xio_deflate(xio_deflater *deflater, const void *in, size_t in_size, void *out, size_t room) {
+  return libdeflate_zlib_compress((struct libdeflate_compressor *)deflater, in, in_size, out, room);
 }
 #else
 xio_inflater *xio_inflater_new(void) { return NULL; }
 
 void xio_inflater_free(xio_inflater *inflater) { (void)inflater; }
 
-int xio_inflate(xio_inflater *inflater, const void *in, size_t in_size, void *out,
-                size_t out_size) {
-  (void)inflater, (void)in, (void)in_size, (void)out, (void)out_size;
-  return -1;
+xio_inflate_result xio_inflate(xio_inflater *inflater, const void *in, size_t in_size, void *out,
+                               size_t room, size_t *size) {
+  (void)inflater, (void)in, (void)in_size, (void)out, (void)room;
+  *size = 0;
+  return XIO_INFLATE_BAD;
+}
+
+xio_deflater *xio_deflater_new(int level) {
+  (void)level;
+  return NULL;
+}
+
+void xio_deflater_free(xio_deflater *deflater) { (void)deflater; }
+
+size_t xio_deflate_bound(xio_deflater *deflater, size_t in_size) {
+  (void)deflater;
+  return in_size;
+}
+
+size_t xio_deflate(xio_deflater *deflater, const void *in, size_t in_size, void *out, size_t room) {
+  (void)deflater, (void)in, (void)in_size, (void)out, (void)room;
+  return 0;
 }
 #endif

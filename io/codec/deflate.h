@@ -1,4 +1,5 @@
-/* HDF5's deflate filter (filter 1, "gzip") compressing with libdeflate.
+/* HDF5's deflate filter (filter 1, "gzip") compressing with libdeflate,
+ * and libdeflate for the chunk codec.
  *
  * Compressing the output is most of the time of a run on compressed
  * climate files.  libdeflate writes the same zlib streams as zlib, which
@@ -32,15 +33,30 @@ const char *xio_deflate_name(void);
 /* How many chunks libdeflate has compressed in this process (for tests). */
 uint64_t xio_deflate_chunks(void);
 
-/* Inflating zlib streams with libdeflate, for chunks read raw
- * (chunk_reader.h).  NULL where xpose was built without libdeflate (or
- * out of memory); one per thread at a time. */
+/* Inflating and deflating zlib streams with libdeflate, for the chunk
+ * codec (filters.h).  NULL where xpose was built without libdeflate (or
+ * out of memory); each used by one thread at a time. */
 typedef struct xio_inflater xio_inflater;
 xio_inflater *xio_inflater_new(void);
 void xio_inflater_free(xio_inflater *inflater); /* NULL is accepted */
 
-/* 0 where the zlib stream in[0, in_size) inflates to exactly out_size
- * bytes, into out; else -1. */
-int xio_inflate(xio_inflater *inflater, const void *in, size_t in_size, void *out, size_t out_size);
+typedef enum { XIO_INFLATED = 0, XIO_INFLATE_BAD, XIO_INFLATE_LONG } xio_inflate_result;
+
+/* The zlib stream in[0, in_size) inflated into out (room bytes): its
+ * length in *size; BAD where it is not a whole zlib stream, LONG where it
+ * holds more than room bytes. */
+xio_inflate_result xio_inflate(xio_inflater *inflater, const void *in, size_t in_size, void *out,
+                               size_t room, size_t *size);
+
+typedef struct xio_deflater xio_deflater;
+xio_deflater *xio_deflater_new(int level);      /* level 0-9, as zlib's */
+void xio_deflater_free(xio_deflater *deflater); /* NULL is accepted */
+
+/* The most bytes in_size bytes deflate to (deflater NULL: at any level). */
+size_t xio_deflate_bound(xio_deflater *deflater, size_t in_size);
+
+/* in[0, in_size) as one zlib stream at the deflater's level into out
+ * (room bytes, xio_deflate_bound's at least): its length. */
+size_t xio_deflate(xio_deflater *deflater, const void *in, size_t in_size, void *out, size_t room);
 
 #endif

@@ -1,0 +1,60 @@
+/* A compressed dataset's chunks read straight from its file (pread) and
+ * decoded by xpose on every thread of the pool (pool.h), not by HDF5's
+ * filter pipeline, one chunk after another.
+ *
+ * Why: HDF5 inflates each chunk with zlib, on the calling thread, into a
+ * buffer it starts at the compressed size and doubles with realloc until
+ * the chunk fits, copying it each time, then copies the chunk into the
+ * selection.  Here each chunk is read once into a buffer of its size,
+ * decoded (filters.h: libdeflate, shuffle, Fletcher32) and copied into
+ * place, the chunks of a block on all of the pool's threads at once.  It
+ * serves the reads of compressed inputs and the read-back of compressed
+ * outputs.
+ *
+ * It is used only where it is exact: a file open read-only (nothing
+ * written since its chunks were indexed), every chunk allocated (none
+ * left to the fill value), and filters the codec runs (filters.h).
+ * Anything else reads through HDF5, as before, and so does every read
+ * with XPOSE_CODEC=hdf5 in the environment. */
+#ifndef XIO_CHUNK_READER_H
+#define XIO_CHUNK_READER_H
+
+#include <hdf5.h>
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "h5_error.h"
+#include "shape.h"
+
+typedef struct xio_chunk_index xio_chunk_index;
+
+/* Local.  An index not built yet (NULL when out of memory). */
+xio_chunk_index *xio_chunk_index_new(void);
+
+/* Collective over comm, every rank with the same dataset (HDF5's metadata
+ * reads are collective).  Builds ix on its first call: where each chunk of
+ * dset (of `shape`'s axes, values of type_size bytes) lies in `file`.
+ * Messages name the file and the dataset, `shown`.  1 where its chunks
+ * can be read raw, else 0 (no message: HDF5 reads them); -1 with a
+ * message where building failed. */
+int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t dset,
+                          const xio_shape *shape, size_t type_size, const char *shown,
+                          xio_error *err);
+
+/* Local, after xio_chunk_index_build said 1.  The block [row, row + nrows)
+ * x [col, col + ncols) of the dataset folded as `shape` is (h5_matrix.h's
+ * matrix: elements of elem_size bytes), row-major and contiguous in buf.
+ * A chunk that cannot be read or decoded fails it, the chunk and the
+ * dataset named. */
+int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t elem_size, int64_t row,
+                         int64_t nrows, int64_t col, int64_t ncols, void *buf, xio_error *err);
+
+/* Local.  NULL is accepted. */
+void xio_chunk_index_free(xio_chunk_index *ix);
+
+/* Whether XPOSE_CODEC=hdf5 leaves every chunk to HDF5's pipeline: for
+ * comparisons, and to test that path. */
+int xio_codec_off(void);
+
+#endif

@@ -1,0 +1,69 @@
+/* A compressed output's chunks encoded on every thread of every rank's
+ * pool (pool.h, filters.h) and written as stored, H5Dwrite_chunk, by one
+ * writer: rank 0, which alone holds the file while the passes run
+ * (h5_one_writer.h).
+ *
+ * Why: parallel HDF5 1.10 compresses each rank's chunks inside its
+ * collective H5Dwrite, one after another on the rank's one thread (and
+ * shuffles them at about 0.5 GB/s there, 2-core VM), which made a rank per
+ * GPU no faster than a serial tool on compressed climate files.  Here
+ * every rank encodes the chunks of its block on all its threads, sends
+ * them to rank 0, and rank 0 writes each as stored: the bytes HDF5 would
+ * have written (filters.h), indexed by HDF5 itself.
+ *
+ * Each block written must hold every chunk it touches whole (but for the
+ * parts of edge chunks past the dataset's end, which get its fill value,
+ * as HDF5 fills them), so that no chunk is encoded by two ranks: the
+ * passes give each rank whole chunks (xpose_config.output_row_unit). */
+#ifndef XIO_CHUNK_WRITER_H
+#define XIO_CHUNK_WRITER_H
+
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdint.h>
+
+#include "h5_error.h"
+#include "shape.h"
+
+typedef struct xio_chunk_writer xio_chunk_writer;
+
+/* Local.  Whether a dataset created with dcpl, of values of type_size
+ * bytes, can have its chunks written so: filters the codec runs
+ * (filters.h), chunks of at most 1 GiB.  Where not, `why` (when not NULL)
+ * says what HDF5's pipeline runs instead. */
+int xio_chunk_writer_usable(hid_t dcpl, size_t type_size, char *why, size_t why_size);
+
+/* What the writer writes: a dataset (of `type`, shaped and folded as
+ * `shape`, elements of elem_size bytes, named `name` in messages) open
+ * for writing on every rank of comm; all of it must outlive the writer. */
+typedef struct {
+  MPI_Comm comm;
+  hid_t dset, type;
+  const xio_shape *shape;
+  size_t elem_size;
+  const char *name;
+} xio_chunked_dataset;
+
+/* Collective over d's communicator, while every rank holds the dataset
+ * (before it goes to its one writer): a writer of its chunks.  Its own
+ * collectives run on a duplicate of the communicator (so any thread may
+ * write, one at a time). */
+int xio_chunk_writer_open(const xio_chunked_dataset *d, xio_chunk_writer **writer, xio_error *err);
+
+/* Collective.  This rank's block [row, row + nrows) x [col, col + ncols)
+ * of the folded matrix (empty on ranks that own none), row-major in buf,
+ * encoded and written into dset, rank 0's handle of the dataset (held by
+ * its one writer; ignored elsewhere).  Every rank takes part to the end
+ * even after a failure, which each reports (-1 with a message) for the
+ * caller to agree on. */
+int xio_chunk_writer_write(xio_chunk_writer *writer, hid_t dset, int64_t row, int64_t nrows,
+                           int64_t col, int64_t ncols, const void *buf, xio_error *err);
+
+/* This rank's time encoding, and (rank 0) storing, and the bytes stored. */
+void xio_chunk_writer_times(const xio_chunk_writer *writer, double *encode_seconds,
+                            double *store_seconds, uint64_t *stored_bytes);
+
+/* Local.  NULL is accepted. */
+void xio_chunk_writer_close(xio_chunk_writer *writer);
+
+#endif

@@ -1,0 +1,284 @@
+/* One chunk through a dataset's filters (filters.h). */
+#include "filters.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deflate.h"
+#include "host_memory.h"
+
+enum { FLETCHER_BYTES = 4 };
+
+int xio_filters_of(hid_t dcpl, xio_filters *f) {
+  memset(f, 0, sizeof *f);
+  f->known = 1;
+  if (H5Pget_layout(dcpl) != H5D_CHUNKED) return 0;
+  const int n = H5Pget_nfilters(dcpl);
+  if (n < 0) return -1;
+  if (n > XIO_MAX_FILTERS) {
+    f->known = 0;
+    snprintf(f->unknown, sizeof f->unknown, "more than %d filters", XIO_MAX_FILTERS);
+    return 0;
+  }
+  f->count = n;
+  for (int i = 0; i < n; i++) {
+    unsigned flags = 0, values[8] = {0}, config = 0;
+    size_t count = 8;
+    char name[64] = "";
+    f->id[i] =
+        H5Pget_filter2(dcpl, (unsigned)i, &flags, &count, values, sizeof name, name, &config);
+    if (f->id[i] < 0) return -1;
+    f->value[i] = count ? values[0] : 0;
+    const int known = f->id[i] == H5Z_FILTER_FLETCHER32 ||
+                      (f->id[i] == H5Z_FILTER_SHUFFLE && count >= 1 && values[0] >= 1) ||
+                      (f->id[i] == H5Z_FILTER_DEFLATE && count >= 1 && values[0] <= 9);
+    if (!known && f->known)
+      snprintf(f->unknown, sizeof f->unknown, "%s", name[0] ? name : "an unnamed filter");
+    f->known = f->known && known;
+  }
+#if !defined(XIO_HAVE_LIBDEFLATE)
+  for (int i = 0; i < n && f->known; i++)
+    if (f->id[i] == H5Z_FILTER_DEFLATE) {
+      f->known = 0;
+      snprintf(f->unknown, sizeof f->unknown, "gzip (xpose was built without libdeflate)");
+    }
+#endif
+  return 0;
+}
+
+struct xio_codec_scratch {
+  xio_inflater *inflater;
+  xio_deflater *deflater;
+  int level; /* the deflater's */
+  unsigned char *work[2], *extra;
+  size_t work_bytes, extra_bytes;
+};
+
+xio_codec_scratch *xio_codec_scratch_new(void) { return calloc(1, sizeof(xio_codec_scratch)); }
+
+void xio_codec_scratch_free(xio_codec_scratch *s) {
+  if (!s) return;
+  xio_inflater_free(s->inflater);
+  xio_deflater_free(s->deflater);
+  free(s->work[0]);
+  free(s->work[1]);
+  free(s->extra);
+  free(s);
+}
+
+unsigned char *xio_codec_scratch_buffer(xio_codec_scratch *s, size_t bytes) {
+  if (s->extra_bytes >= bytes) return s->extra;
+  free(s->extra);
+  s->extra = xio_host_alloc(bytes);
+  s->extra_bytes = s->extra ? bytes : 0;
+  return s->extra;
+}
+
+int xio_codec_scratches_reserve(xio_codec_scratches *set, int threads) {
+  if (set->count >= threads) return 0;
+  xio_codec_scratch **each = realloc(set->each, sizeof *each * (size_t)threads);
+  if (!each) return -1;
+  for (int i = set->count; i < threads; i++) each[i] = NULL;
+  set->each = each;
+  set->count = threads;
+  return 0;
+}
+
+xio_codec_scratch *xio_codec_scratches_get(xio_codec_scratches *set, int worker) {
+  if (worker >= set->count) return NULL;
+  if (!set->each[worker]) set->each[worker] = xio_codec_scratch_new();
+  return set->each[worker];
+}
+
+void xio_codec_scratches_free(xio_codec_scratches *set) {
+  for (int i = 0; i < set->count; i++) xio_codec_scratch_free(set->each[i]);
+  free(set->each);
+  set->each = NULL;
+  set->count = 0;
+}
+
+/* Two work buffers of at least `bytes` each. */
+static int work_buffers(xio_codec_scratch *s, size_t bytes) {
+  if (s->work_bytes >= bytes) return 0;
+  for (int i = 0; i < 2; i++) {
+    free(s->work[i]);
+    s->work[i] = xio_host_alloc(bytes);
+  }
+  s->work_bytes = s->work[0] && s->work[1] ? bytes : 0;
+  return s->work_bytes ? 0 : -1;
+}
+
+/* HDF5's shuffle (H5Zshuffle.c): byte j of value i goes to j * values + i;
+ * bytes past the last whole value stay where they are; one value, or
+ * one-byte values, stay as they are. */
+static void shuffle(const unsigned char *in, unsigned char *out, size_t bytes, size_t size,
+                    int undo) {
+  const size_t values = bytes / size;
+  if (size <= 1 || values <= 1) {
+    memcpy(out, in, bytes);
+    return;
+  }
+  /* 64 values at a time, so that every byte plane's run stays in cache */
+  for (size_t i0 = 0; i0 < values; i0 += 64) {
+    const size_t i1 = i0 + 64 < values ? i0 + 64 : values;
+    for (size_t j = 0; j < size; j++)
+      if (undo)
+        for (size_t i = i0; i < i1; i++) out[i * size + j] = in[j * values + i];
+      else
+        for (size_t i = i0; i < i1; i++) out[j * values + i] = in[i * size + j];
+  }
+  memcpy(out + values * size, in + values * size, bytes - values * size);
+}
+
+/* HDF5's Fletcher32 (H5checksum.c): over 16-bit big-endian words, an odd
+ * last byte as the high half of one. */
+static uint32_t fletcher32(const unsigned char *data, size_t bytes) {
+  uint32_t sum1 = 0, sum2 = 0;
+  for (size_t words = bytes / 2; words;) {
+    size_t run = words > 360 ? 360 : words; /* no overflow within a run */
+    words -= run;
+    do {
+      sum1 += (uint32_t)(data[0] << 8 | data[1]);
+      data += 2;
+      sum2 += sum1;
+    } while (--run);
+    sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+    sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+  }
+  if (bytes % 2) {
+    sum1 += (uint32_t)(*data << 8);
+    sum2 += sum1;
+    sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+    sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+  }
+  sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+  sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+  return sum2 << 16 | sum1;
+}
+
+/* Stored little-endian after the data; HDF5 before 1.6.3 wrote it with
+ * the bytes of each half swapped, which HDF5 still accepts. */
+static int fletcher32_matches(const unsigned char *data, size_t bytes) {
+  const unsigned char *c = data + bytes;
+  const uint32_t stored = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 |
+                          (uint32_t)c[3] << 24,
+                 sum = fletcher32(data, bytes);
+  const uint32_t swapped = (sum & 0x00ff00ffu) << 8 | (sum & 0xff00ff00u) >> 8;
+  return stored == sum || stored == swapped;
+}
+
+/* The bytes going into filter i when a chunk of chunk_bytes is written
+ * (sizes[count]: what is stored), where filters keep their sizes:
+ * shuffle's and Fletcher32's are known, deflate's is what it gave (or
+ * `deflated` unknown: 0). */
+static void sizes_into(const xio_filters *f, unsigned mask, size_t chunk_bytes, size_t *sizes) {
+  sizes[0] = chunk_bytes;
+  for (int i = 0; i < f->count; i++) {
+    const int skipped = mask >> i & 1u;
+    sizes[i + 1] = skipped || f->id[i] == H5Z_FILTER_SHUFFLE ? sizes[i]
+                   : f->id[i] == H5Z_FILTER_FLETCHER32       ? sizes[i] + FLETCHER_BYTES
+                                                             : 0;
+  }
+}
+
+int xio_chunk_decode(const xio_filters *f, unsigned mask, const unsigned char *stored, size_t size,
+                     size_t chunk_bytes, xio_codec_scratch *s, const unsigned char **values,
+                     char *why, size_t why_size) {
+  size_t sizes[XIO_MAX_FILTERS + 1];
+  sizes_into(f, mask, chunk_bytes, sizes);
+  size_t most = chunk_bytes + FLETCHER_BYTES * XIO_MAX_FILTERS;
+  if (size > most) most = size;
+  if (work_buffers(s, most) || (!s->inflater && !(s->inflater = xio_inflater_new()))) {
+    snprintf(why, why_size, "out of memory");
+    return -1;
+  }
+  const unsigned char *now = stored;
+  size_t have = size;
+  for (int i = f->count - 1; i >= 0; i--) {
+    if (mask >> i & 1u) continue;
+    unsigned char *next = now == s->work[0] ? s->work[1] : s->work[0];
+    if (f->id[i] == H5Z_FILTER_FLETCHER32) {
+      if (have < FLETCHER_BYTES || !fletcher32_matches(now, have - FLETCHER_BYTES)) {
+        snprintf(why, why_size, "fail their Fletcher32 checksum");
+        return -1;
+      }
+      have -= FLETCHER_BYTES;
+      continue; /* the data stays where it is */
+    }
+    if (f->id[i] == H5Z_FILTER_SHUFFLE) {
+      shuffle(now, next, have, f->value[i], 1);
+    } else { /* deflate: to the size that went into it, where known */
+      const size_t want = sizes[i];
+      size_t got = 0;
+      const xio_inflate_result r = xio_inflate(s->inflater, now, have, next, s->work_bytes, &got);
+      if (r != XIO_INFLATED || (want && got != want)) {
+        if (r == XIO_INFLATE_BAD)
+          snprintf(why, why_size, "do not inflate");
+        else if (r == XIO_INFLATE_LONG)
+          snprintf(why, why_size, "inflate to more than %zu bytes, not %zu", s->work_bytes,
+                   want ? want : chunk_bytes);
+        else
+          snprintf(why, why_size, "inflate to %zu bytes, not %zu", got, want ? want : chunk_bytes);
+        return -1;
+      }
+      have = got;
+    }
+    now = next;
+  }
+  if (have != chunk_bytes) {
+    snprintf(why, why_size, "hold %zu bytes, not %zu", have, chunk_bytes);
+    return -1;
+  }
+  *values = now;
+  return 0;
+}
+
+size_t xio_chunk_encode_bound(const xio_filters *f, size_t chunk_bytes) {
+  size_t bound = chunk_bytes;
+  for (int i = 0; i < f->count; i++)
+    bound = f->id[i] == H5Z_FILTER_DEFLATE      ? xio_deflate_bound(NULL, bound) /* any level's */
+            : f->id[i] == H5Z_FILTER_FLETCHER32 ? bound + FLETCHER_BYTES
+                                                : bound;
+  return bound;
+}
+
+/* The deflater of `level`, kept while the level stays. */
+static xio_deflater *deflater_for(xio_codec_scratch *s, int level) {
+  if (s->deflater && s->level == level) return s->deflater;
+  xio_deflater_free(s->deflater);
+  s->level = level;
+  return s->deflater = xio_deflater_new(level);
+}
+
+int xio_chunk_encode(const xio_filters *f, const unsigned char *values, size_t chunk_bytes,
+                     unsigned char *out, size_t room, size_t *size, xio_codec_scratch *s) {
+  const size_t bound = xio_chunk_encode_bound(f, chunk_bytes);
+  if (work_buffers(s, bound)) return -1;
+  const unsigned char *now = values;
+  size_t have = chunk_bytes;
+  for (int i = 0; i < f->count; i++) {
+    unsigned char *next = now == s->work[0] ? s->work[1] : s->work[0];
+    if (f->id[i] == H5Z_FILTER_FLETCHER32) {
+      const uint32_t sum = fletcher32(now, have);
+      if (now != next) memcpy(next, now, have);
+      for (int b = 0; b < FLETCHER_BYTES; b++)
+        next[have + (size_t)b] = (unsigned char)(sum >> 8 * b);
+      have += FLETCHER_BYTES;
+    } else if (f->id[i] == H5Z_FILTER_SHUFFLE) {
+      shuffle(now, next, have, f->value[i], 0);
+    } else {
+      xio_deflater *d = deflater_for(s, (int)f->value[i]);
+      if (!d) return -1;
+      const size_t packed = xio_deflate(d, now, have, next, s->work_bytes);
+      if (!packed) return -1; /* the bound holds: only a failed allocation lands here */
+      have = packed;
+    }
+    now = next;
+  }
+  if (have > room) return -1;
+  memcpy(out, now, have);
+  *size = have;
+  return 0;
+}
