@@ -265,6 +265,7 @@ static int end_loop(pass_loop *l, int rc, xio_error *err) {
   xio_transpose_stats *stats = l->stats;
   xio_checkpoints_end(&l->checkpoints); /* its sync may still use the output */
   stats->codec_wrote = l->io.writer != NULL;
+  stats->codec_declined = l->io.codec_declined;
   if (l->io.writer)
     xio_chunk_writer_times(l->io.writer, &stats->encode_seconds, &stats->store_seconds,
                            &stats->stored_bytes);

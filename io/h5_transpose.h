@@ -87,6 +87,7 @@ typedef struct {
   /* Written by the chunk codec (chunk_writer.h): rank 0's time compressing
    * its chunks and storing every rank's, and the bytes stored. */
   int codec_wrote;
+  const char *codec_declined; /* why HDF5 compressed chunks the codec could have */
   double encode_seconds, store_seconds;
   uint64_t stored_bytes;
 } xio_transpose_stats;

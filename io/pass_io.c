@@ -75,9 +75,8 @@ int xio_pass_io_open(const xio_matrix *in, xio_matrix *out, const xio_transpose_
     return -1;
   int raw = open_raw_everywhere(options, io, nranks, err);
   if (raw < 0) return -1;
-  const int codec = !raw && xio_pass_codec_writes(in, out, options, nranks)
-                        ? xio_one_writer_possible(out, err)
-                        : 0;
+  const int fits = !raw && xio_pass_codec_writes(in, out, options, nranks);
+  const int codec = fits ? xio_one_writer_possible(out, err) : 0;
   if (codec < 0) return -1;
   int64_t unit = 1;
   const int rc = xio_agree(
@@ -94,6 +93,11 @@ int xio_pass_io_open(const xio_matrix *in, xio_matrix *out, const xio_transpose_
     return 0;
   }
   if (unit > 1 && xio_pass_io_chunks_open(io, unit, err)) return -1;
+  if (out->codec && unit == 1)
+    io->codec_declined = codec  ? "no pass that gives every rank whole chunks fits the budget"
+                         : fits ? "other objects of the output file are open"
+                                : "its passes, resumed, do not fit the budget with whole chunks "
+                                  "for every rank";
   const xio_pass_geometry largest =
       xio_pass_geometry_of(grid, &in->shape, 0, 0, nranks, 0, io->unit);
   xio_pass_io_collective_start(io, options, xio_pass_read_bytes(&largest, in->elem_size));

@@ -76,6 +76,7 @@ struct xio_pass_io {
   xio_io_thread threads[2];
   xio_raw_dataset raw_in, raw_out;
   struct xio_chunk_writer *writer; /* collective: the codec writes out's chunks */
+  const char *codec_declined;      /* why not, where its filters would let it */
   char held_name[4096];            /* out's file, held by one writer meanwhile */
 };
 

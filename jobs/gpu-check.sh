@@ -15,7 +15,9 @@
 # outputs; compute-sanitizer on 2 ranks; the tool through it, on one node
 # and on pretend nodes; its benchmark beside NCCL on 2 GPUs), ncu (hardware counters),
 # e2e (the end-to-end tests, on GPUs), io-bench (out of core against
-# cp + sync: tests/bench/bench_io.sh, one rank per GPU, 16 GiB).
+# cp + sync: tests/bench/bench_io.sh, one rank per GPU, 16 GiB), year (the
+# hourly year of compressed tas: tests/bench/bench_year.sh, its RUNS and
+# XPOSE_YEAR_REPS, beside zproto and NCO from .device/).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/gpu-logs}"
@@ -87,6 +89,14 @@ for step in "$@"; do
       [ $rc -eq 1 ] && [ ! -e /tmp/gpu-check-out.h5 ] ;;
     package) (cd "$build" && ctest -L package --output-on-failure) 2>&1 | tee "$out/package.log" | tail -8 ;;
     e2e) (cd "$build" && ctest -L e2e --output-on-failure -j 4) 2>&1 | tee "$out/e2e.log" | tail -12 ;;
+    year)  # the hourly year into time series, beside zproto and NCO's tools
+      [ -d /tmp/nco ] || tar -C /tmp -xJf "$root/.device/nco.tar.xz"
+      lib=/opt/debroot/usr/lib/x86_64-linux-gnu
+      mpicc -O2 -pthread -I/opt/debroot/usr/include/hdf5/openmpi "$root/.device/zproto.c" \
+        -o /tmp/zproto -L"$lib/hdf5/openmpi" -L"$lib" -lhdf5 -ldeflate
+      ZPROTO=/tmp/zproto NCO_PATH=/tmp/nco/bin NCO_LIBRARY_PATH=/tmp/nco/lib \
+        YEAR_SKELETON="$root/.device/climate-year.nc" TMPDIR="${XPOSE_IO_BENCH_DIR:-/var/tmp}" \
+        tests/bench/bench_year.sh "$build" "${XPOSE_YEAR_REPS:-1}" 2>&1 | tee "$out/year.log" | tail -16 ;;
     io-bench)  # out of core against cp + sync, one rank per GPU (tests/bench/bench_io.sh)
       gpus=$(nvidia-smi -L | wc -l)
       read -r rows cols <<<"${XPOSE_IO_BENCH_SHAPE:-65536 65536}"

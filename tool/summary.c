@@ -40,6 +40,11 @@ void tool_print_plan(const xio_matrix *in, uint64_t budget, int nranks,
         "transpose and exchange %.3f s, checksums %.3f s (by %s)",
         stats->io, stats->read_seconds, stats->write_seconds, stats->transpose_seconds,
         stats->checksum_seconds, stats->summed_by);
+  if (stats->codec_declined)
+    tool_report_verbose(
+        "the output's chunks were compressed by HDF5's pipeline: %s (more "
+        "--memory lets xpose compress them on every thread)",
+        stats->codec_declined);
   if (stats->codec_wrote) {
     char stored[32];
     tool_format_bytes(stats->stored_bytes, stored, sizeof stored);

@@ -19,7 +19,8 @@
 #   nccopy        nccopy -c time/1461,lat/16,lon/16 (rechunk's baseline)
 #   h5repack-l    h5repack -l tas:CHUNK=1461x16x16 (the same, by HDF5)
 #   xpose-1       xpose --dims lat,lon,time (the matrix: transposed;
-#                 rechunk: --chunks time/1461,lat/16,lon/16), 1 rank
+#                 rechunk: --chunks time/1461,lat/16,lon/16), 1 rank on
+#                 every core (mpirun --bind-to none)
 #   xpose-2       the same, 2 ranks
 #   xpose-2-nv    the same, 2 ranks, --no-verify
 #   nc4-1, nc4-2  xpose --dims lat,lon,time on tas95.nc, 1 and 2 ranks: the
@@ -90,10 +91,11 @@ run() { # file, run: the command, its output at output_of's
     h5repack) h5repack -l m:CHUNK=500x250 "$in" "$out" ;;
     nccopy) nccopy -c time/1461,lat/16,lon/16 "$in" "$out" ;;
     h5repack-l) h5repack -l tas:CHUNK=1461x16x16 "$in" "$out" ;;
-    xpose-1) mpirun -q -n 1 "$build/xpose" --quiet "${dims[@]}" "$in" "$out" ;;
+    xpose-1) mpirun -q --bind-to none -n 1 "$build/xpose" --quiet "${dims[@]}" "$in" "$out" ;;
     xpose-2) mpirun -q -n 2 "$build/xpose" --quiet "${dims[@]}" "$in" "$out" ;;
     xpose-2-nv) mpirun -q -n 2 "$build/xpose" --quiet --no-verify "${dims[@]}" "$in" "$out" ;;
-    nc4-*) mpirun -q -n "${2#nc4-}" "$build/xpose" --quiet "${dims[@]}" "$dir/tas95.nc" "$out" ;;
+    nc4-1) mpirun -q --bind-to none -n 1 "$build/xpose" --quiet "${dims[@]}" "$dir/tas95.nc" "$out" ;;
+    nc4-2) mpirun -q -n 2 "$build/xpose" --quiet "${dims[@]}" "$dir/tas95.nc" "$out" ;;
   esac
 }
 

@@ -21,11 +21,11 @@ class BadInput(ToolTestCase):
         super().setUp()
         self.good = self.write_h5("good.h5", {"/m": pattern((6, 5), "<f4")})
 
-    def expect_failure(self, args, message, code=ERROR, ranks=2, output="out.h5"):
+    def expect_failure(self, args, message, code=ERROR, ranks=2, output="out.h5", env=None):
         inputs = [a.split(":/")[0] for a in args if a.endswith(".h5") or ".h5:/" in a]
         before = {p: digest(self.path(p)) for p in inputs if os.path.isfile(self.path(p))}
         existed = os.path.exists(self.path(output))
-        result = self.xpose(ranks, *args)
+        result = self.xpose(ranks, *args, env=env)
         self.assertEqual(result.returncode, code, result)
         self.assertEqual(result.stderr.count(message), 1,
                          f"expected the message {message!r} exactly once\n{result}")
@@ -56,11 +56,12 @@ class BadInput(ToolTestCase):
                     with open(self.path("z.h5"), "r+b") as f:
                         f.seek(info.byte_offset + 4)
                         f.write(b"\xff" * 16)
-                for ranks in (1, 3):
+                for ranks in (1, 3):  # read by xpose's codec (even where a run forces HDF5's)
                     self.expect_failure(["z.h5", "out.h5"],
                                         "z.h5:/m: the stored bytes of its chunk at (20, 15) (",
-                                        ranks=ranks)
-                    self.expect_failure(["z.h5", "out.h5"], message, ranks=ranks)
+                                        ranks=ranks, env={"XPOSE_CODEC": ""})
+                    self.expect_failure(["z.h5", "out.h5"], message, ranks=ranks,
+                                        env={"XPOSE_CODEC": ""})
 
     def test_missing_input_file(self):
         self.expect_failure(["nope.h5", "out.h5"], "nope.h5: No such file or directory")

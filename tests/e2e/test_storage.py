@@ -161,6 +161,37 @@ class Storage(ToolTestCase):
         self.assertLessEqual(ours, theirs * 1.01, (chunks, ours, theirs))
         self.assertTrue(1 << 19 < chunks[0] * chunks[1] * 8 <= 1 << 20, chunks)  # the input's size
 
+    def test_the_codec_and_hdf5s_pipeline_store_the_same_chunks(self):
+        # xpose's codec compresses each rank's chunks on its threads and rank
+        # 0 writes them as stored; HDF5's pipeline (XPOSE_CODEC=hdf5, with
+        # zlib: XPOSE_DEFLATE) compresses them itself.  The same values,
+        # filters and chunks; libdeflate's streams at most 1% larger than
+        # zlib's, on smooth values with noise, as fields are.
+        rows, cols = 512, 768
+        data = (np.sin(np.arange(rows) / 37.0)[:, None] * np.cos(np.arange(cols) / 53.0)
+                + np.random.default_rng(7).normal(0, 1e-3, (rows, cols)))
+        with h5py.File(self.path("in.h5"), "w") as f:
+            f.create_dataset("m", data=data, chunks=(64, 96), compression="gzip", shuffle=True,
+                             fletcher32=True)
+        stored = {}
+        for path, env in (("codec", {"XPOSE_CODEC": ""}), ("hdf5", {"XPOSE_CODEC": "hdf5",
+                                                                    "XPOSE_DEFLATE": "zlib"})):
+            for ranks in (1, 3):
+                out = f"{path}{ranks}.h5"
+                result = self.xpose(ranks, "-v", "in.h5", out, env=env)
+                self.assertEqual(result.returncode, 0, result)
+                self.assertEqual("written as stored by rank 0" in result.stderr, path == "codec",
+                                 result.stderr)
+                self.assertTransposed("in.h5", "/m", out, "/m")
+                with h5py.File(self.path(out), "r") as f:
+                    stored[path, ranks] = storage(f["m"]), f["m"].id.get_storage_size()
+        for ranks in (1, 3):
+            (codec, ours), (hdf5, theirs) = stored["codec", ranks], stored["hdf5", ranks]
+            self.assertEqual(codec, hdf5)
+            self.assertLessEqual(ours, theirs * 1.01, (ours, theirs))
+        result = self.xpose(1, "-v", "--force", "in.h5", "out.h5", env={"XPOSE_CODEC": "hdf5"})
+        self.assertIn("compressed by HDF5's pipeline (XPOSE_CODEC=hdf5)", result.stderr)
+
     def test_chunks_no_pass_holds_whole_are_named_with_what_to_change(self):
         # 100 x 100 compressed chunks and passes of 30 x 27 blocks: a stopped
         # run would start over; the note says why and what keeps it resumable.
