@@ -137,6 +137,33 @@ static void fill_group(const int64_t *dims, int a, int b, int64_t extent, hsize_
   }
 }
 
+/* The side of the chunks along the first of the output's rows' axes,
+ * `axis` long, on `ranks` ranks, where the square side would be `square`;
+ * 0 for the square's.  Each rank compresses whole chunks of a pass, its
+ * share of the pass's rows in whole chunks of that axis
+ * (xpose_config.output_row_unit), so the side divides the ranks' even
+ * share of the axis, if one of at least a quarter of the square side does
+ * (the next axes then make up the chunk's size): 45 latitudes a rank took
+ * 15 x 96 chunks, not 38 x 38 across the ranks' border (before the codec,
+ * HDF5 gathered such a chunk to one rank to compress: the run took 12%
+ * more time).  Where the share is uneven, the side is it, or where that
+ * is over the square side, the share of k times as many ranks (each then
+ * takes k): 181 latitudes on 16 ranks take 12 x 20 x 1095 chunks, one to a
+ * rank, not 15 x 16, whose 13 bands leave three ranks nothing to
+ * compress. */
+static int64_t first_axis_side(int64_t axis, int64_t ranks, double square) {
+  if (axis % ranks == 0) {
+    const int64_t share = axis / ranks;
+    int64_t side = square < (double)share ? (int64_t)square : share;
+    while (side > 1 && share % side != 0) side--;
+    if (side >= square / 4 || side == share) return side;
+  }
+  const int64_t per_rank = (axis + ranks - 1) / ranks;
+  const int64_t k = square >= 1 ? (int64_t)ceil((double)per_rank / square) : per_rank;
+  const int64_t side = (per_rank + k - 1) / k;
+  return k == 1 || (double)side >= square / 4 ? side : 0;
+}
+
 /* Chunks shaped for the output's order (a chunked input's default), of
  * about `target` bytes: the axes inside the elements whole; along the
  * columns (the input's rows, now last: a time series' time) as far as a
@@ -166,25 +193,12 @@ static void chunk_for_output(const xio_shape *shape, size_t type_size, uint64_t 
   }
   double left = (double)room;
   int first = lead; /* the first axis left to shape */
-  /* Each rank writes its share of a pass's rows (xpose_block_range): where
-   * shares end on chunk boundaries no chunk is split between two ranks,
-   * which parallel HDF5 would gather to one of them to compress (30% of
-   * the write time on the 2-core VM).  The first axis's side divides the
-   * share in units of the whole axes after it, if one of at least a
-   * quarter of the square side does (the next axes then make up the
-   * chunk's size): 45 latitudes a rank took 15 x 96 chunks, not 38 x 38
-   * across the ranks' border, and the run 12% less time. */
-  const int64_t inner = rows / (dims[lead] > 0 ? dims[lead] : 1);
-  if (pass_ranks > 1 && pass_rows % pass_ranks == 0 && pass_rows / pass_ranks % inner == 0) {
-    const int64_t share = pass_rows / pass_ranks / inner; /* of the first axis */
-    const double square = ceil(pow(left, 1.0 / (split - lead)));
-    int64_t side = square < (double)share ? (int64_t)square : share;
-    while (side > 1 && share % side != 0) side--;
-    if (side >= square / 4 || side == share) {
-      chunk[lead] = (hsize_t)side;
-      left /= (double)side;
-      first = lead + 1;
-    }
+  const double square = ceil(pow(left, 1.0 / (split - lead)));
+  const int64_t lead_side = pass_ranks > 1 ? first_axis_side(dims[lead], pass_ranks, square) : 0;
+  if (lead_side > 0) {
+    chunk[lead] = (hsize_t)lead_side;
+    left /= (double)lead_side;
+    first = lead + 1;
   }
   for (int i = split - 1; i >= first; i--) {
     double side = ceil(pow(left, 1.0 / (i + 1 - first)));

@@ -4,6 +4,7 @@
 #include "h5_transpose.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "checkpoints.h"
 #include "checksum.h"
@@ -110,6 +111,28 @@ static uint64_t host_sum(const void *block, const xio_block_checksum *c) {
                             c->col_step);
 }
 
+/* Local.  Rechunking on one rank: nothing moves between ranks, and the
+ * block stays in its order.  Pass `index`'s block copied from its read slot
+ * into the one it is written from, both summed, not transposed there and
+ * back (through the GPU, with one on the rank). */
+static int keep_in_order(pass_loop *l, const xio_pass_geometry *p, int64_t index, xio_error *err) {
+  const int slot = (int)(index % 2);
+  void **in_order = &l->in_order[slot];
+  if (!*in_order && !(*in_order = xio_host_alloc(l->in_order_bytes)))
+    return xio_fail(err, "cannot allocate %zu bytes to rechunk in", l->in_order_bytes);
+  xio_block_checksum in_sum, out_sum;
+  block_checksums(l, p, &in_sum, &out_sum);
+  const double t0 = MPI_Wtime();
+  memcpy(*in_order, l->buffers.in_host[slot], (size_t)xio_pass_read_bytes(p, l->in->elem_size));
+  const double t1 = MPI_Wtime();
+  pass_sums *sums = l->sums_in_io ? NULL : &l->ring[index % RING];
+  if (sums) /* the same keys: the block in the input's order */
+    *sums = (pass_sums){host_sum(l->buffers.in_host[slot], &in_sum), host_sum(*in_order, &in_sum)};
+  l->stats->transpose_seconds += t1 - t0;
+  l->stats->checksum_seconds += MPI_Wtime() - t1;
+  return 0;
+}
+
 /* Collective over comm, or with io.local over this rank alone.  Transposes
  * pass `index` of the order (its block read into slot index % 2) and,
  * unless the I/O sums, sums what it read and what it will write: on the
@@ -118,6 +141,7 @@ static int transpose_pass(pass_loop *l, int64_t index, xio_error *err) {
   const xio_pass_geometry *p = &l->at[index % RING];
   const int slot = (int)(index % 2), local = l->io.local;
   const size_t es = l->in->elem_size;
+  if (p->rechunk && l->nranks == 1) return keep_in_order(l, p, index, err);
   if (xio_pass_buffers_host(&l->buffers, 1, slot, err)) return -1;
   /* Transposed locally, each rank plans its own part (a rank may own none). */
   if (local && p->read_rows * p->read_cols == 0) return 0;

@@ -50,10 +50,20 @@ int xio_pass_plan_with_codec(const xio_matrix *in, const xio_matrix *out,
   xio_pass_output_units(in, out, &along_rows, &along_cols);
   *unit = 1;
   if (codec) { /* never raw: compressed chunks */
-    /* each rank's columns in whole chunks take more memory than an even
-     * share: where no aligned grid fits so, HDF5 writes, in the grid the
-     * output's chunks were shaped for (xio_transpose_block's) */
-    if (xio_pass_plan_for_io(in, out, options, nranks, raw, along_cols, grid, err)) return -1;
+    /* Passes of a chunk's columns for every rank at least, where they fit
+     * the budget, so that every rank has chunks to compress (a quarter of a
+     * rechunked year's columns held 3 chunk-wide bands: 13 of 16 ranks
+     * waited).  Each rank's columns in whole chunks take more memory than
+     * an even share: where no aligned grid fits so, HDF5 writes, in the
+     * grid the output's chunks were shaped for (xio_transpose_block's). */
+    xio_transpose_options wide = *options;
+    const int64_t rows = xio_item_rows(in), cols = (int64_t)nranks * along_cols;
+    const uint64_t every_rank =
+        xio_pass_bytes(along_rows < rows ? along_rows : rows, cols < in->cols ? cols : in->cols,
+                       in->elem_size, nranks, along_cols);
+    if (wide.pass_bytes_limit && wide.pass_bytes_limit < every_rank)
+      wide.pass_bytes_limit = every_rank;
+    if (xio_pass_plan_for_io(in, out, &wide, nranks, raw, along_cols, grid, err)) return -1;
     if (xio_pass_grid_aligned(grid, along_rows, along_cols)) {
       *unit = along_cols;
       return 0;

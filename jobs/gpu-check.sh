@@ -92,7 +92,8 @@ for step in "$@"; do
     year)  # the hourly year into time series, beside zproto and NCO's tools
       [ -d /tmp/nco ] || tar -C /tmp -xJf "$root/.device/nco.tar.xz"
       lib=/opt/debroot/usr/lib/x86_64-linux-gnu
-      mpicc -O2 -pthread -I/opt/debroot/usr/include/hdf5/openmpi "$root/.device/zproto.c" \
+      mpicc -O2 -pthread -I/opt/debroot/usr/include -I/opt/debroot/usr/include/hdf5/openmpi \
+        "$root/.device/zproto.c" \
         -o /tmp/zproto -L"$lib/hdf5/openmpi" -L"$lib" -lhdf5 -ldeflate
       ZPROTO=/tmp/zproto NCO_PATH=/tmp/nco/bin NCO_LIBRARY_PATH=/tmp/nco/lib \
         YEAR_SKELETON="$root/.device/climate-year.nc" TMPDIR="${XPOSE_IO_BENCH_DIR:-/var/tmp}" \

@@ -2,7 +2,8 @@
  * this machine can run (NCCL, CUDA-aware MPI, host staging, and p2p on
  * plan-owned outputs), element sizes
  * 1..16 and 12, small, prime and empty-rank shapes, split messages, a
- * caller's stream; each result compared with the host backend's.  Engines
+ * caller's stream, output rows in whole units; each result compared with
+ * the host backend's.  Engines
  * that cannot run here are reported as skipped, with the reason; without a
  * GPU the whole test is skipped (exit 77 on every rank).
  *
@@ -31,10 +32,13 @@ static void fill_input(unsigned char *in, int64_t first, int64_t count, int64_t 
 static void run_case(const xpose_config *config, int64_t rows, int64_t cols, size_t es,
                      void *stream) {
   xpose_plan gpu = NULL, host = NULL;
+  xpose_config host_config; /* the same split of the output rows */
+  xpose_config_init(&host_config);
+  host_config.output_row_unit = config->output_row_unit;
   xpose_status st = xpose_plan_create(MPI_COMM_WORLD, rows, cols, es, config, &gpu);
   EXPECT(st == XPOSE_SUCCESS, "GPU plan %lldx%lld es=%zu: %s", (long long)rows, (long long)cols, es,
          xpose_status_string(st));
-  EXPECT(xpose_plan_create(MPI_COMM_WORLD, rows, cols, es, NULL, &host) == XPOSE_SUCCESS,
+  EXPECT(xpose_plan_create(MPI_COMM_WORLD, rows, cols, es, &host_config, &host) == XPOSE_SUCCESS,
          "host plan");
   if (!gpu || !host) goto done;
   if (stream) EXPECT(xpose_plan_set_stream(gpu, stream) == XPOSE_SUCCESS, "set_stream");
@@ -116,9 +120,9 @@ int main(int argc, char **argv) {
   MPI_Allreduce(&shared_gpu, &any_shared, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 
   /* The last two own their outputs: p2p, and what auto picks then. */
-  const xpose_exchange_kind engines[] = {XPOSE_EXCHANGE_AUTO,   XPOSE_EXCHANGE_NCCL,
-                                         XPOSE_EXCHANGE_MPI,    XPOSE_EXCHANGE_STAGED,
-                                         XPOSE_EXCHANGE_P2P,    XPOSE_EXCHANGE_AUTO};
+  const xpose_exchange_kind engines[] = {XPOSE_EXCHANGE_AUTO, XPOSE_EXCHANGE_NCCL,
+                                         XPOSE_EXCHANGE_MPI,  XPOSE_EXCHANGE_STAGED,
+                                         XPOSE_EXCHANGE_P2P,  XPOSE_EXCHANGE_AUTO};
   const char *names[] = {"auto", "nccl", "mpi", "staged", "p2p", "auto (own output)"};
   int engines_run = 0;
   for (int e = 0; e < 6; e++) {
@@ -177,6 +181,11 @@ int main(int argc, char **argv) {
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
       run_case(&config, shapes[s][0], shapes[s][1], 4, NULL);
     config.pipeline_chunks = 0;
+    config.output_row_unit = 7; /* ranks owning several units, one, none; a short last one */
+    run_case(&config, 97, 89, 4, NULL);
+    run_case(&config, 13, 61, 8, NULL);
+    run_case(&config, 1009, 997, 2, NULL);
+    config.output_row_unit = 0;
     cudaStream_t stream;
     cudaStreamCreate(&stream);
     run_case(&config, 513, 257, 4, stream); /* on the caller's stream */

@@ -120,17 +120,16 @@ static int open_run(transpose_run *run, char type_text[256], xio_error *err) {
   return set_budgets(run, err) ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
 }
 
-/* What xio_transpose is asked for: a budget the user gave is filled; on
- * the host the default one (half the node) only up to passes of the size
- * that ran fastest (passes.h). */
+/* What xio_transpose is asked for: a budget the user gave is filled; the
+ * default one (half the node) only up to passes of the size that ran
+ * fastest (tool_default_pass_limit). */
 static void transpose_options(transpose_run *run, xio_transpose_options *topt) {
   const tool_options *opt = run->opt;
-  const int default_budget = !opt->memory_bytes && !opt->gpu_memory_bytes,
-            on_gpu = run->backend == XPOSE_BACKEND_CUDA;
+  const int on_gpu = run->backend == XPOSE_BACKEND_CUDA;
   *topt = (xio_transpose_options){
       .memory_budget = run->budget,
       .gpu_memory_budget = run->gpu_budget,
-      .pass_bytes_limit = default_budget && !on_gpu ? tool_default_pass_limit(run) : 0,
+      .pass_bytes_limit = tool_default_pass_limit(run),
       .progress = tool_report_progress,
       .checkpoint = tool_record_progress,
       .checkpoint_seconds = opt->checkpoint_seconds,

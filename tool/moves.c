@@ -159,18 +159,19 @@ int tool_output_compressed(const transpose_run *run) {
 uint64_t tool_default_pass_limit(const transpose_run *run) {
   const uint64_t least = (uint64_t)16 << 20;
   const xio_matrix *source = run->src;
+  const int compressed = tool_output_compressed(run), on_gpu = run->backend == XPOSE_BACKEND_CUDA;
+  if (run->opt->memory_bytes || run->opt->gpu_memory_bytes || (on_gpu && !compressed)) return 0;
   if (source->shape.rechunk) /* see moves.h */
     return xio_pass_bytes(source->rows, (source->cols + 3) / 4, source->elem_size, run->nranks, 1);
   uint64_t eighth =
       xio_pass_bytes((source->rows + 7) / 8, source->cols, source->elem_size, run->nranks, 1);
   if (eighth < least) eighth = least;
-  return tool_output_compressed(run) && eighth < XIO_PASS_BYTES_FOR_SPEED
-             ? eighth
-             : XIO_PASS_BYTES_FOR_SPEED;
+  return compressed && (on_gpu || eighth < XIO_PASS_BYTES_FOR_SPEED) ? eighth
+                                                                     : XIO_PASS_BYTES_FOR_SPEED;
 }
 
 void tool_limit_passes(const transpose_run *run, xio_transpose_options *topt) {
-  if (topt->pass_bytes_limit) topt->pass_bytes_limit = tool_default_pass_limit(run);
+  topt->pass_bytes_limit = tool_default_pass_limit(run);
 }
 
 static int unlink_on_root(void *path, xio_error *err) {

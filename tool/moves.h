@@ -39,21 +39,25 @@ xio_checksums tool_dataset_sums(const transpose_run *run);
 /* Whether the output will be compressed (h5_storage.c's rule). */
 int tool_output_compressed(const transpose_run *run);
 
-/* The largest pass planned on the host with the default budget: passes.h's
- * fastest size, and for a compressed output at most an eighth of the data,
- * so that a rank's I/O thread compresses one pass while the next is read
- * and transposed (the climate benchmark's 323 MB ran in 5.4 s in 2 passes,
- * 4.6 s in 8: tests/bench/RESULTS.md), but not under 16 MiB: a small
- * dataset cut in eight gets output chunks as short along its time axis
- * (they reach as far as a pass), for no gain (200 variables of 192 KiB:
- * 1200 passes and 200 took the same 2.3-2.4 s).  Rechunking, a quarter of
- * the columns: each pass reads all of its rows, every input chunk again,
- * and one pass of everything writes slower (the 323 MB file rechunked to
+/* The largest pass planned with the default budget (0: as large as the
+ * budgets allow, as for a budget the user gave; on GPUs, where the output
+ * is not compressed): on the host passes.h's fastest size, and for a
+ * compressed output at most an eighth of the data, on GPUs too, so that a
+ * rank's I/O thread compresses one pass while the next is read and
+ * transposed (the climate benchmark's 323 MB ran in 5.4 s in 2 passes,
+ * 4.6 s in 8: tests/bench/RESULTS.md; an hourly year on one GPU, 2.28 GB,
+ * verified in 6.7 s in 3 passes of the GPU's budget, 6.1 s in 97 passes of
+ * a sixteenth of it), but not under 16 MiB: a small dataset cut in eight
+ * gets output chunks as short along its time axis (they reach as far as a
+ * pass), for no gain (200 variables of 192 KiB: 1200 passes and 200 took
+ * the same 2.3-2.4 s).  Rechunking, a quarter of the columns: each pass
+ * reads all of its rows, every input chunk again, and one pass of
+ * everything writes slower (the 323 MB file rechunked to
  * time/1461,lat/16,lon/16, 2 ranks: 1 pass 4.62 s, 3 passes 3.70 s, 6
  * 3.68 s; 1 rank: 7.70, 6.75, 6.67 s, and 12 passes 7.51 s). */
 uint64_t tool_default_pass_limit(const transpose_run *run);
 
-/* Passes limited for run->in where the default budget limits them. */
+/* Passes limited for run->src's move as the default budget limits them. */
 void tool_limit_passes(const transpose_run *run, xio_transpose_options *topt);
 
 /* Collective where a scratch file is open.  Closes the scratch files of

@@ -120,58 +120,102 @@ int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t 
   return ix->usable = ready;
 }
 
-/* One block's read: its chunks, each an item of a pool job. */
+/* A pool job over chunks: the first failure says why. */
 typedef struct {
   xio_chunk_index *ix;
-  xio_chunk_box box;
-  unsigned char *buf;
   atomic_int failed;
-  xio_error err; /* the first failure's */
-} block_read;
+  xio_error err;
+} chunk_job;
 
 /* The first failure of a job says why: FILE:DATASET, the chunk, where it
  * lies, and what is wrong with it. */
-static int chunk_failed(block_read *r, const int64_t *origin, uint64_t index, const char *why) {
+static int chunk_failed(chunk_job *job, const int64_t *origin, int64_t index, const char *why) {
   int none = 0;
-  if (!atomic_compare_exchange_strong(&r->failed, &none, 1)) return -1;
+  if (!atomic_compare_exchange_strong(&job->failed, &none, 1)) return -1;
   char at[256] = "";
-  for (int i = 0, used = 0; i < r->ix->ndims && used < (int)sizeof at - 24; i++)
+  for (int i = 0, used = 0; i < job->ix->ndims && used < (int)sizeof at - 24; i++)
     used += snprintf(at + used, sizeof at - (size_t)used, "%s%lld", i ? ", " : "",
                      (long long)origin[i]);
-  return xio_fail(&r->err,
+  return xio_fail(&job->err,
                   "%s: the stored bytes of its chunk at (%s) (%llu at byte %llu of the file) %s",
-                  r->ix->shown, at, (unsigned long long)r->ix->size[index],
-                  (unsigned long long)r->ix->addr[index], why);
+                  job->ix->shown, at, (unsigned long long)job->ix->size[index],
+                  (unsigned long long)job->ix->addr[index], why);
 }
 
-/* Item k: chunk k of the block's box read, decoded and copied in. */
-static int read_chunk(void *arg, int64_t k, int worker) {
-  block_read *r = arg;
-  const xio_chunk_index *ix = r->ix;
-  int64_t origin[XIO_MAX_DIMS];
-  const int64_t index = xio_chunk_box_chunk(&r->box, k, origin);
-  xio_codec_scratch *scratch = xio_codec_scratches_get(&r->ix->scratch, worker);
+/* On pool thread `worker`: chunk `index` (its first value at origin) read
+ * and decoded, *values in the worker's scratch.  0, or -1 (the job says why). */
+static int decoded_chunk(chunk_job *job, int64_t index, const int64_t *origin, int worker,
+                         const unsigned char **values) {
+  const xio_chunk_index *ix = job->ix;
+  xio_codec_scratch *scratch = xio_codec_scratches_get(&job->ix->scratch, worker);
   const size_t have = (size_t)ix->size[index];
   unsigned char *stored = scratch ? xio_codec_scratch_buffer(scratch, have) : NULL;
-  if (!stored) return chunk_failed(r, origin, (uint64_t)index, "cannot be read: out of memory");
+  if (!stored) return chunk_failed(job, origin, index, "cannot be read: out of memory");
   for (size_t done = 0; done < have;) {
     const ssize_t got = pread(ix->fd, stored + done, have - done, (off_t)(ix->addr[index] + done));
     if (got < 0 && errno == EINTR) continue;
     char why[300];
     snprintf(why, sizeof why, "cannot be read: %s",
              got < 0 ? strerror(errno) : "the file ends first");
-    if (got <= 0) return chunk_failed(r, origin, (uint64_t)index, why);
+    if (got <= 0) return chunk_failed(job, origin, index, why);
     done += (size_t)got;
   }
-  const unsigned char *values = NULL;
   char why[200], damaged[260];
   if (xio_chunk_decode(&ix->filters, ix->mask[index], stored, have, ix->chunk_bytes, scratch,
-                       &values, why, sizeof why)) {
-    snprintf(damaged, sizeof damaged, "%s: the file is damaged", why);
-    return chunk_failed(r, origin, (uint64_t)index, strcmp(why, "out of memory") ? damaged : why);
-  }
+                       values, why, sizeof why) == 0)
+    return 0;
+  snprintf(damaged, sizeof damaged, "%s: the file is damaged", why);
+  return chunk_failed(job, origin, index, strcmp(why, "out of memory") ? damaged : why);
+}
+
+/* One block's read: its chunks, each an item of a pool job. */
+typedef struct {
+  chunk_job job;
+  xio_chunk_box box;
+  unsigned char *buf;
+} block_read;
+
+/* Item k: chunk k of the block's box read, decoded and copied in. */
+static int read_chunk(void *arg, int64_t k, int worker) {
+  block_read *r = arg;
+  int64_t origin[XIO_MAX_DIMS];
+  const int64_t index = xio_chunk_box_chunk(&r->box, k, origin);
+  const unsigned char *values = NULL;
+  if (decoded_chunk(&r->job, index, origin, worker, &values)) return -1;
   xio_chunk_box_copy(&r->box, origin, (unsigned char *)values, r->buf, 1);
   return 0;
+}
+
+static int by_address(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The stored bytes of n chunks (those of a box, or from `first` on)
+ * asked of the disk at once, in as few ranges as they lie in: the threads
+ * then find them read, where each one's pread alone waited for the disk, a
+ * chunk at a time (an hourly year of 70 KB records on 16 threads read at
+ * about half the disk's rate). */
+static void ask_ahead(const xio_chunk_index *ix, const xio_chunk_box *box, int64_t first,
+                      int64_t n) {
+  uint64_t(*ranges)[2] = malloc(sizeof *ranges * (size_t)n);
+  if (!ranges) return; /* read as they come */
+  int64_t origin[XIO_MAX_DIMS];
+  for (int64_t k = 0; k < n; k++) {
+    const int64_t index = box ? xio_chunk_box_chunk(box, k, origin) : first + k;
+    ranges[k][0] = ix->addr[index], ranges[k][1] = ix->addr[index] + ix->size[index];
+  }
+  qsort(ranges, (size_t)n, sizeof *ranges, by_address);
+  const uint64_t gap = (uint64_t)1 << 20; /* read through, not around */
+  for (int64_t k = 0, start = 0; k < n; k++) {
+    const int last = k + 1 == n || ranges[k + 1][0] > ranges[k][1] + gap;
+    if (!last) ranges[k + 1][1] = ranges[k + 1][1] > ranges[k][1] ? ranges[k + 1][1] : ranges[k][1];
+    if (!last) continue;
+    (void)posix_fadvise(ix->fd, (off_t)ranges[start][0], (off_t)(ranges[k][1] - ranges[start][0]),
+                        POSIX_FADV_WILLNEED);
+    start = k + 1;
+  }
+  free(ranges);
 }
 
 int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t elem_size, int64_t row,
@@ -179,10 +223,99 @@ int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t ele
   if (nrows <= 0 || ncols <= 0) return 0;
   if (xio_codec_scratches_reserve(&ix->scratch, xio_pool_threads()))
     return xio_fail(err, "out of memory reading %s", ix->shown);
-  block_read r = {.ix = ix, .buf = buf};
+  block_read r = {.job = {.ix = ix}, .buf = buf};
   xio_chunk_box_of(&r.box, shape, ix->chunk, ix->type_size, elem_size, row, nrows, col, ncols);
-  atomic_init(&r.failed, 0);
+  atomic_init(&r.job.failed, 0);
+  ask_ahead(ix, &r.box, 0, r.box.chunks);
   if (xio_pool_run(r.box.chunks, read_chunk, &r) == 0) return 0;
-  *err = r.err;
+  *err = r.job.err;
   return -1;
+}
+
+int64_t xio_chunk_index_chunks(const xio_chunk_index *ix) { return ix->count; }
+
+int xio_chunk_index_whole_elements(const xio_chunk_index *ix, const xio_shape *shape) {
+  for (int i = shape->trail; i < shape->ndims; i++)
+    if (ix->chunk[i] != shape->dims[i]) return 0;
+  return 1;
+}
+
+/* A chunk-wise sum: chunks [first, first + count) of the index, each an
+ * item of a pool job, each thread's sum in its slot. */
+typedef struct {
+  chunk_job job;
+  const xio_shape *shape;
+  int64_t first;
+  xio_chunk_run_fn fn;
+  void *arg;
+  uint64_t *sums;
+} chunk_sum;
+
+/* The runs of whole elements along the last column axis of the chunk
+ * whose first value is at origin, decoded in values, each handed to fn. */
+static uint64_t sum_runs(const chunk_sum *c, const int64_t *origin, const unsigned char *values) {
+  const xio_chunk_index *ix = c->job.ix;
+  const xio_shape *s = c->shape;
+  const int n = s->ndims, last = s->trail - 1;
+  int64_t step[XIO_MAX_DIMS], stride[XIO_MAX_DIMS], to[XIO_MAX_DIMS], at[XIO_MAX_DIMS];
+  int64_t along = 1, in_chunk = 1; /* an axis's step in its group's flattened index, in the chunk */
+  for (int i = n - 1; i >= 0; i--) {
+    if (i == s->trail - 1 || i == s->split - 1) along = 1;
+    step[i] = along, along *= s->dims[i];
+    stride[i] = in_chunk, in_chunk *= ix->chunk[i];
+    const int64_t end = origin[i] + ix->chunk[i];
+    to[i] = (end < s->dims[i] ? end : s->dims[i]) - 1;
+    at[i] = origin[i];
+  }
+  uint64_t sum = 0;
+  for (;;) {
+    int64_t row = 0, col = at[last], offset = 0; /* at[last]: the run's first */
+    for (int i = 0; i <= last; i++) {
+      if (i < s->split)
+        row += at[i] * step[i];
+      else if (i < last)
+        col += at[i] * step[i];
+      offset += (at[i] - origin[i]) * stride[i];
+    }
+    sum +=
+        c->fn(c->arg, values + (size_t)offset * ix->type_size, row, col, to[last] - at[last] + 1);
+    int i = last - 1; /* the next run: an odometer over the axes before */
+    while (i >= 0 && at[i] == to[i]) at[i] = origin[i], i--;
+    if (i < 0) return sum;
+    at[i]++;
+  }
+}
+
+/* Item k: chunk first + k read, decoded and summed. */
+static int sum_chunk(void *arg, int64_t k, int worker) {
+  chunk_sum *c = arg;
+  const xio_chunk_index *ix = c->job.ix;
+  const int64_t index = c->first + k;
+  int64_t origin[XIO_MAX_DIMS];
+  for (int64_t a = ix->ndims - 1, rest = index; a >= 0; a--) {
+    origin[a] = rest % ix->grid[a] * ix->chunk[a];
+    rest /= ix->grid[a];
+  }
+  const unsigned char *values = NULL;
+  if (decoded_chunk(&c->job, index, origin, worker, &values)) return -1;
+  c->sums[worker] += sum_runs(c, origin, values);
+  return 0;
+}
+
+int xio_chunk_index_sum(xio_chunk_index *ix, const xio_shape *shape, int64_t first, int64_t count,
+                        xio_chunk_run_fn fn, void *arg, uint64_t *sum, xio_error *err) {
+  *sum = 0;
+  if (count <= 0) return 0;
+  const int threads = xio_pool_threads();
+  chunk_sum c = {.job = {.ix = ix}, .shape = shape, .first = first, .fn = fn, .arg = arg};
+  atomic_init(&c.job.failed, 0);
+  if (xio_codec_scratches_reserve(&ix->scratch, threads) ||
+      !(c.sums = calloc((size_t)threads, sizeof *c.sums)))
+    return xio_fail(err, "out of memory reading %s", ix->shown);
+  ask_ahead(ix, NULL, first, count);
+  const int rc = xio_pool_run(count, sum_chunk, &c);
+  for (int w = 0; w < threads; w++) *sum += c.sums[w];
+  free(c.sums);
+  if (rc) *err = c.job.err;
+  return rc ? -1 : 0;
 }

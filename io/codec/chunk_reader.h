@@ -50,6 +50,25 @@ int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t 
 int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t elem_size, int64_t row,
                          int64_t nrows, int64_t col, int64_t ncols, void *buf, xio_error *err);
 
+/* Local, after xio_chunk_index_build said 1.  How many chunks the
+ * dataset has, and whether each holds whole elements of it folded as
+ * `shape` (its axes inside the elements whole). */
+int64_t xio_chunk_index_chunks(const xio_chunk_index *ix);
+int xio_chunk_index_whole_elements(const xio_chunk_index *ix, const xio_shape *shape);
+
+/* The sum of a run of n elements of the folded matrix from (row, col)
+ * along its columns, their bytes at `elements`. */
+typedef uint64_t (*xio_chunk_run_fn)(void *arg, const unsigned char *elements, int64_t row,
+                                     int64_t col, int64_t n);
+
+/* Local, where chunks hold whole elements.  Chunks [first, first + count)
+ * of the dataset (row-major over its chunks) read and decoded on the pool's
+ * threads, each once, and the runs of whole elements of each handed to fn
+ * there: into *sum the sum of what fn returns.  A chunk that cannot be read
+ * or decoded fails it, as xio_chunk_index_read does. */
+int xio_chunk_index_sum(xio_chunk_index *ix, const xio_shape *shape, int64_t first, int64_t count,
+                        xio_chunk_run_fn fn, void *arg, uint64_t *sum, xio_error *err);
+
 /* Local.  NULL is accepted. */
 void xio_chunk_index_free(xio_chunk_index *ix);
 

@@ -262,11 +262,10 @@ static int make_room(const xio_chunk_writer *w, const int64_t *all, int64_t **re
   return *records && *incoming;
 }
 
-/* Rank 0.  Every rank's chunks written, its own first; every rank's are
- * received even after a failure (rc), so that no rank waits. */
-static int store_all(xio_chunk_writer *w, hid_t dset, const int64_t *all, int64_t *records,
-                     unsigned char *incoming, int rc, xio_error *err) {
-  if (rc == 0) rc = store_chunks(w, dset, all[0], w->records, w->arena, err);
+/* Rank 0.  The other ranks' chunks written; every rank's are received
+ * even after a failure (rc), so that no rank waits. */
+static int store_others(xio_chunk_writer *w, hid_t dset, const int64_t *all, int64_t *records,
+                        unsigned char *incoming, int rc, xio_error *err) {
   for (int r = 1; r < w->nranks; r++)
     if (all[2 * r])
       rc = receive_and_store(w, dset, r, all[2 * r], (uint64_t)all[2 * r + 1], records, incoming,
@@ -293,6 +292,8 @@ int xio_chunk_writer_write(xio_chunk_writer *w, hid_t dset, int64_t row, int64_t
   if (rc) count = 0, bytes = 0; /* still takes part, with nothing */
   const double encoded = MPI_Wtime();
   w->encode_seconds += encoded - began;
+  /* rank 0's own first, while the others may still be compressing theirs */
+  if (w->rank == 0 && rc == 0) rc = store_chunks(w, dset, count, w->records, w->arena, err);
   int64_t mine[2] = {count, (int64_t)bytes}, *all = NULL, *records = NULL;
   unsigned char *incoming = NULL;
   int ready = 0;
@@ -308,7 +309,7 @@ int xio_chunk_writer_write(xio_chunk_writer *w, hid_t dset, int64_t row, int64_t
   if (ready == 0 && rc == 0)
     rc = xio_fail(err, "rank 0 cannot allocate room for the other ranks' chunks of %s", w->name);
   else if (ready > 0 && w->rank == 0)
-    rc = store_all(w, dset, all, records, incoming, rc, err);
+    rc = store_others(w, dset, all, records, incoming, rc, err);
   else if (ready > 0 && count && send_chunks(w, count, bytes, rc ? &lost : err))
     rc = -1;
   if (w->rank == 0) w->store_seconds += MPI_Wtime() - encoded;

@@ -206,21 +206,23 @@ class Storage(ToolTestCase):
         self.assertNotIn("do not hold whole", result.stderr)
 
     def test_default_chunks_of_a_time_series_stop_at_the_ranks_shares(self):
-        # Each of 2 ranks writes 45 of the 90 latitudes: a chunk across
-        # their border is gathered to one rank to compress.  The square
-        # side here is 32 (chunks of 32 x 32 x 256 before), which does not
-        # divide 45; 15 does.
-        shape = (256, 90, 40)
-        data = pattern(shape, "<f4")
-        with h5py.File(self.path("in.h5"), "w") as f:
-            f.create_dataset("tas", data=data, chunks=(1, 90, 40), compression="gzip",
-                             shuffle=True)
-        result = self.xpose(2, "--axes", "1,2,0", "in.h5", "out.h5")
-        self.assertEqual(result.returncode, 0, result)
-        with h5py.File(self.path("out.h5"), "r") as f:
-            chunks = f["tas"].chunks
-            self.assertTrue(np.array_equal(f["tas"][...], data.transpose(1, 2, 0)))
-        self.assertEqual(chunks, (15, 40, 256))
+        # Each of 2 ranks compresses whole chunks of its latitudes.  The
+        # square side here is 32 (chunks of 32 x 32 x 256 before), which does
+        # not divide 45 a rank; 15 does.  91 latitudes: 46 and 45, whose even
+        # share 46 is over 32, in chunks of 23, two to a rank.
+        for lats, want in ((90, (15, 40, 256)), (91, (23, 40, 256))):
+            shape = (256, lats, 40)
+            data = pattern(shape, "<f4")
+            with h5py.File(self.path("in.h5"), "w") as f:
+                f.create_dataset("tas", data=data, chunks=(1, lats, 40), compression="gzip",
+                                 shuffle=True)
+            result = self.xpose(2, "--force", "-v", "--axes", "1,2,0", "in.h5", "out.h5")
+            self.assertEqual(result.returncode, 0, result)
+            self.assertIn("written as stored by rank 0", result.stderr)
+            with h5py.File(self.path("out.h5"), "r") as f:
+                chunks = f["tas"].chunks
+                self.assertTrue(np.array_equal(f["tas"][...], data.transpose(1, 2, 0)))
+            self.assertEqual(chunks, want)
 
 class DimensionScales(ToolTestCase):
     def test_scales_are_copied_and_attached_swapped(self):
