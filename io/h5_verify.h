@@ -10,7 +10,8 @@
 /* Collective.  The position-keyed checksum (checksum.h) of all of m, read
  * raw where it can be (raw_dataset.h: each rank a contiguous share of the
  * elements, in several sequential streams, from any node), else by
- * contiguous row slabs within memory_budget bytes per rank.  With
+ * chunks, or by contiguous row slabs or blocks of whole chunks, within
+ * memory_budget bytes per rank.  With
  * transposed_from (NULL: keys of m's own positions), m is an output B =
  * A^T, A shaped and folded so, and its elements carry their keys in A.
  * Calls stop_requested() (when not NULL) between slabs; a stop agreed by

@@ -32,16 +32,17 @@ int xio_slab_walk_init(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_si
 }
 
 int xio_slab_walk_chunks(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size,
-                         uint64_t budget, int64_t unit_rows, int64_t unit_cols, xio_slab_walk *walk,
-                         xio_error *err) {
+                         uint64_t budget, uint64_t most, int64_t unit_rows, int64_t unit_cols,
+                         xio_slab_walk *walk, xio_error *err) {
   int rank, nranks;
   if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err) ||
       XIO_MPICHECK(MPI_Comm_size(comm, &nranks), err))
     return -1;
-  if (budget > XIO_MAX_TRANSFER_BYTES) budget = XIO_MAX_TRANSFER_BYTES;
+  if (most > XIO_MAX_TRANSFER_BYTES) most = XIO_MAX_TRANSFER_BYTES;
+  if (budget > most) budget = most;
   if (rows == 0 || cols == 0 || unit_rows < 1 || unit_cols < 1) return 1;
   int64_t br = unit_rows < rows ? unit_rows : rows, bc = unit_cols < cols ? unit_cols : cols;
-  if ((uint64_t)br * (uint64_t)bc * elem_size > budget) return 1;
+  if ((uint64_t)br * (uint64_t)bc * elem_size > most) return 1;
   while (bc < cols && (uint64_t)br * (uint64_t)(bc + unit_cols) * elem_size <= budget)
     bc += unit_cols;
   if (bc > cols) bc = cols;

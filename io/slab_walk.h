@@ -27,11 +27,12 @@ int xio_slab_walk_init(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_si
 /* Collective.  The same in blocks of whole chunks (the rows and columns
  * a block starts and ends on being multiples of unit_rows and unit_cols),
  * the ranks taking blocks in turn, so that each chunk is read once, by one
- * rank (a compressed one is decompressed once).  1, and nothing set,
- * where one chunk's block does not fit the budget. */
+ * rank (a compressed one is decompressed once): blocks grown up to budget
+ * bytes, one chunk's block allowed up to most bytes.  1, and nothing set,
+ * where one chunk's block does not fit most. */
 int xio_slab_walk_chunks(MPI_Comm comm, int64_t rows, int64_t cols, size_t elem_size,
-                         uint64_t budget, int64_t unit_rows, int64_t unit_cols, xio_slab_walk *walk,
-                         xio_error *err);
+                         uint64_t budget, uint64_t most, int64_t unit_rows, int64_t unit_cols,
+                         xio_slab_walk *walk, xio_error *err);
 
 /* Piece p of walk->total; empty (nr = nc = 0) beyond this rank's pieces. */
 void xio_slab_walk_piece(const xio_slab_walk *walk, int64_t p, int64_t *r0, int64_t *nr,

@@ -197,7 +197,7 @@ int tool_begin_move(transpose_run *run, int resuming, xio_error *err) {
     const xio_shape written_from = tool_move_source_shape(run, j - 1);
     if (xio_open_existing(run->comm, path, shown, "/xpose-scratch", 0, src, err) ||
         fold_as_written_by(run, j - 1, src, err) ||
-        xio_checksum_matrix(src, &written_from, piece_budget(run), NULL, &sum, err))
+        xio_checksum_matrix(src, &written_from, run->budget, NULL, &sum, err))
       return -1;
     if (sum != run->record.source_sum)
       return xio_fail(err,
@@ -240,7 +240,7 @@ int tool_move_dataset(transpose_run *run, xio_transpose_options *topt, xio_trans
       /* from storage: its pages are clean (synced at the checkpoint), and
        * each rank drops its node's */
       (void)tool_drop_cached_pages(scratch_path(run, run->move));
-      rc = xio_checksum_matrix(run->dst, &run->src->shape, piece_budget(run), tool_stop_requested,
+      rc = xio_checksum_matrix(run->dst, &run->src->shape, run->budget, tool_stop_requested,
                                &sum, err);
       if (rc) return rc;
       run->scratch_lost = sum != stats->done.sums.written;

@@ -86,9 +86,10 @@ static inline uint64_t matrix_bytes(const xio_matrix *m) {
   return (uint64_t)m->rows * (uint64_t)m->cols * m->elem_size;
 }
 
-/* Bytes per rank for one piece of what is read or copied outside the
- * passes (the read-back, the rest of the input): the budget, up to 64 MiB;
- * larger pieces are no faster, and overlap nothing. */
+/* Bytes per rank for one piece of what is copied outside the passes (the
+ * rest of the input): the budget, up to 64 MiB; larger pieces are no
+ * faster, and overlap nothing.  (The read-back takes the budget: it reads
+ * pieces as large, or a column of chunks where one needs more.) */
 static inline uint64_t piece_budget(const transpose_run *run) {
   const uint64_t most = (uint64_t)64 << 20;
   return run->budget < most ? run->budget : most;

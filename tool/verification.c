@@ -26,7 +26,7 @@ int tool_verify_output(transpose_run *run, double *seconds, xio_error *err) {
   if (run->output_read_back) { /* one dataset, resumed complete: read back at the start */
     found.written = expected.written;
     if (against_input)
-      rc = xio_checksum_matrix(&run->in, NULL, piece_budget(run), tool_stop_requested, &found.read,
+      rc = xio_checksum_matrix(&run->in, NULL, run->budget, tool_stop_requested, &found.read,
                                err);
   } else {
     rc = tool_output_evict(run->comm, &run->output, err);
@@ -38,10 +38,10 @@ int tool_verify_output(transpose_run *run, double *seconds, xio_error *err) {
       if (rc == 0) rc = tool_fold_output(run, err);
       const xio_shape written_from = tool_move_source_shape(run, run->moves - 1);
       if (rc == 0)
-        rc = xio_checksum_matrix(&run->out, &written_from, piece_budget(run), tool_stop_requested,
+        rc = xio_checksum_matrix(&run->out, &written_from, run->budget, tool_stop_requested,
                                  &sums.written, err);
       if (rc == 0 && against_input)
-        rc = xio_checksum_matrix(&run->in, NULL, piece_budget(run), tool_stop_requested, &sums.read,
+        rc = xio_checksum_matrix(&run->in, NULL, run->budget, tool_stop_requested, &sums.read,
                                  err);
       found = tool_checksums_chain(found, sums);
     }
@@ -57,7 +57,7 @@ int tool_verify_output(transpose_run *run, double *seconds, xio_error *err) {
   const xio_path_list rearranged = rearranged_list(run);
   if (rc == 0 && !run->opt->only)
     rc = xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
-                          piece_budget(run), tool_stop_requested, differs, sizeof differs,
+                          run->budget, tool_stop_requested, differs, sizeof differs,
                           &compared, err);
   if (rc == 0 && compared) {
     char bytes[32];
@@ -182,7 +182,7 @@ int tool_check_already_done(transpose_run *run, const char *type_text, xio_error
   int match = 0;
   char detail[sizeof err->message] = "";
   xio_error why = {""};
-  if (verify_each(run, run->out_path.file, piece_budget(run), &match, detail, sizeof detail,
+  if (verify_each(run, run->out_path.file, run->budget, &match, detail, sizeof detail,
                   &why) != TOOL_EXIT_OK ||
       (match && !run->opt->only &&
        compare_rest(run, piece_budget(run), &match, detail, sizeof detail, &why)))
