@@ -8,6 +8,7 @@
 
 #include "checkpoints.h"
 #include "checksum.h"
+#include "chunk_reader.h"
 #include "chunk_writer.h"
 #include "host_memory.h"
 #include "pass_buffers.h"
@@ -293,6 +294,12 @@ static int end_loop(pass_loop *l, int rc, xio_error *err) {
   if (l->io.writer)
     xio_chunk_writer_times(l->io.writer, &stats->encode_seconds, &stats->store_seconds,
                            &stats->stored_bytes);
+  xio_chunk_read_times reads;
+  xio_chunk_index_times(l->in->chunk_index, &reads);
+  stats->codec_read = reads.used;
+  stats->locate_seconds = reads.locate_seconds;
+  stats->fetch_seconds = reads.fetch_seconds;
+  stats->decode_seconds = reads.decode_seconds;
   xio_error close_err;
   const int closed = l->io.ops ? l->io.ops->close(&l->io, &close_err) : 0;
   if (closed && rc == 0) *err = close_err;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "chunk_box.h"
@@ -28,7 +29,16 @@ struct xio_chunk_index {
   size_t type_size, chunk_bytes;
   xio_codec_scratches scratch; /* one for each thread of the pool */
   char shown[700];
+  /* where the time goes: locating the chunks; the threads' reading and decoding */
+  double locate_seconds;
+  atomic_uint_fast64_t fetch_ns, decode_ns;
 };
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 int xio_codec_off(void) {
   const char *codec = getenv("XPOSE_CODEC");
@@ -73,10 +83,22 @@ static int known_storage(xio_chunk_index *ix, hid_t dset, const xio_shape *shape
   return ok && ix->count > 0;
 }
 
+/* The file offset HDF5's addresses count from: its user block's size
+ * (H5Dget_chunk_info's addresses are relative to it; 0 in most files). */
+static int base_address(hid_t file, uint64_t *base) {
+  const hid_t fcpl = H5Fget_create_plist(file);
+  hsize_t userblock = 0;
+  const int ok = fcpl >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0;
+  if (fcpl >= 0) (void)H5Pclose(fcpl); /* only read */
+  *base = (uint64_t)userblock;
+  return ok;
+}
+
 /* Collective.  Where each chunk lies: every rank asks HDF5 the same
  * questions in the same order.  0 where every chunk is allocated. */
-static int locate_chunks(xio_chunk_index *ix, hid_t dset) {
-  int missing = 0;
+static int locate_chunks(xio_chunk_index *ix, hid_t file, hid_t dset) {
+  uint64_t base = 0;
+  int missing = !base_address(file, &base);
   for (int64_t k = 0; k < ix->count; k++) {
     hsize_t offset[XIO_MAX_DIMS];
     for (int64_t a = ix->ndims - 1, rest = k; a >= 0; a--) {
@@ -88,7 +110,7 @@ static int locate_chunks(xio_chunk_index *ix, hid_t dset) {
     if (H5Dget_chunk_info_by_coord(dset, offset, &ix->mask[k], &addr, &size) < 0 ||
         addr == HADDR_UNDEF || size == 0)
       missing = 1; /* asked on: every rank makes the same calls */
-    ix->addr[k] = (uint64_t)addr;
+    ix->addr[k] = (uint64_t)addr + base;
     ix->size[k] = (uint64_t)size;
   }
   return missing ? -1 : 0;
@@ -114,7 +136,9 @@ int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t 
               (ix->size = malloc((size_t)ix->count * sizeof *ix->size)) &&
               (ix->mask = malloc((size_t)ix->count * sizeof *ix->mask));
   if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &ready, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
-  if (ready) ready = locate_chunks(ix, dset) == 0;
+  const uint64_t locating = now_ns();
+  if (ready) ready = locate_chunks(ix, file, dset) == 0;
+  ix->locate_seconds = (double)(now_ns() - locating) * 1e-9;
   if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &ready, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
   if (ready) (void)posix_fadvise(ix->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return ix->usable = ready;
@@ -151,6 +175,7 @@ static int decoded_chunk(chunk_job *job, int64_t index, const int64_t *origin, i
   const size_t have = (size_t)ix->size[index];
   unsigned char *stored = scratch ? xio_codec_scratch_buffer(scratch, have) : NULL;
   if (!stored) return chunk_failed(job, origin, index, "cannot be read: out of memory");
+  const uint64_t t0 = now_ns();
   for (size_t done = 0; done < have;) {
     const ssize_t got = pread(ix->fd, stored + done, have - done, (off_t)(ix->addr[index] + done));
     if (got < 0 && errno == EINTR) continue;
@@ -160,10 +185,13 @@ static int decoded_chunk(chunk_job *job, int64_t index, const int64_t *origin, i
     if (got <= 0) return chunk_failed(job, origin, index, why);
     done += (size_t)got;
   }
+  const uint64_t t1 = now_ns();
   char why[200], damaged[260];
-  if (xio_chunk_decode(&ix->filters, ix->mask[index], stored, have, ix->chunk_bytes, scratch,
-                       values, why, sizeof why) == 0)
-    return 0;
+  const int decoded = xio_chunk_decode(&ix->filters, ix->mask[index], stored, have,
+                                       ix->chunk_bytes, scratch, values, why, sizeof why);
+  atomic_fetch_add_explicit(&job->ix->fetch_ns, t1 - t0, memory_order_relaxed);
+  atomic_fetch_add_explicit(&job->ix->decode_ns, now_ns() - t1, memory_order_relaxed);
+  if (decoded == 0) return 0;
   snprintf(damaged, sizeof damaged, "%s: the file is damaged", why);
   return chunk_failed(job, origin, index, strcmp(why, "out of memory") ? damaged : why);
 }
@@ -233,6 +261,13 @@ int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t ele
 }
 
 int64_t xio_chunk_index_chunks(const xio_chunk_index *ix) { return ix->count; }
+
+void xio_chunk_index_times(const xio_chunk_index *ix, xio_chunk_read_times *t) {
+  *t = (xio_chunk_read_times){0};
+  if (!ix || !ix->usable) return;
+  *t = (xio_chunk_read_times){1, ix->locate_seconds, (double)atomic_load(&ix->fetch_ns) * 1e-9,
+                              (double)atomic_load(&ix->decode_ns) * 1e-9};
+}
 
 int xio_chunk_index_whole_elements(const xio_chunk_index *ix, const xio_shape *shape) {
   for (int i = shape->trail; i < shape->ndims; i++)

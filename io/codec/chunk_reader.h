@@ -56,6 +56,15 @@ int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t ele
 int64_t xio_chunk_index_chunks(const xio_chunk_index *ix);
 int xio_chunk_index_whole_elements(const xio_chunk_index *ix, const xio_shape *shape);
 
+/* Local.  Where this rank's reads of ix's chunks spent their time: HDF5
+ * locating them, and the pool's threads, all of them together, reading
+ * their stored bytes and decoding them.  `used` 0: none read so. */
+typedef struct {
+  int used;
+  double locate_seconds, fetch_seconds, decode_seconds;
+} xio_chunk_read_times;
+void xio_chunk_index_times(const xio_chunk_index *ix, xio_chunk_read_times *times);
+
 /* The sum of a run of n elements of the folded matrix from (row, col)
  * along its columns, their bytes at `elements`. */
 typedef uint64_t (*xio_chunk_run_fn)(void *arg, const unsigned char *elements, int64_t row,

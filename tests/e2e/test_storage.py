@@ -192,6 +192,16 @@ class Storage(ToolTestCase):
         result = self.xpose(1, "-v", "--force", "in.h5", "out.h5", env={"XPOSE_CODEC": "hdf5"})
         self.assertIn("compressed by HDF5's pipeline (XPOSE_CODEC=hdf5)", result.stderr)
 
+    def test_the_codec_reads_a_file_with_a_user_block(self):
+        # HDF5's chunk addresses count from the end of the user block.
+        with h5py.File(self.path("in.h5"), "w", userblock_size=512) as f:
+            f.create_dataset("m", data=np.arange(200 * 300, dtype="f4").reshape(200, 300),
+                             chunks=(20, 30), compression="gzip", shuffle=True)
+        result = self.xpose(2, "-v", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("of the reads on rank 0: locating the input's chunks", result.stderr)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
+
     def test_chunks_no_pass_holds_whole_are_named_with_what_to_change(self):
         # 100 x 100 compressed chunks and passes of 30 x 27 blocks: a stopped
         # run would start over; the note says why and what keeps it resumable.
