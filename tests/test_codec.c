@@ -3,12 +3,16 @@
  * runs (shuffle, deflate at levels 0-9, Fletcher32), alone and together,
  * values of 1 to 16 bytes, filter masks that skip some; damaged chunks
  * refused with the reason; the pool's jobs; chunks copied between a block
- * and their own layout.  Skipped (77) in builds without libdeflate. */
+ * and their own layout; chunks located by walking the file's B-tree.
+ * Skipped (77) in builds without libdeflate. */
+#include <fcntl.h>
 #include <hdf5.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chunk_box.h"
+#include "chunk_btree.h"
 #include "filters.h"
 #include "pool.h"
 #include "test_util.h"
@@ -228,6 +232,80 @@ static void check_box(void) {
   cases += 2;
 }
 
+/* Chunk places walked from the file (chunk_btree.h) against HDF5's, for
+ * every chunk of a 3-D dataset (6 x 7 x 9 in 2 x 3 x 4 chunks, edges
+ * included) in the file layouts HDF5 1.10 writes: object headers of
+ * version 1 (the earliest format) and 2 (1.8's, with attributes in order
+ * of creation, as netCDF-4 keeps them, and enough of them to continue the
+ * header elsewhere), a user block; files the walk must leave to HDF5: the
+ * latest format's index, a chunk never written. */
+static void check_btree_walk(void) {
+  enum { CHUNKS = 3 * 3 * 3 };
+  const struct {
+    int latest, v18, order, userblock, attributes, unwritten, walked;
+  } files[] = {{0, 0, 0, 0, 0, 0, 1},  {0, 1, 1, 0, 40, 0, 1}, {0, 0, 0, 512, 40, 0, 1},
+               {0, 1, 0, 0, 0, 0, 1},  {1, 0, 0, 0, 0, 0, 0},  {0, 0, 0, 0, 0, 1, 0}};
+  const hsize_t dims[3] = {6, 7, 9}, chunk[3] = {2, 3, 4};
+  float values[6 * 7 * 9];
+  for (int i = 0; i < 6 * 7 * 9; i++) values[i] = (float)(i % 17) * 0.25f;
+  for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+    const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (files[f].latest) H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+    if (files[f].v18) H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+    if (files[f].userblock) H5Pset_userblock(fcpl, (hsize_t)files[f].userblock);
+    hid_t file = H5Fcreate("btree.h5", H5F_ACC_TRUNC, fcpl, fapl);
+    const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), space = H5Screate_simple(3, dims, NULL);
+    H5Pset_chunk(dcpl, 3, chunk);
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, 4);
+    if (files[f].order) H5Pset_attr_creation_order(dcpl, H5P_CRT_ORDER_TRACKED);
+    const hid_t dset = H5Dcreate2(file, "v", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    const hsize_t some[3] = {0, 0, 0}, first[3] = {2, 3, 4};
+    if (files[f].unwritten) H5Sselect_hyperslab(space, H5S_SELECT_SET, some, NULL, first, NULL);
+    const hid_t memory = files[f].unwritten ? H5Screate_simple(3, first, NULL) : H5S_ALL;
+    H5Dwrite(dset, H5T_NATIVE_FLOAT, memory, files[f].unwritten ? space : H5S_ALL, H5P_DEFAULT,
+             values);
+    for (int a = 0; a < files[f].attributes; a++) {
+      char name[64];
+      snprintf(name, sizeof name, "attribute_%02d_with_a_long_name", a);
+      const hid_t s = H5Screate(H5S_SCALAR),
+                  attribute = H5Acreate2(dset, name, H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT);
+      H5Awrite(attribute, H5T_NATIVE_INT, &a);
+      H5Aclose(attribute), H5Sclose(s);
+    }
+    if (memory != H5S_ALL) H5Sclose(memory);
+    H5Dclose(dset), H5Sclose(space), H5Pclose(dcpl), H5Fclose(file), H5Pclose(fcpl), H5Pclose(fapl);
+
+    file = H5Fopen("btree.h5", H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t d = H5Dopen2(file, "v", H5P_DEFAULT);
+    const int fd = open("btree.h5", O_RDONLY);
+    const int64_t c[3] = {2, 3, 4}, grid[3] = {3, 3, 3};
+    uint64_t addr[CHUNKS], size[CHUNKS];
+    unsigned mask[CHUNKS];
+    const xio_chunk_places places = {3, c, grid, CHUNKS, (uint64_t)files[f].userblock,
+                                     addr, size, mask};
+    const int walked = xio_chunk_btree_walk(fd, file, d, &places);
+    EXPECT(walked == files[f].walked, "file %zu: walked %d", f, walked);
+    EXPECT(!walked || xio_chunk_btree_agrees(d, &places), "file %zu: HDF5 disagrees", f);
+    for (int64_t k = 0; walked && k < CHUNKS; k++) {
+      const hsize_t offset[3] = {(hsize_t)(k / 9 * 2), (hsize_t)(k / 3 % 3 * 3),
+                                 (hsize_t)(k % 3 * 4)};
+      unsigned m = 9;
+      haddr_t a = HADDR_UNDEF;
+      hsize_t n = 0;
+      H5Dget_chunk_info_by_coord(d, offset, &m, &a, &n);
+      EXPECT(addr[k] == (uint64_t)a + (uint64_t)files[f].userblock && size[k] == n && mask[k] == m,
+             "file %zu, chunk %lld: walked %llu (%llu bytes), HDF5 %llu (%llu)", f, (long long)k,
+             (unsigned long long)addr[k], (unsigned long long)size[k], (unsigned long long)a,
+             (unsigned long long)n);
+    }
+    close(fd);
+    H5Dclose(d), H5Fclose(file);
+    cases++;
+  }
+  remove("btree.h5");
+}
+
 int main(void) {
 #if !defined(XIO_HAVE_LIBDEFLATE)
   printf("skipped: built without libdeflate\n");
@@ -246,6 +324,7 @@ int main(void) {
   check_masks_and_damage();
   check_pool();
   check_box();
+  check_btree_walk();
   if (test_failures) return 1;
   printf("chunk codec: %lld cases passed\n", cases);
   return 0;

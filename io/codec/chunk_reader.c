@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "chunk_box.h"
+#include "chunk_btree.h"
 #include "filters.h"
 #include "pool.h"
 
@@ -94,11 +95,10 @@ static int base_address(hid_t file, uint64_t *base) {
   return ok;
 }
 
-/* Collective.  Where each chunk lies: every rank asks HDF5 the same
- * questions in the same order.  0 where every chunk is allocated. */
-static int locate_chunks(xio_chunk_index *ix, hid_t file, hid_t dset) {
-  uint64_t base = 0;
-  int missing = !base_address(file, &base);
+/* Local, but asked of HDF5 with the same questions in the same order on
+ * every rank: where each chunk lies.  0 where every chunk is allocated. */
+static int ask_hdf5(xio_chunk_index *ix, hid_t dset, uint64_t base) {
+  int missing = 0;
   for (int64_t k = 0; k < ix->count; k++) {
     hsize_t offset[XIO_MAX_DIMS];
     for (int64_t a = ix->ndims - 1, rest = k; a >= 0; a--) {
@@ -114,6 +114,24 @@ static int locate_chunks(xio_chunk_index *ix, hid_t file, hid_t dset) {
     ix->size[k] = (uint64_t)size;
   }
   return missing ? -1 : 0;
+}
+
+/* Collective.  Where each chunk lies: walked from the file where every
+ * rank can (chunk_btree.h), else asked of HDF5.  1 where every chunk is
+ * allocated, 0 where not, -1 with a message where MPI failed. */
+static int locate_chunks(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t dset,
+                         xio_error *err) {
+  uint64_t base = 0;
+  const int based = base_address(file, &base);
+  const xio_chunk_places places = {ix->ndims, ix->chunk,   ix->grid, ix->count,
+                                   base,      ix->addr,    ix->size, ix->mask};
+  int walked = based && xio_chunk_btree_walk(ix->fd, file, dset, &places);
+  if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &walked, 1, MPI_INT, MPI_MIN, comm), err))
+    return -1;
+  if (walked) walked = xio_chunk_btree_agrees(dset, &places);
+  if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &walked, 1, MPI_INT, MPI_MIN, comm), err))
+    return -1;
+  return walked || (ask_hdf5(ix, dset, base) == 0 && based);
 }
 
 int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t dset,
@@ -137,7 +155,7 @@ int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t 
               (ix->mask = malloc((size_t)ix->count * sizeof *ix->mask));
   if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &ready, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
   const uint64_t locating = now_ns();
-  if (ready) ready = locate_chunks(ix, file, dset) == 0;
+  if (ready && (ready = locate_chunks(ix, comm, file, dset, err)) < 0) return -1;
   ix->locate_seconds = (double)(now_ns() - locating) * 1e-9;
   if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &ready, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
   if (ready) (void)posix_fadvise(ix->fd, 0, 0, POSIX_FADV_SEQUENTIAL);

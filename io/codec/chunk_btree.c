@@ -1,0 +1,206 @@
+/* A chunked dataset's v1 B-tree walked from the file (chunk_btree.h), as
+ * HDF5's file format specification lays out object headers (versions 1
+ * and 2), the data layout message (version 3) and v1 B-tree nodes of raw
+ * data chunks (node type 1).  All numbers on file are little-endian. */
+#define _POSIX_C_SOURCE 200809L /* pread */
+#include "chunk_btree.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "h5_compat.h"
+
+enum {
+  MSG_LAYOUT = 0x0008,
+  MSG_CONTINUATION = 0x0010,
+  MOST_BLOCKS = 64,  /* header blocks followed: more is not a header */
+  MOST_LEVELS = 32,  /* of a B-tree: 2^32 chunks and more */
+  MAX_AXES = 33,     /* HDF5's 32, and the element's */
+  LAYOUT_CHUNKED = 2 /* the layout class */
+};
+
+typedef struct {
+  int fd;
+  uint64_t base;
+  unsigned sa, ss; /* bytes of an address, of a length */
+  const xio_chunk_places *places;
+  int64_t found;
+} walk;
+
+static uint64_t le(const unsigned char *p, unsigned n) {
+  uint64_t v = 0;
+  for (unsigned i = n; i-- > 0;) v = v << 8 | p[i];
+  return v;
+}
+
+/* n bytes at the HDF5 address addr into a new buffer (NULL: cannot). */
+static unsigned char *read_at(const walk *w, uint64_t addr, size_t n) {
+  unsigned char *buf = n && n < ((size_t)1 << 30) ? malloc(n) : NULL;
+  for (size_t done = 0; buf && done < n;) {
+    const ssize_t got = pread(w->fd, buf + done, n - done, (off_t)(w->base + addr + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      free(buf);
+      return NULL;
+    }
+    done += (size_t)got;
+  }
+  return buf;
+}
+
+/* A header's blocks of messages, the first and its continuations. */
+typedef struct {
+  uint64_t addr[MOST_BLOCKS], length[MOST_BLOCKS];
+  int count, version, creation_order; /* v2: messages carry their creation order */
+} header_blocks;
+
+/* Messages in block b: the layout's B-tree address and dimensionality
+ * where found (1), continuations queued; 0 where not, -1 where malformed. */
+static int scan_block(const walk *w, header_blocks *h, int b, uint64_t *tree, int *dims,
+                      const int64_t *chunk_dims) {
+  unsigned char *block = read_at(w, h->addr[b], (size_t)h->length[b]);
+  if (!block) return -1;
+  const int v1 = h->version == 1, signed_block = !v1 && b > 0; /* "OCHK", its checksum after */
+  size_t at = signed_block ? 4 : 0, end = (size_t)h->length[b] - (signed_block ? 4 : 0);
+  if (signed_block && (h->length[b] < 8 || memcmp(block, "OCHK", 4) != 0)) {
+    free(block);
+    return -1;
+  }
+  const size_t prefix = v1 ? 8 : 4 + (h->creation_order ? 2 : 0);
+  int rc = 0;
+  while (rc == 0 && at + prefix <= end) {
+    const unsigned type = v1 ? (unsigned)le(block + at, 2) : block[at];
+    const size_t size = (size_t)le(block + at + (v1 ? 2 : 1), 2);
+    const unsigned char *m = block + at + prefix;
+    if (at + prefix + size > end) break; /* a gap */
+    if (type == MSG_CONTINUATION && size >= w->sa + w->ss) {
+      if (h->count == MOST_BLOCKS) rc = -1;
+      else
+        h->addr[h->count] = le(m, w->sa), h->length[h->count++] = le(m + w->sa, w->ss);
+    } else if (type == MSG_LAYOUT) {
+      rc = -1;
+      const int n = size >= 3 ? m[2] : 0;
+      if (m[0] == 3 && m[1] == LAYOUT_CHUNKED && n >= 2 && n <= MAX_AXES &&
+          size >= 3 + w->sa + 4 * (size_t)n && n - 1 == w->places->ndims) {
+        *tree = le(m + 3, w->sa);
+        *dims = n;
+        rc = 1;
+        for (int a = 0; a < n - 1; a++)
+          if ((int64_t)le(m + 3 + w->sa + 4 * a, 4) != chunk_dims[a]) rc = -1;
+      }
+    }
+    at += prefix + size;
+  }
+  free(block);
+  return rc;
+}
+
+/* The B-tree's address and the keys' dimensionality, from dset's object
+ * header at `header`.  0, or -1. */
+static int find_layout(const walk *w, uint64_t header, uint64_t *tree, int *dims) {
+  unsigned char *p = read_at(w, header, 32);
+  if (!p) return -1;
+  header_blocks h = {.count = 1};
+  if (p[0] == 1) { /* version 1: 16 bytes of prefix, messages 8-byte aligned */
+    h.version = 1;
+    h.addr[0] = header + 16, h.length[0] = le(p + 8, 4);
+  } else if (memcmp(p, "OHDR", 4) == 0 && p[4] == 2) {
+    const unsigned flags = p[5];
+    size_t at = 6 + (flags & 0x20 ? 16 : 0) + (flags & 0x10 ? 4 : 0);
+    const unsigned width = 1u << (flags & 3);
+    h.version = 2, h.creation_order = (flags & 0x04) != 0;
+    h.addr[0] = header + at + width, h.length[0] = le(p + at, width);
+  } else {
+    h.count = 0;
+  }
+  free(p);
+  int rc = h.count ? 0 : -1;
+  for (int b = 0; rc == 0 && b < h.count; b++)
+    rc = scan_block(w, &h, b, tree, dims, w->places->chunk);
+  return rc == 1 ? 0 : -1;
+}
+
+/* One leaf record: the chunk at `offset` (in values) lies at addr. */
+static int record(walk *w, const unsigned char *key, int dims, uint64_t addr) {
+  const xio_chunk_places *c = w->places;
+  int64_t index = 0;
+  for (int a = 0; a < c->ndims; a++) {
+    const uint64_t offset = le(key + 8 + 8 * (size_t)a, 8);
+    if (offset % (uint64_t)c->chunk[a] || offset / (uint64_t)c->chunk[a] >= (uint64_t)c->grid[a])
+      return -1;
+    index = index * c->grid[a] + (int64_t)(offset / (uint64_t)c->chunk[a]);
+  }
+  const uint64_t size = le(key, 4);
+  if (le(key + 8 + 8 * (size_t)(dims - 1), 8) != 0 || size == 0 || c->size[index] != 0) return -1;
+  c->addr[index] = w->base + addr, c->size[index] = size;
+  c->mask[index] = (unsigned)le(key + 4, 4);
+  w->found++;
+  return 0;
+}
+
+/* The node at addr, `level` levels above the leaves (-1: the root, any). */
+static int walk_node(walk *w, uint64_t addr, int dims, int level) {
+  const size_t key = 8 + 8 * (size_t)dims, head = 8 + 2 * (size_t)w->sa;
+  unsigned char *p = read_at(w, addr, head);
+  const int ok = p && memcmp(p, "TREE", 4) == 0 && p[4] == 1 && p[5] < MOST_LEVELS &&
+                 (level < 0 || p[5] == level);
+  const int node_level = ok ? p[5] : 0;
+  const size_t entries = ok ? (size_t)le(p + 6, 2) : 0;
+  free(p);
+  if (!ok) return -1;
+  unsigned char *node = read_at(w, addr + head, entries * (key + w->sa) + key);
+  int rc = node ? 0 : -1;
+  for (size_t i = 0; rc == 0 && i < entries; i++) {
+    const unsigned char *k = node + i * (key + w->sa);
+    const uint64_t child = le(k + key, w->sa);
+    rc = node_level ? walk_node(w, child, dims, node_level - 1) : record(w, k, dims, child);
+    if (w->found > w->places->count) rc = -1;
+  }
+  free(node);
+  return rc;
+}
+
+int xio_chunk_btree_agrees(hid_t dset, const xio_chunk_places *c) {
+  const int64_t some[3] = {0, c->count / 2, c->count - 1};
+  int agree = 1;
+  for (int s = 0; s < 3; s++) {
+    hsize_t offset[MAX_AXES];
+    for (int64_t a = c->ndims - 1, rest = some[s]; a >= 0; a--) {
+      offset[a] = (hsize_t)(rest % c->grid[a] * c->chunk[a]);
+      rest /= c->grid[a];
+    }
+    unsigned mask = 0;
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t size = 0;
+    const int64_t k = some[s];
+    if (H5Dget_chunk_info_by_coord(dset, offset, &mask, &addr, &size) < 0 ||
+        addr == HADDR_UNDEF || c->base + (uint64_t)addr != c->addr[k] || size != c->size[k] ||
+        mask != c->mask[k])
+      agree = 0; /* asked on: every rank makes the same calls */
+  }
+  return agree;
+}
+
+int xio_chunk_btree_walk(int fd, hid_t file, hid_t dset, const xio_chunk_places *places) {
+#if H5_VERSION_GE(1, 12, 0)
+  (void)fd, (void)file, (void)dset, (void)places;
+  return 0; /* object tokens, not addresses: HDF5 is asked */
+#else
+  walk w = {.fd = fd, .base = places->base, .places = places};
+  size_t sa = 0, ss = 0;
+  const hid_t fcpl = H5Fget_create_plist(file);
+  const int sized = fcpl >= 0 && H5Pget_sizes(fcpl, &sa, &ss) >= 0 && sa >= 2 && sa <= 8 &&
+                    ss >= 2 && ss <= 8;
+  if (fcpl >= 0) (void)H5Pclose(fcpl); /* only read */
+  xio_object_info info;
+  if (!sized || places->ndims + 1 > MAX_AXES || XIO_OBJECT_INFO(dset, &info) < 0) return 0;
+  w.sa = (unsigned)sa, w.ss = (unsigned)ss;
+  memset(places->size, 0, sizeof *places->size * (size_t)places->count);
+  uint64_t tree = 0;
+  int dims = 0;
+  return find_layout(&w, (uint64_t)info.addr, &tree, &dims) == 0 &&
+         walk_node(&w, tree, dims, -1) == 0 && w.found == places->count;
+#endif
+}
