@@ -128,6 +128,11 @@ int xio_read_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col,
 int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
                     const void *buf, xio_error *err);
 
+/* Local.  This rank's block that a later xio_read_block will read, asked
+ * of storage now, where xpose's codec reads m (its chunks' bytes come in
+ * beside other work); elsewhere nothing. */
+void xio_read_ahead(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols);
+
 /* What xio_storage_apply needs to know of m, as an input. */
 xio_storage_like xio_matrix_storage_like(const xio_matrix *m);
 

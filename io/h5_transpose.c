@@ -62,6 +62,7 @@ typedef struct {
   void *in_order[2]; /* allocated at their first use */
   size_t in_order_bytes;
   xio_pass_geometry at[RING];
+  xio_pass_geometry next; /* the pass read after this step's, asked of storage ahead */
   pass_sums ring[RING];
   xio_checksums local; /* of the passes written since the last checkpoint */
   xio_checkpoints checkpoints;
@@ -179,6 +180,12 @@ static int transpose_pass(pass_loop *l, int64_t index, xio_error *err) {
   return -1;
 }
 
+/* This rank's part of the k-th pass of the order. */
+static xio_pass_geometry pass_geometry(const pass_loop *l, int64_t k) {
+  return xio_pass_geometry_of(&l->stats->done.grid, &l->in->shape, l->order[k], l->rank,
+                              l->nranks, l->io.local, l->io.unit);
+}
+
 /* Collective.  Step k: pass k read into buffer slot k % 2, pass k - 1
  * transposed (this thread) and pass k - 2 written from its slot, the read
  * and the write on the I/O's threads.  The step ends when the read and the
@@ -188,17 +195,18 @@ static int run_step(pass_loop *l, int64_t k, xio_error *err) {
   const int reading = k < l->passes, transposing = k - 1 >= l->first && k - 1 < l->passes,
             writing = k - 2 >= l->first && k - 2 < l->passes;
   if (reading) {
-    l->at[k % RING] = xio_pass_geometry_of(&l->stats->done.grid, &l->in->shape, l->order[k],
-                                           l->rank, l->nranks, l->io.local, l->io.unit);
+    l->at[k % RING] = pass_geometry(l, k);
     l->ring[k % RING] = (pass_sums){0, 0};
   }
+  if (k + 1 < l->passes) l->next = pass_geometry(l, k + 1);
   const xio_pass_request read = {reading ? &l->at[k % RING] : NULL, l->buffers.in_host[k % 2],
-                                 l->sums_in_io ? &l->ring[k % RING].read : NULL},
+                                 l->sums_in_io ? &l->ring[k % RING].read : NULL,
+                                 k + 1 < l->passes ? &l->next : NULL},
                          write = {writing ? &l->at[(k - 2) % RING] : NULL,
                                   l->in->shape.rechunk
                                       ? l->in_order[k % 2]
                                       : l->buffers.out_host[k % 2], /* (k - 2) % 2 */
-                                  l->sums_in_io ? &l->ring[(k - 2) % RING].written : NULL};
+                                  l->sums_in_io ? &l->ring[(k - 2) % RING].written : NULL, NULL};
   l->io.ops->post(&l->io, read, write);
   int rc = transposing ? transpose_pass(l, k - 1, err) : 0;
   /* the next step's read buffer, beside this step's I/O */

@@ -31,6 +31,9 @@ typedef struct {
   const xio_pass_geometry *pass; /* NULL: none this step */
   void *buf;
   uint64_t *sum; /* where the sum of the bytes moved goes (NULL: none; raw only) */
+  /* a read's: the read of the next step, asked of storage once this one
+   * is done (collective, where the codec reads: xio_read_ahead) */
+  const xio_pass_geometry *next;
 } xio_pass_request;
 
 typedef struct xio_pass_io xio_pass_io;

@@ -31,6 +31,9 @@ static int collective_transfer(xio_pass_io *io, int writing) {
 static int collective_step(void *arg) {
   xio_pass_io *io = arg;
   int rc = io->read.request.pass ? collective_transfer(io, 0) : 0;
+  const xio_pass_geometry *next = io->read.request.next;
+  if (rc == 0 && next) /* its chunks come in beside this step's write and transpose */
+    xio_read_ahead(io->in, next->read_row, next->read_rows, next->read_col, next->read_cols);
   /* a failed read fails on every rank (xio_read_block agrees), so every
    * rank leaves out the collective write */
   if (rc == 0 && io->write.request.pass) rc = collective_transfer(io, 1);

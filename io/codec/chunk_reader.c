@@ -278,6 +278,14 @@ int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t ele
   return -1;
 }
 
+void xio_chunk_index_ask_ahead(const xio_chunk_index *ix, const xio_shape *shape, size_t elem_size,
+                               int64_t row, int64_t nrows, int64_t col, int64_t ncols) {
+  if (!ix->usable || nrows <= 0 || ncols <= 0) return;
+  xio_chunk_box box;
+  xio_chunk_box_of(&box, shape, ix->chunk, ix->type_size, elem_size, row, nrows, col, ncols);
+  ask_ahead(ix, &box, 0, box.chunks);
+}
+
 int64_t xio_chunk_index_chunks(const xio_chunk_index *ix) { return ix->count; }
 
 void xio_chunk_index_times(const xio_chunk_index *ix, xio_chunk_read_times *t) {
