@@ -79,7 +79,7 @@ int xio_pass_io_open(const xio_matrix *in, xio_matrix *out, const xio_transpose_
   io->in = in;
   io->out = out;
   io->unit = 1;
-  io->raw_in.fd = io->raw_out.fd = -1;
+  io->raw_in.fd = io->raw_out.fd = io->behind_fd = -1;
   if (XIO_MPICHECK(MPI_Comm_size(in->comm, &nranks), err) ||
       XIO_MPICHECK(MPI_Comm_rank(in->comm, &rank), err))
     return -1;

@@ -79,6 +79,7 @@ struct xio_pass_io {
   xio_io_thread threads[2];
   xio_raw_dataset raw_in, raw_out;
   struct xio_chunk_writer *writer; /* collective: the codec writes out's chunks */
+  int behind_fd;                   /* its one writer's: out's file, for xio_pass_io_collective */
   const char *codec_declined;      /* why not, where its filters would let it */
   char held_name[4096];            /* out's file, held by one writer meanwhile */
 };

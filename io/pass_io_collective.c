@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* sync_file_range */
 /* The passes' collective I/O (pass_io.h): through HDF5's collective
  * MPI-IO, the read and then the write on one I/O thread, so that one HDF5
  * call runs at a time; a compressed output's writes through the chunk
@@ -6,6 +7,9 @@
  * loop's on a duplicate of it, so that the two never interleave
  * collectives on one communicator. */
 #include "pass_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "chunk_writer.h"
 #include "h5_one_writer.h"
@@ -37,6 +41,10 @@ static int collective_step(void *arg) {
   /* a failed read fails on every rank (xio_read_block agrees), so every
    * rank leaves out the collective write */
   if (rc == 0 && io->write.request.pass) rc = collective_transfer(io, 1);
+  /* The pass's chunks on their way to storage now, not all at the last
+   * checkpoint's sync (the hourly year's 624 MB: 0.26 s there). */
+  if (rc == 0 && io->write.request.pass && io->behind_fd >= 0)
+    (void)sync_file_range(io->behind_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   return rc;
 }
 
@@ -55,6 +63,8 @@ static int collective_wait(xio_pass_io *io, xio_error *err) {
 /* Collective where the codec wrote: the output back to every rank. */
 static int collective_close(xio_pass_io *io, xio_error *err) {
   xio_io_thread_stop(&io->threads[0]);
+  if (io->behind_fd >= 0) (void)close(io->behind_fd); /* only started writes */
+  io->behind_fd = -1;
   if (!io->writer) return 0;
   xio_chunk_writer_close(io->writer);
   io->writer = NULL;
@@ -74,6 +84,9 @@ int xio_pass_io_chunks_open(xio_pass_io *io, int64_t unit, xio_error *err) {
     io->writer = NULL;
     return -1;
   }
+  int rank = 0;
+  (void)MPI_Comm_rank(out->comm, &rank);
+  if (rank == 0) io->behind_fd = open(io->held_name, O_RDONLY | O_CLOEXEC); /* or none */
   io->unit = unit;
   return 0;
 }
