@@ -171,11 +171,13 @@ static int checksum_chunks(const xio_matrix *m, int (*stop_requested)(void), pie
   int local = 0;
   for (int64_t at = 0; at < most; at += CHUNKS_BETWEEN_STOPS) {
     if ((*rc = stop_agreed(m->comm, stop_requested, err)) != 0) return 1;
-    const int64_t n = count - at < CHUNKS_BETWEEN_STOPS ? count - at : CHUNKS_BETWEEN_STOPS;
+    const int64_t n = count - at < CHUNKS_BETWEEN_STOPS ? count - at : CHUNKS_BETWEEN_STOPS,
+                  left = count - at - n,
+        ahead = left < CHUNKS_BETWEEN_STOPS ? left : CHUNKS_BETWEEN_STOPS;
     uint64_t part = 0;
     if (local == 0 && n > 0)
-      local =
-          xio_chunk_index_sum(m->chunk_index, &m->shape, first + at, n, sum_run, &r, &part, err);
+      local = xio_chunk_index_sum(m->chunk_index, &m->shape, first + at, n, ahead, sum_run, &r,
+                                  &part, err);
     mine += part;
   }
   *rc = xio_agree(m->comm, local, err);

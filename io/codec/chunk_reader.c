@@ -364,7 +364,8 @@ static int sum_chunk(void *arg, int64_t k, int worker) {
 }
 
 int xio_chunk_index_sum(xio_chunk_index *ix, const xio_shape *shape, int64_t first, int64_t count,
-                        xio_chunk_run_fn fn, void *arg, uint64_t *sum, xio_error *err) {
+                        int64_t ahead, xio_chunk_run_fn fn, void *arg, uint64_t *sum,
+                        xio_error *err) {
   *sum = 0;
   if (count <= 0) return 0;
   const int threads = xio_pool_threads();
@@ -374,6 +375,7 @@ int xio_chunk_index_sum(xio_chunk_index *ix, const xio_shape *shape, int64_t fir
       !(c.sums = calloc((size_t)threads, sizeof *c.sums)))
     return xio_fail(err, "out of memory reading %s", ix->shown);
   ask_ahead(ix, NULL, first, count);
+  if (ahead > 0) ask_ahead(ix, NULL, first + count, ahead);
   const int rc = xio_pool_run(count, sum_chunk, &c);
   for (int w = 0; w < threads; w++) *sum += c.sums[w];
   free(c.sums);

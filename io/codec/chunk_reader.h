@@ -78,10 +78,12 @@ typedef uint64_t (*xio_chunk_run_fn)(void *arg, const unsigned char *elements, i
 /* Local, where chunks hold whole elements.  Chunks [first, first + count)
  * of the dataset (row-major over its chunks) read and decoded on the pool's
  * threads, each once, and the runs of whole elements of each handed to fn
- * there: into *sum the sum of what fn returns.  A chunk that cannot be read
- * or decoded fails it, as xio_chunk_index_read does. */
+ * there: into *sum the sum of what fn returns; the `ahead` chunks after
+ * them asked of the disk meanwhile, for the next call.  A chunk that
+ * cannot be read or decoded fails it, as xio_chunk_index_read does. */
 int xio_chunk_index_sum(xio_chunk_index *ix, const xio_shape *shape, int64_t first, int64_t count,
-                        xio_chunk_run_fn fn, void *arg, uint64_t *sum, xio_error *err);
+                        int64_t ahead, xio_chunk_run_fn fn, void *arg, uint64_t *sum,
+                        xio_error *err);
 
 /* Local.  NULL is accepted. */
 void xio_chunk_index_free(xio_chunk_index *ix);
