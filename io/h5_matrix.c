@@ -606,6 +606,10 @@ int xio_read_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col,
   return transfer_block(m, 0, row, nrows, col, ncols, buf, err);
 }
 
+int xio_reads_alone(const xio_matrix *m) {
+  return m->chunk_index && !m->netcdf3 && xio_chunk_index_ready(m->chunk_index);
+}
+
 void xio_read_ahead(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols) {
   if (m->chunk_index)
     xio_chunk_index_ask_ahead(m->chunk_index, &m->shape, m->elem_size, row, nrows, col, ncols);

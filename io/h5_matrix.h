@@ -128,6 +128,11 @@ int xio_read_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col,
 int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
                     const void *buf, xio_error *err);
 
+/* Local.  Whether xio_read_block reads m without HDF5 from now on (xpose's
+ * codec, its chunks located by a read before): such reads may run beside
+ * another thread's HDF5 calls.  The same on every rank. */
+int xio_reads_alone(const xio_matrix *m);
+
 /* Local.  This rank's block that a later xio_read_block will read, asked
  * of storage now, where xpose's codec reads m (its chunks' bytes come in
  * beside other work); elsewhere nothing. */

@@ -74,6 +74,7 @@ struct xio_pass_io {
   xio_pass_transfer read, write;
   double both_seconds; /* a read and a write in flight together */
   int writing;         /* raw: a write posted and not yet waited for */
+  int apart;           /* collective: this step's read and write on threads of their own */
   int syncs;           /* raw: this rank syncs the output for every rank */
   /* the implementations' own */
   xio_io_thread threads[2];

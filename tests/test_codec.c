@@ -7,6 +7,7 @@
  * Skipped (77) in builds without libdeflate. */
 #include <fcntl.h>
 #include <hdf5.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -178,8 +179,38 @@ static int add_item(void *arg, int64_t item, int worker) {
   return item == j->fail_at ? 7 : 0;
 }
 
+/* Three jobs posted from three threads at once (two run together, the
+ * third after one ends), one of them failing. */
+typedef struct {
+  job j;
+  int64_t items;
+  int rc;
+} posted_job;
+
+static void *post_job(void *arg) {
+  posted_job *p = arg;
+  p->rc = xio_pool_run(p->items, add_item, &p->j);
+  return NULL;
+}
+
+static void check_jobs_at_once(int threads) {
+  xio_pool_set_threads(threads);
+  posted_job p[3] = {{.j.fail_at = -1, .items = 5000}, {.j.fail_at = 1234, .items = 3000},
+                     {.j.fail_at = -1, .items = 7}};
+  pthread_t t[3];
+  for (int i = 0; i < 3; i++) pthread_create(&t[i], NULL, post_job, &p[i]);
+  for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < 3; i += 2)
+    EXPECT(p[i].rc == 0 && p[i].j.sum == p[i].items * (p[i].items - 1) / 2,
+           "%d threads, job %d at once: rc %d, sum %lld", threads, i, p[i].rc,
+           (long long)p[i].j.sum);
+  EXPECT(p[1].rc == 7, "%d threads: the failing job at once: rc %d", threads, p[1].rc);
+  cases++;
+}
+
 /* Every item once, on several threads; a failure ends the job with its code. */
 static void check_pool(void) {
+  for (int threads = 1; threads <= 4; threads += 3) check_jobs_at_once(threads);
   for (int threads = 1; threads <= 5; threads += 2) {
     xio_pool_set_threads(threads);
     EXPECT(xio_pool_threads() == threads, "pool of %d", threads);

@@ -278,6 +278,8 @@ int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t ele
   return -1;
 }
 
+int xio_chunk_index_ready(const xio_chunk_index *ix) { return ix->built && ix->usable; }
+
 void xio_chunk_index_ask_ahead(const xio_chunk_index *ix, const xio_shape *shape, size_t elem_size,
                                int64_t row, int64_t nrows, int64_t col, int64_t ncols) {
   if (!ix->usable || nrows <= 0 || ncols <= 0) return;

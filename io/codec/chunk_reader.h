@@ -50,6 +50,9 @@ int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t 
 int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t elem_size, int64_t row,
                          int64_t nrows, int64_t col, int64_t ncols, void *buf, xio_error *err);
 
+/* Local.  Whether ix was built and its chunks are read raw. */
+int xio_chunk_index_ready(const xio_chunk_index *ix);
+
 /* Local.  The chunks of that block asked of the disk now (where the
  * index is built and usable; else nothing). */
 void xio_chunk_index_ask_ahead(const xio_chunk_index *ix, const xio_shape *shape, size_t elem_size,
