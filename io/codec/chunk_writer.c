@@ -1,7 +1,6 @@
 /* Chunks encoded on every rank and written as stored by one (chunk_writer.h). */
 #include "chunk_writer.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,63 +283,18 @@ static int send_chunks(xio_chunk_writer *w, int64_t count, uint64_t bytes, xio_e
              : 0;
 }
 
-/* A rank's own block to encode, and what came of it. */
-typedef struct {
-  xio_chunk_writer *w;
-  int64_t row, nrows, col, ncols, count;
-  const void *buf;
-  uint64_t bytes;
-  int rc;
-  double seconds;
-  xio_error err;
-} own_block;
-
-static void *encode_own(void *arg) {
-  own_block *o = arg;
-  const double began = MPI_Wtime();
-  o->rc = encode_block(o->w, o->row, o->nrows, o->col, o->ncols, o->buf, &o->count, &o->bytes,
-                       &o->err);
-  if (o->rc) o->count = 0, o->bytes = 0;
-  o->seconds = MPI_Wtime() - began;
-  return NULL;
-}
-
-/* Rank 0, once it knows whether it takes the others' chunks (ready > 0):
- * its own block encoded on a thread of its own, through the pool, while
- * this one receives and stores the others' chunks; then its own stored.
- * Rank 0 compressing first and storing after kept every other rank
- * waiting on it (16 host ranks, the hourly year: 0.6-0.9 s of rank 0's
- * 3.2 s of writing). */
-static int write_on_root(xio_chunk_writer *w, hid_t dset, own_block *own, const int64_t *all,
-                         int64_t *records, unsigned char *incoming, int ready, int rc,
-                         xio_error *err) {
-  if (ready <= 0) return rc;
-  pthread_t helper;
-  const int beside = w->nranks > 1 && pthread_create(&helper, NULL, encode_own, own) == 0;
-  if (!beside) encode_own(own);
-  const double began = MPI_Wtime();
-  rc = store_others(w, dset, all, records, incoming, rc, err);
-  double stored = MPI_Wtime() - began;
-  if (beside) (void)pthread_join(helper, NULL);
-  w->encode_seconds += own->seconds;
-  if (own->rc && rc == 0) *err = own->err;
-  if (own->rc) rc = -1;
-  const double own_began = MPI_Wtime();
-  if (rc == 0) rc = store_chunks(w, dset, own->count, w->records, w->arena, err);
-  w->store_seconds += stored + (MPI_Wtime() - own_began);
-  return rc;
-}
-
 int xio_chunk_writer_write(xio_chunk_writer *w, hid_t dset, int64_t row, int64_t nrows, int64_t col,
                            int64_t ncols, const void *buf, xio_error *err) {
-  own_block own = {.w = w, .row = row, .nrows = nrows, .col = col, .ncols = ncols, .buf = buf};
-  int rc = 0;
-  if (w->rank != 0) { /* rank 0 encodes its own beside the others' (write_on_root) */
-    encode_own(&own);
-    w->encode_seconds += own.seconds;
-    if ((rc = own.rc)) *err = own.err; /* still takes part, with nothing */
-  }
-  int64_t mine[2] = {own.count, (int64_t)own.bytes}, *all = NULL, *records = NULL;
+  const double began = MPI_Wtime();
+  int64_t count = 0;
+  uint64_t bytes = 0;
+  int rc = encode_block(w, row, nrows, col, ncols, buf, &count, &bytes, err);
+  if (rc) count = 0, bytes = 0; /* still takes part, with nothing */
+  const double encoded = MPI_Wtime();
+  w->encode_seconds += encoded - began;
+  /* rank 0's own first, while the others may still be compressing theirs */
+  if (w->rank == 0 && rc == 0) rc = store_chunks(w, dset, count, w->records, w->arena, err);
+  int64_t mine[2] = {count, (int64_t)bytes}, *all = NULL, *records = NULL;
   unsigned char *incoming = NULL;
   int ready = 0;
   if (w->rank == 0 && !(all = malloc(sizeof *all * 2 * (size_t)w->nranks))) abort(); /* bytes */
@@ -354,10 +308,11 @@ int xio_chunk_writer_write(xio_chunk_writer *w, hid_t dset, int64_t row, int64_t
   xio_error lost;
   if (ready == 0 && rc == 0)
     rc = xio_fail(err, "rank 0 cannot allocate room for the other ranks' chunks of %s", w->name);
-  if (w->rank == 0)
-    rc = write_on_root(w, dset, &own, all, records, incoming, ready, rc, err);
-  else if (ready > 0 && own.count && send_chunks(w, own.count, own.bytes, rc ? &lost : err))
+  else if (ready > 0 && w->rank == 0)
+    rc = store_others(w, dset, all, records, incoming, rc, err);
+  else if (ready > 0 && count && send_chunks(w, count, bytes, rc ? &lost : err))
     rc = -1;
+  if (w->rank == 0) w->store_seconds += MPI_Wtime() - encoded;
   free(all);
   free(records);
   free(incoming);
