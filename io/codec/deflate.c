@@ -155,8 +155,9 @@ xio_inflate_result xio_inflate(xio_inflater *inflater, const void *in, size_t in
 }
 
 xio_deflater *xio_deflater_new(int level) {
-  return level >= 0 && level <= 9 ? (xio_deflater *)libdeflate_alloc_compressor(matching_level(level))
-                                  : NULL;
+  return level >= 0 && level <= 9
+             ? (xio_deflater *)libdeflate_alloc_compressor(matching_level(level))
+             : NULL;
 }
 
 void xio_deflater_free(xio_deflater *deflater) {

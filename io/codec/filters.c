@@ -133,19 +133,19 @@ static void shuffle(const unsigned char *in, unsigned char *out, size_t bytes, s
     memcpy(out, in, bytes);
     return;
   }
-  if (size == 2 || size == 4 || size == 8) {
-    if (size == 2) shuffle_sized(in, out, values, 2, undo);
-    if (size == 4) shuffle_sized(in, out, values, 4, undo);
-    if (size == 8) shuffle_sized(in, out, values, 8, undo);
-  } else { /* 64 values at a time, so that every byte plane's run stays in cache */
-    for (size_t i0 = 0; i0 < values; i0 += 64) {
-      const size_t i1 = i0 + 64 < values ? i0 + 64 : values;
-      for (size_t j = 0; j < size; j++)
-        if (undo)
-          for (size_t i = i0; i < i1; i++) out[i * size + j] = in[j * values + i];
-        else
-          for (size_t i = i0; i < i1; i++) out[j * values + i] = in[i * size + j];
-    }
+  switch (size) {
+    case 2: shuffle_sized(in, out, values, 2, undo); break;
+    case 4: shuffle_sized(in, out, values, 4, undo); break;
+    case 8: shuffle_sized(in, out, values, 8, undo); break;
+    default: /* 64 values at a time, so that every byte plane's run stays in cache */
+      for (size_t i0 = 0; i0 < values; i0 += 64) {
+        const size_t i1 = i0 + 64 < values ? i0 + 64 : values;
+        for (size_t j = 0; j < size; j++)
+          if (undo)
+            for (size_t i = i0; i < i1; i++) out[i * size + j] = in[j * values + i];
+          else
+            for (size_t i = i0; i < i1; i++) out[j * values + i] = in[i * size + j];
+      }
   }
   memcpy(out + values * size, in + values * size, bytes - values * size);
 }
