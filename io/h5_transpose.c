@@ -302,12 +302,7 @@ static int end_loop(pass_loop *l, int rc, xio_error *err) {
   if (l->io.writer)
     xio_chunk_writer_times(l->io.writer, &stats->encode_seconds, &stats->store_seconds,
                            &stats->stored_bytes);
-  xio_chunk_read_times reads;
-  xio_chunk_index_times(l->in->chunk_index, &reads);
-  stats->codec_read = reads.used;
-  stats->locate_seconds = reads.locate_seconds;
-  stats->fetch_seconds = reads.fetch_seconds;
-  stats->decode_seconds = reads.decode_seconds;
+  xio_chunk_index_times(l->in->chunk_index, &stats->codec_reads);
   xio_error close_err;
   const int closed = l->io.ops ? l->io.ops->close(&l->io, &close_err) : 0;
   if (closed && rc == 0) *err = close_err;

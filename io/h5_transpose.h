@@ -8,6 +8,7 @@
 #ifndef XIO_TRANSPOSE_H
 #define XIO_TRANSPOSE_H
 
+#include "chunk_reader.h"
 #include "h5_matrix.h"
 #include "passes.h"
 #include "xpose.h"
@@ -90,10 +91,7 @@ typedef struct {
   const char *codec_declined; /* why HDF5 compressed chunks the codec could have */
   double encode_seconds, store_seconds;
   uint64_t stored_bytes;
-  /* Read by the chunk codec (chunk_reader.h): rank 0's time locating the
-   * input's chunks, and its threads' (together) reading and decoding them. */
-  int codec_read;
-  double locate_seconds, fetch_seconds, decode_seconds;
+  xio_chunk_read_times codec_reads; /* rank 0's, where the chunk codec read */
 } xio_transpose_stats;
 
 /* The budget the passes must fit per rank: the host's, or with the CUDA

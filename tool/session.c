@@ -82,7 +82,7 @@ int tool_session_start(const char *program, int *argc, char ***argv, int *rank) 
        xio_fail(&err, "cannot take over HDF5's error reporting")) ||
       xio_deflate_install(&err)) {
     if (*rank == 0) fprintf(stderr, "%s: error: %s\n", program, err.message); /* all ranks' */
-    (void)MPI_Finalize();                                                     /* failing already */
+    (void)MPI_Finalize(); /* failing already */
     return TOOL_EXIT_ERROR;
   }
   return TOOL_EXIT_OK;

@@ -45,10 +45,12 @@ void tool_print_plan(const xio_matrix *in, uint64_t budget, int nranks,
         "the output's chunks were compressed by HDF5's pipeline: %s (more "
         "--memory lets xpose compress them on every thread)",
         stats->codec_declined);
-  if (stats->codec_read)
-    tool_report_verbose("of the reads on rank 0: locating the input's chunks %.3f s; its "
-                        "threads together reading them %.3f s, decoding them %.3f s",
-                        stats->locate_seconds, stats->fetch_seconds, stats->decode_seconds);
+  if (stats->codec_reads.used)
+    tool_report_verbose(
+        "of the reads on rank 0: locating the input's chunks %.3f s; its "
+        "threads together reading them %.3f s, decoding them %.3f s",
+        stats->codec_reads.locate_seconds, stats->codec_reads.fetch_seconds,
+        stats->codec_reads.decode_seconds);
   if (stats->codec_wrote) {
     char stored[32];
     tool_format_bytes(stats->stored_bytes, stored, sizeof stored);

@@ -51,6 +51,14 @@ int64_t xio_chunk_box_chunk(const xio_chunk_box *box, int64_t k, int64_t *origin
   return index;
 }
 
+void xio_chunk_origin(int ndims, const int64_t *chunk, const int64_t *grid, int64_t index,
+                      int64_t *origin) {
+  for (int a = ndims - 1; a >= 0; a--) {
+    origin[a] = index % grid[a] * chunk[a];
+    index /= grid[a];
+  }
+}
+
 /* The flattened index, over axes [a, b), of the position where each axis
  * is at its chunk's first (last: 0) or last value within the dataset. */
 static int64_t flat_corner(const xio_chunk_box *box, const int64_t *origin, int a, int b,

@@ -35,6 +35,12 @@ void xio_chunk_box_of(xio_chunk_box *box, const xio_shape *shape, const int64_t 
  * dataset's chunks (row-major). */
 int64_t xio_chunk_box_chunk(const xio_chunk_box *box, int64_t k, int64_t *origin);
 
+/* Local.  The first value's position (origin) of chunk `index` of a
+ * dataset's `grid` of chunks of `chunk` values along each of ndims axes
+ * (row-major over its chunks). */
+void xio_chunk_origin(int ndims, const int64_t *chunk, const int64_t *grid, int64_t index,
+                      int64_t *origin);
+
 /* Local.  Whether every value of the chunk at origin that lies in the
  * dataset lies in the block. */
 int xio_chunk_box_holds(const xio_chunk_box *box, const int64_t *origin);

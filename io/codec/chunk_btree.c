@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chunk_box.h"
 #include "h5_compat.h"
 
 enum {
@@ -166,11 +167,10 @@ int xio_chunk_btree_agrees(hid_t dset, const xio_chunk_places *c) {
   const int64_t some[3] = {0, c->count / 2, c->count - 1};
   int agree = 1;
   for (int s = 0; s < 3; s++) {
+    int64_t origin[MAX_AXES];
     hsize_t offset[MAX_AXES];
-    for (int64_t a = c->ndims - 1, rest = some[s]; a >= 0; a--) {
-      offset[a] = (hsize_t)(rest % c->grid[a] * c->chunk[a]);
-      rest /= c->grid[a];
-    }
+    xio_chunk_origin(c->ndims, c->chunk, c->grid, some[s], origin);
+    for (int a = 0; a < c->ndims; a++) offset[a] = (hsize_t)origin[a];
     unsigned mask = 0;
     haddr_t addr = HADDR_UNDEF;
     hsize_t size = 0;

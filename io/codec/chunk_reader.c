@@ -100,11 +100,10 @@ static int base_address(hid_t file, uint64_t *base) {
 static int ask_hdf5(xio_chunk_index *ix, hid_t dset, uint64_t base) {
   int missing = 0;
   for (int64_t k = 0; k < ix->count; k++) {
+    int64_t origin[XIO_MAX_DIMS];
     hsize_t offset[XIO_MAX_DIMS];
-    for (int64_t a = ix->ndims - 1, rest = k; a >= 0; a--) {
-      offset[a] = (hsize_t)(rest % ix->grid[a] * ix->chunk[a]);
-      rest /= ix->grid[a];
-    }
+    xio_chunk_origin(ix->ndims, ix->chunk, ix->grid, k, origin);
+    for (int a = 0; a < ix->ndims; a++) offset[a] = (hsize_t)origin[a];
     haddr_t addr = HADDR_UNDEF;
     hsize_t size = 0;
     if (H5Dget_chunk_info_by_coord(dset, offset, &ix->mask[k], &addr, &size) < 0 ||
@@ -355,10 +354,7 @@ static int sum_chunk(void *arg, int64_t k, int worker) {
   const xio_chunk_index *ix = c->job.ix;
   const int64_t index = c->first + k;
   int64_t origin[XIO_MAX_DIMS];
-  for (int64_t a = ix->ndims - 1, rest = index; a >= 0; a--) {
-    origin[a] = rest % ix->grid[a] * ix->chunk[a];
-    rest /= ix->grid[a];
-  }
+  xio_chunk_origin(ix->ndims, ix->chunk, ix->grid, index, origin);
   const unsigned char *values = NULL;
   if (decoded_chunk(&c->job, index, origin, worker, &values)) return -1;
   c->sums[worker] += sum_runs(c, origin, values);
