@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#define _GNU_SOURCE /* setenv, prctl */
 #include "session.h"
 
 #include <hdf5.h>
@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "deflate.h"
@@ -63,10 +64,19 @@ static void yield_while_waiting_in_mpi(void) {
   (void)setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
 }
 
+/* The kernel names a process after the file it executes: "exe" after the
+ * restart through /proc/self/exe.  Users and scripts find, watch and
+ * signal ranks by name (ps, top, pgrep -x, pkill, killall), and threads
+ * started later take the name too. */
+static void name_process(const char *program) {
+  (void)prctl(PR_SET_NAME, program, 0, 0, 0);
+}
+
 int tool_session_start(const char *program, int *argc, char ***argv, int *rank) {
   xio_error err = {""};
   *rank = 0;
   restart_with_huge_page_heap(*argv);
+  name_process(program);
   keep_chunk_buffers_in_heap();
   yield_while_waiting_in_mpi();
   /* Threads: the pass loop's I/O thread does MPI-IO while the main one

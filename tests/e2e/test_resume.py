@@ -12,10 +12,15 @@ import unittest
 
 import numpy as np
 
-from harness import (XPOSE, ToolTestCase, finish, pattern, resume_record, start,
+from harness import (XPOSE, XPOSE_GEN, ToolTestCase, finish, pattern, resume_record, start,
                      wait_for_record, with_environment)
 
 STOPPED, ERROR = 4, 1
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
 WRITE_FAULT = os.environ.get("XPOSE_WRITE_FAULT", "")
 # Thousands of tiny passes (seconds of work) with a checkpoint after each.
 SLOW = ["--memory", "8K", "--checkpoint", "0"]
@@ -74,6 +79,37 @@ class Resume(ToolTestCase):
                     self.assertIn("run the same command with --resume to continue", result.stderr)
                 self.resume_and_check()
                 os.remove(self.path("out.h5"))
+
+    def test_ranks_are_named_after_the_program(self):
+        # Users and scripts find and signal ranks by name (ps, pgrep -x,
+        # pkill, killall), though each restarts itself for its heap.
+        proc = self.start(2)
+        self.wait_for_passes(proc)
+        ranks = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                               text=True).stdout.split()
+        names = [read_text(f"/proc/{pid}/comm").strip() for pid in ranks]
+        # -P: only this run's ranks, not other xpose runs on the machine.
+        signalled = subprocess.run(["pkill", "-USR1", "-x", "-P", str(proc.pid), "xpose"])
+        result = finish(proc)
+        self.assertEqual(names, ["xpose", "xpose"], result)
+        self.assertEqual(signalled.returncode, 0, result)
+        self.assertEqual(result.returncode, STOPPED, result)
+        self.assertResumable(result)
+        self.resume_and_check()
+
+    def test_generator_ranks_are_named_after_it(self):
+        proc = start(2, [XPOSE_GEN, "--memory", "64K", "4000", "4000", "gen.h5"], cwd=self.dir)
+        names = set()
+        while proc.poll() is None and len(names) < 2:
+            for pid in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                      text=True).stdout.split():
+                try:
+                    names.add((pid, read_text(f"/proc/{pid}/comm").strip()))
+                except FileNotFoundError:  # ended meanwhile
+                    pass
+            time.sleep(0.01)
+        self.assertEqual(finish(proc).returncode, 0)
+        self.assertEqual({name for _, name in names}, {"xpose-gen"})
 
     def test_kill_9_of_a_rank_or_of_mpirun_then_resume(self):
         for victim in ("rank", "mpirun"):
