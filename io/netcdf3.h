@@ -27,9 +27,10 @@ typedef struct {
   char name[257]; /* NC_MAX_NAME, and its end */
   int ndims;      /* record variables: the record dimension first */
   int64_t dims[XIO_MAX_DIMS];
-  int record;       /* its first axis is the record dimension */
-  size_t type_size; /* of one value: 1, 2, 4 or 8 bytes */
-  uint64_t begin;   /* file offset of its first value (of its first record) */
+  int record;          /* its first axis is the record dimension */
+  size_t type_size;    /* of one value: 1, 2, 4 or 8 bytes */
+  uint64_t begin;      /* file offset of its first value (of its first record) */
+  uint64_t slab_bytes; /* of one record (of all of it where it has no records) */
 } xio_nc3_var;
 
 typedef struct {
@@ -40,10 +41,15 @@ typedef struct {
   xio_nc3_var *vars;
 } xio_nc3_layout;
 
-/* Reads path's header: every variable, where it lies, checked against the
- * file's size. */
+/* Reads path's header (netcdf3_header.c): every variable, where it lies;
+ * every count, length, name, type and offset checked against the format
+ * and the file's size, so that a damaged header is refused here, before
+ * netCDF-C (which trusts it) reads it. */
 int xio_nc3_layout_read(const char *path, xio_nc3_layout *layout, xio_error *err);
 void xio_nc3_layout_free(xio_nc3_layout *layout);
+
+/* The header of path read and checked as xio_nc3_layout_read does. */
+int xio_nc3_header_check(const char *path, xio_error *err);
 
 /* One variable opened for reading. */
 typedef struct xio_nc3_source xio_nc3_source;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "h5_compat.h"
+#include "netcdf3.h"
 
 static int nc_failed(int status, const char *what, const char *path, xio_error *err) {
   return status == NC_NOERR ? 0 : xio_fail(err, "%s: %s: %s", path, what, nc_strerror(status));
@@ -85,7 +86,8 @@ static int extend_records(const char *view, size_t records, const char *input, x
 int xio_nc3_view_create(const char *input, const char *view, xio_error *err) {
   int in = -1, out = -1, unlimited = -1;
   size_t records = 0;
-  int rc = nc_failed(nc_open(input, NC_NOWRITE, &in), "cannot open", input, err);
+  int rc = xio_nc3_header_check(input, err);
+  if (rc == 0) rc = nc_failed(nc_open(input, NC_NOWRITE, &in), "cannot open", input, err);
   if (rc == 0)
     rc = nc_failed(nc_create(view, NC_NETCDF4 | NC_CLOBBER, &out), "cannot make its netCDF-4 view",
                    view, err);
@@ -143,7 +145,8 @@ static int copy_values(int in, int out, int v, uint64_t piece_bytes, const char 
 int xio_nc3_view_fill(const char *input, const char *view, const xio_path_list *skip,
                       uint64_t piece_bytes, xio_error *err) {
   int in = -1, out = -1, nvars = 0;
-  int rc = nc_failed(nc_open(input, NC_NOWRITE, &in), "cannot open", input, err);
+  int rc = xio_nc3_header_check(input, err);
+  if (rc == 0) rc = nc_failed(nc_open(input, NC_NOWRITE, &in), "cannot open", input, err);
   if (rc == 0) rc = nc_failed(nc_open(view, NC_WRITE, &out), "cannot open its view", view, err);
   if (rc == 0) rc = nc_failed(nc_inq_nvars(in, &nvars), "reading its header", input, err);
   for (int v = 0; rc == 0 && v < nvars; v++) {

@@ -68,9 +68,7 @@ static void yield_while_waiting_in_mpi(void) {
  * restart through /proc/self/exe.  Users and scripts find, watch and
  * signal ranks by name (ps, top, pgrep -x, pkill, killall), and threads
  * started later take the name too. */
-static void name_process(const char *program) {
-  (void)prctl(PR_SET_NAME, program, 0, 0, 0);
-}
+static void name_process(const char *program) { (void)prctl(PR_SET_NAME, program, 0, 0, 0); }
 
 int tool_session_start(const char *program, int *argc, char ***argv, int *rank) {
   xio_error err = {""};
@@ -92,7 +90,7 @@ int tool_session_start(const char *program, int *argc, char ***argv, int *rank) 
        xio_fail(&err, "cannot take over HDF5's error reporting")) ||
       xio_deflate_install(&err)) {
     if (*rank == 0) fprintf(stderr, "%s: error: %s\n", program, err.message); /* all ranks' */
-    (void)MPI_Finalize(); /* failing already */
+    (void)MPI_Finalize();                                                     /* failing already */
     return TOOL_EXIT_ERROR;
   }
   return TOOL_EXIT_OK;

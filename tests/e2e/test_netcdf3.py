@@ -6,6 +6,7 @@ was.  Skipped where python3-netcdf4 is missing, or xpose was built without
 netCDF-C (it then refuses them, which test_errors checks)."""
 
 import os
+import random
 import signal
 import subprocess
 import unittest
@@ -177,6 +178,42 @@ class NetCDF3Inputs(ToolTestCase):
         self.assertIn("in.nc: variable pr lies past the file's end", result.stderr)
         self.assertFalse(os.path.exists(self.path("cut.nc")))
         self.assertEqual(self.leftovers(), [])
+
+    def test_damaged_headers_through_the_tool(self):
+        # The tool's side of test_netcdf3_headers (1500 cases in process):
+        # bytes of a header changed or the file cut, each run refused
+        # (exit 1 or 2, one message naming the file) or rearranged as
+        # netCDF-C reads the damaged file; never a signal or a hang.
+        rng = random.Random(20261129)
+        outcomes = {}
+        for case in range(45):
+            fmt = FORMATS[case % 3]
+            self.write_climate("seed.nc", fmt, records=4, lat=3, lon=5)
+            with open(self.path("seed.nc"), "rb") as f:
+                data = bytearray(f.read())
+            with netCDF4.Dataset(self.path("seed.nc")) as nc:
+                values = sum(v.size * v.dtype.itemsize for v in nc.variables.values())
+            if rng.random() < 0.2:
+                data = data[:rng.randrange(len(data))]
+            else:
+                for _ in range(rng.randint(1, 4)):
+                    data[rng.randrange(len(data) - values)] = rng.choice(
+                        (0, 0xFF, rng.randrange(256)))
+            with open(self.path("in.nc"), "wb") as f:
+                f.write(data)
+            with self.subTest(case=case, format=fmt):
+                result = self.xpose(1, "--dims", "lat,lon,time", "in.nc", "out.nc", timeout=120)
+                outcomes[result.returncode] = outcomes.get(result.returncode, 0) + 1
+                self.assertIn(result.returncode, (0, 1, 2), result)
+                if result.returncode == 0:
+                    self.assertRearranged("in.nc", "out.nc")
+                    os.remove(self.path("out.nc"))
+                else:
+                    self.assertEqual(result.stderr.count("xpose: error: "), 1, result)
+                    self.assertIn("in.nc", result.stderr)
+                    self.assertFalse(os.path.exists(self.path("out.nc")))
+                self.assertEqual(self.leftovers(), [])
+        self.assertGreater(outcomes.get(0, 0), 0, outcomes)  # some damage is harmless
 
 
 if __name__ == "__main__":
