@@ -6,7 +6,7 @@
  * failure is logged, `res` set to an xpose_status and control goes to the
  * function's single cleanup label.  io/ and tool/ describe failures in an
  * xio_error instead, which their ranks agree on before one of them prints
- * it: XIO_MPICHECK and XIO_CUDACHECK (io/h5_error.h) are this family's
+ * it: XIO_MPICHECK and XIO_CUDACHECK (io/common/h5_error.h) are this family's
  * members there.
  *
  * XPOSE_CUDACHECKGOTO names CUDA's types: it expands only in cuda/, whose

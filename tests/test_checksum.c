@@ -1,4 +1,4 @@
-/* The host's checksums (io/checksum.c): every instruction set gives the
+/* The host's checksums (io/checksums/checksum.c): every instruction set gives the
  * scalar loop's sums, on every element size, shape, key stepping and
  * alignment, and the sums are those earlier versions recorded (resume
  * records and `xpose verify` compare sums taken by other builds). */

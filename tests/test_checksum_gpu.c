@@ -1,5 +1,5 @@
 /* The GPU's checksums (cuda/io/checksum_cuda.cu) equal the host's
- * (io/checksum.c) for every element size and key stepping: resume and
+ * (io/checksums/checksum.c) for every element size and key stepping: resume and
  * `xpose verify` compare sums taken by either. */
 #include <string.h>
 

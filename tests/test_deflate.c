@@ -1,4 +1,4 @@
-/* HDF5's deflate chunks compressed by libdeflate (io/deflate.c): zlib's
+/* HDF5's deflate chunks compressed by libdeflate (io/codec/deflate.c): zlib's
  * compress2() contract kept (what HDF5 relies on), zlib inflating every
  * stream back, HDF5's own calls reaching it, and XPOSE_DEFLATE obeyed.
  * Skipped (77) in builds without libdeflate. */

@@ -5,6 +5,7 @@
  * runs every pass once.  The read-back's walks in blocks of whole chunks. */
 #include <string.h>
 
+#include "h5_matrix.h"
 #include "passes.h"
 #include "slab_walk.h"
 #include "test_util.h"

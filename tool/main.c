@@ -3,11 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "backend.h"
 #include "cleanup_watchdog.h"
-#include "deflate.h"
 #include "dry_run.h"
 #include "gpus.h"
 #include "h5_transpose.h"
@@ -29,12 +27,6 @@
 #include "stop_signals.h"
 #include "summary.h"
 #include "verification.h"
-
-/* Collective: the signal that stopped the run, as any rank got it. */
-static int agreed_stop_signal(MPI_Comm comm) {
-  int mine = tool_stop_requested(), any = 0;
-  return MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm) == MPI_SUCCESS ? any : 0;
-}
 
 /* Collective.  The output's name taken (a partial found is another run's
  * work: kept); a usage error or not. */
@@ -90,9 +82,10 @@ static int set_budgets(transpose_run *run, xio_error *err) {
     char given[32], raised[32];
     tool_format_bytes(run->budget, given, sizeof given);
     tool_format_bytes(floor, raised, sizeof raised);
-    tool_report_note("--memory %s would take more than %d passes to move %s:%s: raised to %s "
-                     "per rank",
-                     given, TOOL_MOST_PASSES, run->in_path.file, run->in.dataset, raised);
+    tool_report_note(
+        "--memory %s would take more than %d passes to move %s:%s: raised to %s "
+        "per rank",
+        given, TOOL_MOST_PASSES, run->in_path.file, run->in.dataset, raised);
     run->budget = floor;
   }
 #ifdef XPOSE_HAVE_CUDA
@@ -126,16 +119,15 @@ static int open_run(transpose_run *run, char type_text[256], xio_error *err) {
 static void transpose_options(transpose_run *run, xio_transpose_options *topt) {
   const tool_options *opt = run->opt;
   const int on_gpu = run->backend == XPOSE_BACKEND_CUDA;
-  *topt = (xio_transpose_options){
-      .memory_budget = run->budget,
-      .gpu_memory_budget = run->gpu_budget,
-      .pass_bytes_limit = tool_default_pass_limit(run),
-      .progress = tool_report_progress,
-      .checkpoint = tool_record_progress,
-      .checkpoint_seconds = opt->checkpoint_seconds,
-      .checkpoint_user_data = run,
-      .stop_requested = tool_stop_requested,
-      .collective_only = opt->io_mpi_only};
+  *topt = (xio_transpose_options){.memory_budget = run->budget,
+                                  .gpu_memory_budget = run->gpu_budget,
+                                  .pass_bytes_limit = tool_default_pass_limit(run),
+                                  .progress = tool_report_progress,
+                                  .checkpoint = tool_record_progress,
+                                  .checkpoint_seconds = opt->checkpoint_seconds,
+                                  .checkpoint_user_data = run,
+                                  .stop_requested = tool_stop_requested,
+                                  .collective_only = opt->io_mpi_only};
   xpose_config_init(&topt->config);
   topt->config.backend = run->backend;
   topt->config.exchange = (xpose_exchange_kind)opt->exchange;
@@ -225,59 +217,11 @@ static int check_and_publish(transpose_run *run, double *verify_seconds, xio_err
   /* A stop asked for before this point keeps the verified partial for
    * --resume (which publishes it); one after it comes too late to change
    * the outcome, and the run ends as it would have. */
-  if (agreed_stop_signal(run->comm)) return TOOL_EXIT_STOPPED;
+  if (tool_stop_signal_agreed(run->comm)) return TOOL_EXIT_STOPPED;
   if (tool_check_input_unchanged(run, err)) return TOOL_EXIT_ERROR; /* removes the partial */
   run->publish_failed = tool_output_publish(run->comm, &run->output, err) != 0;
   run->published = !run->publish_failed;
   return run->published ? TOOL_EXIT_OK : TOOL_EXIT_ERROR;
-}
-
-/* The message of a run stopped by a signal: what it kept, if anything. */
-static void say_stopped(const transpose_run *run) {
-  const int signal_number = agreed_stop_signal(run->comm);
-  char done[256];
-  tool_describe_progress(run, done, sizeof done);
-  if (run->keep_partial && tool_all_passes_done(run))
-    tool_report_error(
-        "stopped by %s before publishing: all %s are done and kept in %s: "
-        "run the same command with --resume to check and publish them",
-        tool_signal_name(signal_number), done, run->output.partial_path);
-  else if (run->keep_partial)
-    tool_report_error(
-        "stopped by %s after %s; %s keeps them: run the same "
-        "command with --resume to continue",
-        tool_signal_name(signal_number), done, run->output.partial_path);
-  else
-    tool_report_error("stopped by %s before any pass was done; nothing was kept",
-                      tool_signal_name(signal_number));
-}
-
-/* The message of a failed run: the error, and what was kept. */
-static void say_failed(transpose_run *run, int exit_code, xio_error *err) {
-  if (run->input_changed) run->keep_partial = 0; /* rank 0's say: it removes the partial */
-  /* A compressed output's space is not reserved ahead: a full disk is the likely cause. */
-  if (run->compressed && run->output.owned && exit_code == TOOL_EXIT_ERROR && !run->input_changed) {
-    const xio_pass_grid *grid = &run->record.progress.grid;
-    tool_output_explain_full(
-        &run->output, (uint64_t)grid->block_rows * (uint64_t)grid->block_cols * run->in.elem_size,
-        run->record.progress.passes_done, xio_pass_count(grid), err);
-  }
-  if (run->keep_partial && run->output.owned && tool_work_recorded(run)) {
-    const size_t used = strlen(err->message);
-    char done[256];
-    tool_describe_progress(run, done, sizeof done);
-    const int n =
-        access(run->output.partial_path, F_OK) == 0
-            ? snprintf(err->message + used, sizeof err->message - used,
-                       "; the %s done are kept in %s: once the cause is fixed, "
-                       "the same command with --resume continues",
-                       done, run->output.partial_path)
-            : snprintf(err->message + used, sizeof err->message - used,
-                       "; %s was removed while xpose was writing it: the %s done are lost",
-                       run->output.partial_path, done);
-    if (n < 0) err->message[used] = '\0'; /* the error alone, then */
-  }
-  tool_report_error("%s", err->message);
 }
 
 /* Collective.  What the run made and does not keep removed (a watchdog
@@ -327,11 +271,11 @@ static int transpose_and_publish(transpose_run *run, double began, const char *t
  * (or a verified partial that could not be renamed) left as it is. */
 static int end_run(transpose_run *run, int code, xio_error *err) {
   if (code == TOOL_EXIT_STOPPED)
-    say_stopped(run);
+    tool_say_stopped(run);
   else if (run->publish_failed) /* err says where the verified transpose is */
     tool_report_error("%s", err->message);
   else if (code != TOOL_EXIT_OK)
-    say_failed(run, code, err);
+    tool_say_failed(run, code, err);
   if (run->published || run->publish_failed)
     xio_close(&run->in, err);
   else
@@ -417,24 +361,7 @@ int main(int argc, char **argv) {
   } else if (opt.help) {
     if (rank == 0) fputs(tool_usage(), stdout);
   } else if (opt.version) {
-    unsigned major = 0, minor = 0, release = 0;
-    char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING] = "MPI";
-    int length = 3;
-    /* The version line is all there is to say: what cannot be read is left out. */
-    if (H5get_libversion(&major, &minor, &release) < 0) major = minor = release = 0;
-    if (MPI_Get_library_version(mpi_version, &length) != MPI_SUCCESS)
-      snprintf(mpi_version, 4, "MPI");
-#if defined(XPOSE_HAVE_NCCL)
-    const char *built = "CUDA backend, NCCL exchange";
-#elif defined(XPOSE_HAVE_CUDA)
-    const char *built = "CUDA backend";
-#else
-    const char *built = "host backend only";
-#endif
-    if (rank == 0)
-      printf("xpose %s (HDF5 %u.%u.%u, %.*s; %s; compresses with %s)\n", XPOSE_VERSION_STRING,
-             major, minor, release, (int)strcspn(mpi_version, ",\n"), mpi_version, built,
-             xio_deflate_name());
+    if (rank == 0) tool_print_version();
   } else {
     tool_report_setup("xpose", rank, opt.quiet, opt.verbose);
     if (opt.json) xio_set_abort_hook(print_abort_json);

@@ -1,9 +1,11 @@
 /* Resuming (resume.h): a partial output's record checked, its recorded
- * passes read back, progress recorded at each checkpoint. */
+ * passes read back, progress recorded at each checkpoint, and what a
+ * stopped or failed run says it kept. */
 #include "resume.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "h5_storage.h"
 #include "h5_verify.h"
@@ -282,4 +284,52 @@ int tool_record_copying(transpose_run *run, xio_error *err) {
 
 int tool_check_input_unchanged(transpose_run *run, xio_error *err) {
   return xio_on_root(run->comm, input_unchanged_on_root, run, err);
+}
+
+/* The message of a run stopped by a signal: what it kept, if anything. */
+void tool_say_stopped(const transpose_run *run) {
+  const int signal_number = tool_stop_signal_agreed(run->comm);
+  char done[256];
+  tool_describe_progress(run, done, sizeof done);
+  if (run->keep_partial && tool_all_passes_done(run))
+    tool_report_error(
+        "stopped by %s before publishing: all %s are done and kept in %s: "
+        "run the same command with --resume to check and publish them",
+        tool_signal_name(signal_number), done, run->output.partial_path);
+  else if (run->keep_partial)
+    tool_report_error(
+        "stopped by %s after %s; %s keeps them: run the same "
+        "command with --resume to continue",
+        tool_signal_name(signal_number), done, run->output.partial_path);
+  else
+    tool_report_error("stopped by %s before any pass was done; nothing was kept",
+                      tool_signal_name(signal_number));
+}
+
+/* The message of a failed run: the error, and what was kept. */
+void tool_say_failed(transpose_run *run, int exit_code, xio_error *err) {
+  if (run->input_changed) run->keep_partial = 0; /* rank 0's say: it removes the partial */
+  /* A compressed output's space is not reserved ahead: a full disk is the likely cause. */
+  if (run->compressed && run->output.owned && exit_code == TOOL_EXIT_ERROR && !run->input_changed) {
+    const xio_pass_grid *grid = &run->record.progress.grid;
+    tool_output_explain_full(
+        &run->output, (uint64_t)grid->block_rows * (uint64_t)grid->block_cols * run->in.elem_size,
+        run->record.progress.passes_done, xio_pass_count(grid), err);
+  }
+  if (run->keep_partial && run->output.owned && tool_work_recorded(run)) {
+    const size_t used = strlen(err->message);
+    char done[256];
+    tool_describe_progress(run, done, sizeof done);
+    const int n =
+        access(run->output.partial_path, F_OK) == 0
+            ? snprintf(err->message + used, sizeof err->message - used,
+                       "; the %s done are kept in %s: once the cause is fixed, "
+                       "the same command with --resume continues",
+                       done, run->output.partial_path)
+            : snprintf(err->message + used, sizeof err->message - used,
+                       "; %s was removed while xpose was writing it: the %s done are lost",
+                       run->output.partial_path, done);
+    if (n < 0) err->message[used] = '\0'; /* the error alone, then */
+  }
+  tool_report_error("%s", err->message);
 }

@@ -52,4 +52,12 @@ int tool_record_copying(transpose_run *run, xio_error *err);
  * as zeros) is not its transpose, nor that of the file before. */
 int tool_check_input_unchanged(transpose_run *run, xio_error *err);
 
+/* Collective.  The message of a run stopped by a signal: what it kept,
+ * if anything. */
+void tool_say_stopped(const transpose_run *run);
+
+/* The message of a failed run: the error, and what was kept (the
+ * partial is not kept where the input changed). */
+void tool_say_failed(transpose_run *run, int exit_code, xio_error *err);
+
 #endif

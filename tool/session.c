@@ -13,6 +13,7 @@
 #include "deflate.h"
 #include "h5_error.h"
 #include "options.h"
+#include "xpose.h"
 
 int tool_io_threads_off(void) {
   const char *io_thread = getenv("XPOSE_IO_THREAD");
@@ -102,4 +103,22 @@ int tool_session_end(const char *program, int rank, int exit_code) {
     exit_code = TOOL_EXIT_ERROR;
   }
   return exit_code;
+}
+
+/* The version line is all there is to say: what cannot be read is left out. */
+void tool_print_version(void) {
+  unsigned major = 0, minor = 0, release = 0;
+  char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING] = "MPI";
+  int length = 3;
+  if (H5get_libversion(&major, &minor, &release) < 0) major = minor = release = 0;
+  if (MPI_Get_library_version(mpi_version, &length) != MPI_SUCCESS) snprintf(mpi_version, 4, "MPI");
+#if defined(XPOSE_HAVE_NCCL)
+  const char *built = "CUDA backend, NCCL exchange";
+#elif defined(XPOSE_HAVE_CUDA)
+  const char *built = "CUDA backend";
+#else
+  const char *built = "host backend only";
+#endif
+  printf("xpose %s (HDF5 %u.%u.%u, %.*s; %s; compresses with %s)\n", XPOSE_VERSION_STRING, major,
+         minor, release, (int)strcspn(mpi_version, ",\n"), mpi_version, built, xio_deflate_name());
 }

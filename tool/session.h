@@ -15,4 +15,8 @@ int tool_io_threads_off(void);
  * fails after a run that succeeded. */
 int tool_session_end(const char *program, int rank, int exit_code);
 
+/* Rank 0: --version's line (xpose, HDF5, MPI, the backends, the
+ * compressor). */
+void tool_print_version(void);
+
 #endif

@@ -39,3 +39,8 @@ const char *tool_signal_name(int signal_number) {
     default: return "a signal";
   }
 }
+
+int tool_stop_signal_agreed(MPI_Comm comm) {
+  int mine = tool_stop_requested(), any = 0;
+  return MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm) == MPI_SUCCESS ? any : 0;
+}

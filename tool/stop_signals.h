@@ -6,6 +6,8 @@
 #ifndef TOOL_STOP_SIGNALS_H
 #define TOOL_STOP_SIGNALS_H
 
+#include <mpi.h>
+
 /* Installs the handlers (restarting interrupted system calls, so I/O in
  * progress completes), and ignores SIGPIPE.  -1 with errno when the
  * system refuses. */
@@ -13,6 +15,9 @@ int tool_stop_signals_install(void);
 
 /* Local: the first stop signal this process received, or 0. */
 int tool_stop_requested(void);
+
+/* Collective: the signal that stopped the run, as any rank got it, or 0. */
+int tool_stop_signal_agreed(MPI_Comm comm);
 
 /* "SIGTERM" and so on. */
 const char *tool_signal_name(int signal_number);

@@ -1,4 +1,4 @@
-/* XIO_CUDACHECK's function (io/h5_error.h): a failed CUDA call described
+/* XIO_CUDACHECK's function (io/common/h5_error.h): a failed CUDA call described
  * in an xio_error, as XIO_MPICHECK does for MPI. */
 #include <cuda_runtime_api.h>
 

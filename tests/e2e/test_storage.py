@@ -109,7 +109,7 @@ class Storage(ToolTestCase):
                 self.assertIn("storage: input", result.stderr)
 
     def test_szip_is_refused_before_anything_is_written(self):
-        # Parallel HDF5 1.10's szip chunks do not read back (see h5_matrix.c).
+        # Parallel HDF5 1.10's szip chunks do not read back (see hdf5/h5_storage.c).
         self.write_input()
         result = self.xpose(2, "--filter", "szip", "in.h5", "out.h5")
         self.assertEqual(result.returncode, 1, result)

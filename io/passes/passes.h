@@ -48,10 +48,6 @@ typedef struct {
  * 16 bands of 1 GiB took 32.6 s where 144 square blocks took 39.7 s). */
 #define XIO_PASS_BYTES_FOR_SPEED ((uint64_t)768 << 20)
 
-/* Largest single transfer per rank per call: keeps every MPI-IO count well
- * inside int range whatever the budget. */
-#define XIO_MAX_TRANSFER_BYTES ((uint64_t)1 << 30)
-
 /* Bytes one rank needs for an h x w pass over `ranks` ranks: its share of
  * the input block and of the output block (each at most the larger of a
  * share of the rows and a share of the columns, the columns shared in

@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "h5_matrix.h" /* XIO_MAX_TRANSFER_BYTES */
+
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 /* The most of w columns a rank takes: its share of them, in whole

@@ -13,6 +13,10 @@
 #include "h5_storage.h"
 #include "shape.h"
 
+/* Largest single transfer per rank per call: keeps every MPI-IO count well
+ * inside int range whatever the budget. */
+#define XIO_MAX_TRANSFER_BYTES ((uint64_t)1 << 30)
+
 typedef struct {
   MPI_Comm comm; /* not owned */
   hid_t file, dset;
@@ -65,6 +69,13 @@ int xio_matrix_transposes(const xio_matrix *out, const xio_matrix *in);
 
 /* Marks m as not open, so that xio_close(m) does nothing. */
 void xio_matrix_reset(xio_matrix *m);
+
+/* For the parts of this module (matrix_output.c): m emptied for comm;
+ * m's layout, chunk shape and filters taken from creation properties
+ * dcpl; m's dataset closed, its file and communicator kept. */
+void xio_matrix_init(xio_matrix *m, MPI_Comm comm);
+int xio_matrix_take_storage(xio_matrix *m, hid_t dcpl, const char *shown, xio_error *err);
+int xio_matrix_drop_dataset(xio_matrix *m, xio_error *err);
 
 /* Opens path's dataset read-only (the tools choose it: input_dataset.h).
  * Fails on a missing or non-HDF5 file, a missing dataset, one with fewer

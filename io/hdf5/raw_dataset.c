@@ -8,14 +8,13 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "file_at.h"
 
 /* Whole rows move in pieces of about this many bytes, each summed right
  * after it is read or before it is written: requests as large as dd's
  * (16 GiB on the H100 machine, one GPU rank: 1 MiB pieces read in 12.4 s,
  * 16 MiB ones in 10.3 s, the run 30.5 s -> 26.1 s). */
 #define PIECE_BYTES ((size_t)16 << 20)
-/* No single read or write moves more: Linux moves at most 2 GiB - 4 KiB. */
-#define MAX_CALL_BYTES ((size_t)1 << 30)
 
 int xio_raw_usable(const xio_matrix *m, uint64_t *base) {
   *base = 0;
@@ -60,31 +59,6 @@ void xio_raw_close(xio_raw_dataset *raw) {
   raw->fd = -1;
 }
 
-static int transfer_all(const char *shown, int fd, int writing, unsigned char *buf,
-                        size_t bytes, uint64_t offset, xio_error *err) {
-  while (bytes > 0) {
-    const size_t ask = bytes < MAX_CALL_BYTES ? bytes : MAX_CALL_BYTES;
-    const ssize_t n =
-        writing ? pwrite(fd, buf, ask, (off_t)offset) : pread(fd, buf, ask, (off_t)offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      return xio_fail(err, "%s %s failed at byte %llu: %s", writing ? "writing" : "reading",
-                      shown, (unsigned long long)offset, strerror(errno));
-    if (n == 0)
-      return xio_fail(err, "reading %s failed at byte %llu: the file ends there (truncated?)",
-                      shown, (unsigned long long)offset);
-    buf += n;
-    bytes -= (size_t)n;
-    offset += (uint64_t)n;
-  }
-  return 0;
-}
-
-int xio_read_at(int fd, void *buf, size_t bytes, uint64_t offset, const char *shown,
-                xio_error *err) {
-  return transfer_all(shown, fd, 0, buf, bytes, offset, err);
-}
-
 static void add_sum(const xio_raw_dataset *raw, const xio_block_sum *sum, const void *rows,
                     int64_t first_row, int64_t nrows, int64_t ncols) {
   if (!sum) return;
@@ -108,7 +82,9 @@ static int transfer_block(const xio_raw_dataset *raw, int writing, int64_t row, 
     const uint64_t offset =
         raw->base + ((uint64_t)(row + i) * (uint64_t)raw->cols + (uint64_t)col) * es;
     if (writing) add_sum(raw, sum, piece, i, n, ncols);
-    if (transfer_all(raw->shown, raw->fd, writing, piece, (size_t)n * run, offset, err)) return -1;
+    if ((writing ? xio_write_at(raw->fd, piece, (size_t)n * run, offset, raw->shown, err)
+                 : xio_read_at(raw->fd, piece, (size_t)n * run, offset, raw->shown, err)))
+      return -1;
     if (!writing) add_sum(raw, sum, piece, i, n, ncols);
   }
   return 0;
@@ -144,7 +120,7 @@ int xio_raw_sync(const xio_raw_dataset *raw, xio_error *err) {
 int xio_raw_read_elements(const xio_raw_dataset *raw, uint64_t first, uint64_t count, void *buf,
                           xio_error *err) {
   const size_t es = raw->elem_size;
-  return transfer_all(raw->shown, raw->fd, 0, buf, (size_t)(count * es), raw->base + first * es, err);
+  return xio_read_at(raw->fd, buf, (size_t)(count * es), raw->base + first * es, raw->shown, err);
 }
 
 uint64_t xio_raw_elements_sum(const xio_raw_dataset *raw, const xio_shape *transposed_from,

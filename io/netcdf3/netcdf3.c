@@ -1,3 +1,6 @@
+/* A netCDF-3 variable's values read where they lie (netcdf3.h): its
+ * blocks gathered into few preads, records split where they end, values
+ * put in this machine's byte order. */
 #define _POSIX_C_SOURCE 200809L /* posix_fadvise */
 #include "netcdf3.h"
 
@@ -9,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "raw_dataset.h"
+#include "file_at.h"
 
 /* Reads are gathered into calls of at most this many bytes. */
 #define PIECE_BYTES ((size_t)16 << 20)

@@ -13,9 +13,9 @@
 #ifndef XIO_CHECKPOINTS_H
 #define XIO_CHECKPOINTS_H
 
-#include "h5_transpose.h"
 #include "io_thread.h"
 #include "pass_io.h"
+#include "transpose_options.h"
 
 typedef struct {
   MPI_Comm comm;

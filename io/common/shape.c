@@ -71,3 +71,12 @@ int xio_shape_same_dims(const xio_shape *a, const xio_shape *b) {
   for (int i = 0; same && i < a->ndims; i++) same = a->dims[i] == b->dims[i];
   return same;
 }
+
+int64_t xio_dims_product(const int64_t *dims, int a, int b) {
+  int64_t n = 1;
+  for (int i = a; i < b; i++) {
+    if (dims[i] != 0 && n > INT64_MAX / dims[i]) return -1;
+    n *= dims[i];
+  }
+  return n;
+}

@@ -62,12 +62,6 @@ int xio_raw_read(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t
 int xio_raw_write(const xio_raw_dataset *raw, int64_t row, int64_t nrows, int64_t col,
                   int64_t ncols, const void *buf, const xio_block_sum *sum, xio_error *err);
 
-/* `bytes` of fd from `offset` into buf, in as many calls as it takes;
- * messages call the file `shown`.  For any file read at known offsets
- * (netcdf3.c's too). */
-int xio_read_at(int fd, void *buf, size_t bytes, uint64_t offset, const char *shown,
-                xio_error *err);
-
 /* Waits until everything written is on storage (fdatasync). */
 int xio_raw_sync(const xio_raw_dataset *raw, xio_error *err);
 

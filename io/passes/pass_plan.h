@@ -5,7 +5,8 @@
 #ifndef XIO_PASS_PLAN_H
 #define XIO_PASS_PLAN_H
 
-#include "h5_transpose.h"
+#include "h5_matrix.h"
+#include "transpose_options.h"
 
 /* Local (every rank computes the same).  The grid for in -> out on nranks
  * ranks, for raw I/O or not, each pass's columns shared among the ranks
@@ -36,5 +37,19 @@ void xio_pass_output_units(const xio_matrix *in, const xio_matrix *out, int64_t 
 /* Bytes of the largest part of a pass any rank moves raw (rank 0's of the
  * first). */
 uint64_t xio_pass_raw_share(const xio_pass_grid *grid, const xio_matrix *in, int nranks);
+
+/* The budget the passes must fit per rank: the host's, or with the CUDA
+ * backend the GPU's (which holds the plan's scratch too). */
+uint64_t xio_transpose_budget(const xio_transpose_options *options);
+
+/* Local.  The block of the output's matrix (its rows are in's columns)
+ * that each pass of xio_transpose covers on `ranks` ranks, the passes
+ * aligned with in's compressed chunks, so that each of them is read once:
+ * where the output's chunks are chosen to fit in it, each of them is
+ * written whole, by one pass, and xio_transpose's plan keeps that block.
+ * `compressed`: the output will be (its passes are smaller).  0 x 0 when
+ * no pass fits. */
+void xio_transpose_block(const xio_matrix *in, const xio_transpose_options *options, int ranks,
+                         int compressed, int64_t *out_rows, int64_t *out_cols);
 
 #endif

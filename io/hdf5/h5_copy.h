@@ -18,12 +18,7 @@
 
 #include "h5_attributes.h"
 #include "h5_error.h"
-
-/* The datasets a run rearranges, by path ("/tas"): not part of the rest. */
-typedef struct {
-  const char (*paths)[512];
-  int count;
-} xio_path_list;
+#include "path_list.h"
 
 typedef struct {
   int groups, datasets, links; /* made: links are soft, external and extra hard links */

@@ -17,8 +17,8 @@
 
 #include <stdint.h>
 
-#include "h5_copy.h"
 #include "h5_error.h"
+#include "path_list.h"
 
 /* Makes (or replaces) the view of `input` at `view`: every dimension,
  * variable and attribute, no data; record variables as long as the input's

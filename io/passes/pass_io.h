@@ -21,10 +21,10 @@
 #ifndef XIO_PASS_IO_H
 #define XIO_PASS_IO_H
 
-#include "h5_transpose.h"
 #include "io_thread.h"
 #include "pass_geometry.h"
 #include "raw_dataset.h"
+#include "transpose_options.h"
 
 /* One transfer of a step. */
 typedef struct {

@@ -56,6 +56,9 @@ void xio_shape_set_lead_order(xio_shape *in, int lead, const int *order);
 int64_t xio_shape_moved_item(const xio_shape *in, int64_t item);
 int64_t xio_shape_item_source(const xio_shape *in, int64_t out_item);
 
+/* The product of dims[a..b), or -1 past INT64_MAX. */
+int64_t xio_dims_product(const int64_t *dims, int a, int b);
+
 /* Whether a and b have the same axes, of the same lengths (folds aside). */
 int xio_shape_same_dims(const xio_shape *a, const xio_shape *b);
 

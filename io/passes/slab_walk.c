@@ -1,5 +1,6 @@
 #include "slab_walk.h"
 
+#include "h5_matrix.h" /* XIO_MAX_TRANSFER_BYTES */
 #include "passes.h"
 #include "xpose.h"
 

@@ -1,0 +1,12 @@
+/* Paths of datasets ("/tas"), as a run names those it rearranges: the
+ * rest of a file is copied without them (h5_copy.h), and a netCDF-3
+ * input's view is filled without them (netcdf3_view.h). */
+#ifndef XIO_PATH_LIST_H
+#define XIO_PATH_LIST_H
+
+typedef struct {
+  const char (*paths)[512];
+  int count;
+} xio_path_list;
+
+#endif
