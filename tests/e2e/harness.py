@@ -29,7 +29,7 @@ PREFLAGS = shlex.split(os.environ.get("MPIEXEC_PREFLAGS", ""))
 
 TIMEOUT = 120
 # A rank whose collective HDF5 call failed while the others are still in it
-# waits this long, then aborts the job with its message (README, "Exit status"):
+# waits this long, then aborts the job with its message (docs/user-guide.md, "Exit status"):
 # within TIMEOUT, so such a failure is reported as itself, not as a hang.
 os.environ.setdefault("XPOSE_ABORT_TIMEOUT", "30")
 

@@ -6,7 +6,7 @@ verification, reruns of finished jobs, and --json in every outcome.
 
 Every run is held to the promise: exit 0 and the exact transpose under the
 output's name, or a non-zero exit and no file there (mpirun signalled
-itself is the one exception the README names: it exits 1 whatever its
+itself is the one exception the user's guide names: it exits 1 whatever its
 ranks did, so there the output may be published; it is then exact and a
 rerun says "already done").  The input is never modified."""
 

@@ -102,7 +102,7 @@ class Tools(ToolTestCase):
 
     @unittest.skipIf(shutil.which("cdo") is None, "cdo is not installed")
     def test_cdo_skips_time_series_and_reads_rechunked_files(self):
-        # What the README says of CDO: time must come first for it.
+        # What the user's guide says of CDO: time must come first for it.
         with netCDF4.Dataset(self.path("slices.nc"), "w") as nc:
             for dim, size in (("time", None), ("lat", 3), ("lon", 4)):
                 nc.createDimension(dim, size)
