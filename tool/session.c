@@ -46,13 +46,18 @@ static void keep_chunk_buffers_in_heap(void) {
 static void restart_with_huge_page_heap(char **argv) {
   const char *tunables = getenv("GLIBC_TUNABLES");
   if (getenv("XPOSE_HUGE_PAGES") || (tunables && strstr(tunables, "glibc.malloc.hugetlb"))) return;
-  char value[2048];
+  /* by its own path, not /proc/self/exe: the kernel names the process
+   * after the file, and ps would show "exe" until name_process runs */
+  char self[4096], value[2048];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (length <= 0 || (size_t)length >= sizeof self - 1) return;
+  self[length] = '\0';
   const int n = snprintf(value, sizeof value, "%s%sglibc.malloc.hugetlb=1",
                          tunables ? tunables : "", tunables && *tunables ? ":" : "");
   if (n < 0 || (size_t)n >= sizeof value || setenv("XPOSE_HUGE_PAGES", "1", 1) != 0 ||
       setenv("GLIBC_TUNABLES", value, 1) != 0)
     return;
-  (void)execv("/proc/self/exe", argv);
+  (void)execv(self, argv);
 }
 
 /* A rank waiting in MPI (an exchange, a collective) spins on a core its
@@ -65,10 +70,10 @@ static void yield_while_waiting_in_mpi(void) {
   (void)setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
 }
 
-/* The kernel names a process after the file it executes: "exe" after the
- * restart through /proc/self/exe.  Users and scripts find, watch and
- * signal ranks by name (ps, top, pgrep -x, pkill, killall), and threads
- * started later take the name too. */
+/* The kernel names a process after the file it executes, which may be a
+ * link of another name.  Users and scripts find, watch and signal ranks
+ * by name (ps, top, pgrep -x, pkill, killall); threads started later take
+ * the name too. */
 static void name_process(const char *program) { (void)prctl(PR_SET_NAME, program, 0, 0, 0); }
 
 int tool_session_start(const char *program, int *argc, char ***argv, int *rank) {
