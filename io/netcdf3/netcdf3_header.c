@@ -230,8 +230,8 @@ static int read_variable(header *h, const int64_t *dim_length, uint64_t ndims, x
   for (int d = 0; d < v->ndims && !h->why[0]; d++) {
     const uint64_t id = get_non_neg(h, "a dimension's number");
     if (id >= ndims && !h->why[0])
-      return wrong(h, "variable %s names dimension %llu of %llu", v->name, (unsigned long long)id,
-                   (unsigned long long)ndims);
+      return wrong(h, "variable %s refers to dimension %llu where the file has %llu", v->name,
+                   (unsigned long long)id, (unsigned long long)ndims);
     v->dims[d] = dim_length[id];
     if (dim_length[id] < 0 && d > 0)
       return wrong(h, "variable %s has the record dimension as an axis other than its first",
