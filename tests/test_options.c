@@ -117,7 +117,14 @@ int main(void) {
   expect_error("-x a b", "unknown option '-x'");
   expect_error("a b --memory", "option '--memory' needs a value");
   expect_error("a", "missing arguments");
-  expect_error("a b c", "unexpected argument 'c'");
+  expect_error("a b c", "give --dims, --axes or --chunks (joining alone is ncrcat's)");
+  expect_error("verify --dims x,y a b c", "xpose verify takes one input");
+  expect_error("--dims x,y --inputs /nonexistent/list a",
+               "--inputs /nonexistent/list: No such file");
+  EXPECT(parse("--dims lat,lon,time a b c d", &o, error) == 0 && o.input_count == 3 &&
+             !strcmp(o.inputs[0], "a") && !strcmp(o.inputs[2], "c") && !strcmp(o.input, "a") &&
+             !strcmp(o.output, "d"),
+         "inputs joined: %s", error);
   expect_error("--memory 12Q a b", "invalid --memory '12Q'");
   expect_error("--memory 0 a b", "invalid --memory '0'");
   expect_error("--max-message 2G a b", "invalid --max-message '2G'");

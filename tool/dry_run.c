@@ -98,7 +98,7 @@ static int plan_scratch(const transpose_run *run, int j, xio_matrix *scratch, xi
 
 /* Local.  The bytes dataset run->in takes in the input's storage. */
 static uint64_t stored_bytes(const transpose_run *run) {
-  const hsize_t stored = run->netcdf3 ? 0 : H5Dget_storage_size(run->in.dset);
+  const hsize_t stored = viewed(run) ? 0 : H5Dget_storage_size(run->in.dset);
   return stored ? (uint64_t)stored : matrix_bytes(&run->in);
 }
 
@@ -324,7 +324,7 @@ static void say_totals(const transpose_run *run, const plan_totals *t, uint64_t 
     tool_report_result(
         "time: %s: the storage reading and writing %s at %.0f MB/s (the "
         "rate %s of %s read at just now)%s; the transposes and MPI's start not counted",
-        total, storage_text, rate / 1e6, sample_text, run->in_path.file, compute);
+        total, storage_text, rate / 1e6, sample_text, run->input_shown, compute);
 }
 
 int tool_dry_run(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
@@ -351,7 +351,7 @@ int tool_dry_run(transpose_run *run, const xio_transpose_options *topt, xio_erro
     tool_report_result(
         "plan: %s -> %s (%s) on %d rank(s), %s backend, memory budget %s "
         "per rank; nothing is written",
-        run->in_path.file, run->out_path.file, run->rank == 0 ? output_state(run) : "", run->nranks,
+        run->input_shown, run->out_path.file, run->rank == 0 ? output_state(run) : "", run->nranks,
         backend, budget);
     tool_report_result("threads: %s", run->threads_why);
   }

@@ -15,7 +15,7 @@
 #include "make_output.h"
 #include "moves.h"
 #include "mpi_hints.h"
-#include "netcdf3_input.h"
+#include "input_view.h"
 #include "node_memory.h"
 #include "options.h"
 #include "output_file.h"
@@ -33,7 +33,8 @@
 static int prepare_output(transpose_run *run, xio_error *err) {
   const tool_options *opt = run->opt;
   /* --plan keeps a partial it would start over from: it writes nothing */
-  if (tool_output_prepare(run->comm, run->out_path.file, run->in_path.file, opt->force,
+  if (tool_output_prepare(run->comm, run->out_path.file, run->input_files, run->input_count,
+                          opt->force,
                           opt->resume || (opt->plan && opt->force) ? TOOL_PARTIAL_KEEP
                           : opt->force                             ? TOOL_PARTIAL_REPLACE
                                                                    : TOOL_PARTIAL_REFUSE,
@@ -43,25 +44,24 @@ static int prepare_output(transpose_run *run, xio_error *err) {
 }
 
 /* Collective.  The run's input checked, its datasets chosen and the first
- * opened, the output's name taken; a netCDF-3 input's view made under the
- * output's lock before the datasets are chosen from it, and filled after.
+ * opened, the output's name taken; the view of a netCDF-3 input or of
+ * inputs joined made under the output's lock before the datasets are
+ * chosen from it, and filled after.
  * An exit status. */
 static int open_input_and_output(transpose_run *run, xio_error *err) {
   if (XIO_MPICHECK(MPI_Comm_rank(run->comm, &run->rank), err) ||
-      XIO_MPICHECK(MPI_Comm_size(run->comm, &run->nranks), err) ||
-      tool_check_input(run->comm, run->in_path.file, &run->netcdf3, err))
+      XIO_MPICHECK(MPI_Comm_size(run->comm, &run->nranks), err) || tool_check_inputs(run, err))
     return TOOL_EXIT_ERROR;
-  int code = run->netcdf3 ? prepare_output(run, err) : TOOL_EXIT_OK;
-  if (code == TOOL_EXIT_OK && run->netcdf3 && tool_netcdf3_view_make(run, err))
-    code = TOOL_EXIT_ERROR;
+  int code = viewed(run) ? prepare_output(run, err) : TOOL_EXIT_OK;
+  if (code == TOOL_EXIT_OK && viewed(run) && tool_view_make(run, err)) code = TOOL_EXIT_ERROR;
   if (code == TOOL_EXIT_OK) code = tool_choose_datasets(run, err);
-  if (code == TOOL_EXIT_OK && !run->netcdf3) code = prepare_output(run, err);
+  if (code == TOOL_EXIT_OK && !viewed(run)) code = prepare_output(run, err);
   if (code != TOOL_EXIT_OK) return code;
   run->keep_partial = run->output.partial_found;
   if (run->output.lock_note[0]) tool_report_warning("%s", run->output.lock_note);
   if (tool_open_first_input(run, err)) return TOOL_EXIT_ERROR;
   /* the view's copies filled once the datasets are known: none found by name may be one */
-  if (run->netcdf3 && (xio_close(&run->in, err) || tool_netcdf3_view_fill(run, err) ||
+  if (viewed(run) && (xio_close(&run->in, err) || tool_view_fill(run, err) ||
                        tool_open_first_input(run, err)))
     return TOOL_EXIT_ERROR;
   return TOOL_EXIT_OK;
@@ -280,7 +280,7 @@ static int end_run(transpose_run *run, int code, xio_error *err) {
     xio_close(&run->in, err);
   else
     release_run(run);
-  tool_netcdf3_view_drop(run);
+  tool_view_drop(run);
   tool_dataset_list_free(&run->rearranged);
   free(run->done);
   return code;

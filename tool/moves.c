@@ -10,7 +10,7 @@
 
 #include "h5_scales.h"
 #include "h5_verify.h"
-#include "netcdf3_input.h"
+#include "input_view.h"
 #include "output_file.h"
 #include "passes.h"
 #include "report.h"
@@ -103,7 +103,7 @@ int tool_open_dataset(transpose_run *run, int k, const xio_matrix *like, xio_err
           : xio_open_input(run->comm, hdf5_input(run), run->in_path.file, run->in_path.dataset,
                            &run->in, err))
     return TOOL_EXIT_ERROR;
-  if (tool_netcdf3_read_input(run, err)) return TOOL_EXIT_ERROR;
+  if (tool_view_read_input(run, err)) return TOOL_EXIT_ERROR;
   return tool_fold_input(run, like, err);
 }
 
@@ -286,7 +286,7 @@ int tool_choose_datasets(transpose_run *run, xio_error *err) {
 int tool_open_first_input(transpose_run *run, xio_error *err) {
   if (xio_open_input(run->comm, hdf5_input(run), run->in_path.file, run->in_path.dataset, &run->in,
                      err) ||
-      tool_netcdf3_read_input(run, err))
+      tool_view_read_input(run, err))
     return -1;
   return 0;
 }

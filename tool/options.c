@@ -1,5 +1,7 @@
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include "options.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 
 const char *tool_usage(void) {
   return "Usage: xpose [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
+         "       xpose [options] IN1.nc IN2.nc ... OUT.nc\n"
          "       xpose verify [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
          "Transpose a 2-D HDF5 dataset of any size and fixed-size type, or permute the\n"
          "axes of an N-D one, or rechunk it (--chunks); or (verify, or --check) prove\n"
@@ -106,6 +109,9 @@ const char *tool_usage(void) {
          "                         refused: parallel HDF5 1.10's szip chunks do not read back)\n"
          "      --max-message SIZE split messages between ranks above SIZE (default 1G;\n"
          "                         at most 2G - 1)\n"
+         "      --inputs LIST      the inputs, one path a line, joined along their record\n"
+         "                         dimension in that order (after any given before OUT),\n"
+         "                         as ncrcat joins them, then rearranged\n"
          "  -h, --help             print this help and exit\n"
          "  -V, --version          print the version and exit\n"
          "\n"
@@ -168,6 +174,36 @@ static int read_checkpoint(const char *value, tool_options *o, char *error, size
   return 0;
 }
 
+/* One more input listed (copied); 0, or -1 when out of memory. */
+static int list_input(tool_options *o, const char *path, int *capacity) {
+  if (o->listed_count == *capacity) {
+    const int larger = *capacity ? 2 * *capacity : 64;
+    const char **grown = realloc(o->listed, (size_t)larger * sizeof *grown);
+    if (!grown) return -1;
+    o->listed = grown;
+    *capacity = larger;
+  }
+  return (o->listed[o->listed_count] = strdup(path)) ? (o->listed_count++, 0) : -1;
+}
+
+/* --inputs LIST: its lines, each an input (empty lines skipped). */
+static int read_inputs(const char *value, tool_options *o, char *error, size_t error_size) {
+  FILE *f = fopen(value, "r");
+  const char *wrong = f ? NULL : strerror(errno);
+  char line[4096];
+  int capacity = o->listed_count;
+  while (!wrong && fgets(line, sizeof line, f)) {
+    const size_t length = strcspn(line, "\r\n");
+    if (length == sizeof line - 1) wrong = "a line of 4095 bytes or more: not a path";
+    line[length] = '\0';
+    if (!wrong && line[0] && list_input(o, line, &capacity)) wrong = "out of memory";
+  }
+  if (f && !wrong && ferror(f)) wrong = "cannot read it";
+  if (f) fclose(f);
+  if (wrong) snprintf(error, error_size, "--inputs %s: %s", value, wrong);
+  return wrong ? -2 : 0;
+}
+
 static int read_mpi_hint(const char *value, tool_options *o, char *error, size_t error_size) {
   if (!strchr(value, '=') || value[0] == '=') return -1;
   if (o->mpi_hint_count == (int)(sizeof o->mpi_hints / sizeof *o->mpi_hints))
@@ -221,6 +257,7 @@ static const option_row option_table[] = {
     {"checkpoint", 0, SETS_OWN, 0, NULL, 0, "seconds, 0 or more", read_checkpoint},
     {"threads", 0, SETS_OWN, 0, NULL, 0, "a count from 1 to 256", read_threads},
     {"mpi-hint", 0, SETS_OWN, 0, NULL, 0, "KEY=VALUE", read_mpi_hint},
+    {"inputs", 0, SETS_OWN, 0, NULL, 0, NULL, read_inputs},
     {"layout", 0, SETS_OWN, 0, NULL, 0, "contiguous, chunked or chunked=AxBx...", read_layout},
     {"chunks", 0, SETS_OWN, 0, NULL, 0, NULL, read_chunks},
     {"filter", 0, SETS_OWN, 0, NULL, 0, "none, gzip[=1-9], shuffle+gzip[=1-9] or szip",
@@ -311,6 +348,29 @@ static void record_command_line(int argc, char **argv, tool_options *options) {
                              "%s%s", i ? " " : "", i ? argv[i] : "xpose");
 }
 
+/* The inputs (those before OUT, then --inputs') and the output. */
+static int take_paths(int positional, char **paths, tool_options *o, char *error,
+                      size_t error_size) {
+  if (positional < 1 || positional + o->listed_count < 2)
+    return usage_error(error, error_size, "%s",
+                       "missing arguments: expected IN.h5[:/dataset] OUT.h5[:/dataset]");
+  o->input_count = positional - 1 + o->listed_count;
+  o->inputs = malloc((size_t)o->input_count * sizeof *o->inputs);
+  if (!o->inputs) return usage_error(error, error_size, "%s", "out of memory");
+  for (int i = 0; i < positional - 1; i++) o->inputs[i] = paths[i];
+  for (int i = 0; i < o->listed_count; i++) o->inputs[positional - 1 + i] = o->listed[i];
+  o->input = o->inputs[0];
+  o->output = paths[positional - 1];
+  if (o->input_count > 1 && o->check)
+    return usage_error(error, error_size, "%s",
+                       "xpose verify takes one input: joined inputs are not checked so yet");
+  if (o->input_count > 1 && !o->dims && !o->axes && !tool_rechunks(o))
+    return usage_error(error, error_size, "%s",
+                       "inputs are joined to be rearranged or rechunked: give --dims, --axes or "
+                       "--chunks (joining alone is ncrcat's)");
+  return 0;
+}
+
 int tool_parse_options(int argc, char **argv, tool_options *options, char *error,
                        size_t error_size) {
   struct option longs[OPTION_ROWS + 1] = {{0}};
@@ -349,13 +409,5 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
   }
   if (options->help || options->version) return 0;
   if (check_combinations(options, given, error, error_size)) return -1;
-  const int positional = argc - optind;
-  if (positional < 2)
-    return usage_error(error, error_size, "%s",
-                       "missing arguments: expected IN.h5[:/dataset] OUT.h5[:/dataset]");
-  if (positional > 2)
-    return usage_error(error, error_size, "unexpected argument '%s'", argv[optind + 2]);
-  options->input = argv[optind];
-  options->output = argv[optind + 1];
-  return 0;
+  return take_paths(argc - optind, argv + optind, options, error, error_size);
 }

@@ -8,7 +8,13 @@
 #include "h5_storage.h"
 
 typedef struct {
-  const char *input, *output; /* "file.h5[:/dataset]" */
+  const char *input, *output; /* "file.h5[:/dataset]"; input: the first of inputs */
+  /* Several inputs are joined along their record dimension: those given
+   * before OUT, then those of --inputs (`listed`, owned). */
+  const char **inputs;
+  int input_count;
+  const char **listed;
+  int listed_count;
   const char *axes, *dims;    /* --axes "2,0,1", --dims "lat,lon,time": the output's order */
   char command_line[2048];    /* for the output's history attribute */
   uint64_t memory_bytes;      /* per rank; 0: from the node's memory */

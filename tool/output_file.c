@@ -110,7 +110,9 @@ static int lock_output(tool_output_file *out, xio_error *err) {
 
 typedef struct {
   MPI_Comm comm;
-  const char *path, *input;
+  const char *path;
+  const char *const *inputs; /* none where input_count is 0 */
+  int input_count;
   int force;
   tool_partial_policy partial;
   tool_output_file *out;
@@ -118,32 +120,41 @@ typedef struct {
 
 /* The input must not be one of xpose's own files for this output: taking
  * the lock would overwrite it, starting over would remove it. */
-static int check_input_is_not_ours(const output_check *c, xio_error *err) {
+static int check_input_is_not_ours(const output_check *c, const char *input, xio_error *err) {
   struct stat in_st, st;
-  if (!c->input || stat(c->input, &in_st) != 0) return 0; /* its own checks say why */
+  if (stat(input, &in_st) != 0) return 0; /* its own checks say why */
   const tool_output_file *out = c->out;
   const char *const own[] = {out->partial_path,     out->record_path,      out->lock_path,
                              out->scratch_paths[0], out->scratch_paths[1], out->view_path};
-  const char *const what[] = {"partial output", "resume record",
-                              "lock",           "scratch file",
-                              "scratch file",   "netCDF-4 view of a netCDF-3 input"};
+  const char *const what[] = {"partial output", "resume record", "lock",
+                              "scratch file",   "scratch file",  "netCDF-4 view of its input"};
   for (int i = 0; i < (int)(sizeof own / sizeof *own); i++)
     if (stat(own[i], &st) == 0 && st.st_dev == in_st.st_dev && st.st_ino == in_st.st_ino) {
       c->out->usage_error = 1;
-      if (strcmp(c->input, own[i]) == 0)
-        return xio_fail(err, "input %s is the %s of output %s: give another input or output",
-                        c->input, what[i], c->path);
+      if (strcmp(input, own[i]) == 0)
+        return xio_fail(err, "input %s is the %s of output %s: give another input or output", input,
+                        what[i], c->path);
       return xio_fail(err, "input %s is %s, the %s of output %s: give another input or output",
-                      c->input, own[i], what[i], c->path);
+                      input, own[i], what[i], c->path);
     }
   return 0;
+}
+
+/* The input that the output's path is, by any name or link, or NULL. */
+static const char *output_is_an_input(const output_check *c, const struct stat *st) {
+  struct stat in_st;
+  for (int i = 0; i < c->input_count; i++)
+    if (stat(c->inputs[i], &in_st) == 0 && st->st_dev == in_st.st_dev && st->st_ino == in_st.st_ino)
+      return c->inputs[i];
+  return NULL;
 }
 
 static int check_output_on_root(void *arg, xio_error *err) {
   output_check *c = arg;
   tool_output_file *out = c->out;
   struct stat st, in_st;
-  if (check_input_is_not_ours(c, err)) return -1;
+  for (int i = 0; i < c->input_count; i++)
+    if (check_input_is_not_ours(c, c->inputs[i], err)) return -1;
   char name[sizeof out->partial_path];
   if (xio_mpi_io_name(c->comm, out->partial_path, out->partial_path, name, sizeof name, err)) {
     out->usage_error = 1;
@@ -154,9 +165,11 @@ static int check_output_on_root(void *arg, xio_error *err) {
       return xio_fail(
           err, "output %s exists (a symbolic link to nothing); use --force to replace it", c->path);
   } else if (stat(c->path, &st) == 0) {
-    if (c->input && stat(c->input, &in_st) == 0 && st.st_dev == in_st.st_dev &&
-        st.st_ino == in_st.st_ino)
+    const char *input = output_is_an_input(c, &st);
+    if (input && c->input_count == 1)
       return xio_fail(err, "output %s is the input file; write to another file", c->path);
+    if (input)
+      return xio_fail(err, "output %s is the input %s; write to another file", c->path, input);
     if (S_ISDIR(st.st_mode)) return xio_fail(err, "output %s is a directory", c->path);
     if (!S_ISREG(st.st_mode))
       return xio_fail(err, "output %s is %s; xpose replaces regular files only", c->path,
@@ -202,8 +215,9 @@ static int check_output_on_root(void *arg, xio_error *err) {
   return 0;
 }
 
-int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int force,
-                        tool_partial_policy partial, tool_output_file *out, xio_error *err) {
+int tool_output_prepare(MPI_Comm comm, const char *path, const char *const *inputs, int input_count,
+                        int force, tool_partial_policy partial, tool_output_file *out,
+                        xio_error *err) {
   memset(out, 0, sizeof *out);
   if (strlen(path) >= sizeof out->final_path - 1)
     return xio_fail(err, "output path %.64s... is too long", path);
@@ -218,7 +232,7 @@ int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int 
   }
   beside(path, ".xpose-netcdf4", out->view_path, sizeof out->view_path);
   out->force = force;
-  output_check check = {comm, path, input, force, partial, out};
+  output_check check = {comm, path, inputs, input_count, force, partial, out};
   const int rc = xio_on_root(comm, check_output_on_root, &check, err);
   if (rc) unlock(out); /* rank 0's, if it took it */
   int flags[4] = {out->partial_found, out->owned, out->final_exists, out->usage_error};
@@ -380,7 +394,7 @@ static int publish_on_root(void *arg, xio_error *err) {
   if (rc != 0)
     return xio_fail(err, "renaming %s to %s: %s; the verified transpose is kept there",
                     out->partial_path, out->final_path, strerror(errno));
-  out->owned = 0; /* published: nothing left to remove */
+  out->owned = 0;                 /* published: nothing left to remove */
   (void)unlink(out->record_path); /* a record of nothing now; a next run removes it too */
   /* Persist the rename too; best effort: the file is already in place. */
   xio_error ignored;

@@ -7,7 +7,7 @@
  * "<OUT>.xpose-lock" (a second run to the same output fails at once with a
  * message; a killed run's lock dies with it), and an order of several
  * moves writes "<OUT>.xpose-scratch-J" (main.c), and a netCDF-3 input is
- * read through "<OUT>.xpose-netcdf4", its netCDF-4 view (netcdf3_input.h).  Very long names are cut
+ * read through "<OUT>.xpose-netcdf4", its netCDF-4 view (input_view.h).  Very long names are cut
  * and given a hash, so all of them stay within NAME_MAX.  Space for the
  * whole output is reserved before the first pass.  Publishing syncs the
  * file and renames it to OUT, atomically, and without --force never over
@@ -52,7 +52,8 @@ typedef enum {
 /* Collective.  Rank 0 checks that `path` may be written: its directory
  * exists and is writable; an existing regular file (or a symbolic link,
  * dangling or not) is replaced only with `force`, and never when it is
- * `input` (NULL: no input), by any name or link; other kinds of file never.
+ * one of the `input_count` inputs, by any name or link; other kinds of
+ * file never.
  * An input that is the output's partial, record, lock, scratch or view file is
  * refused (usage_error) before any is touched, as is a partial's name
  * MPI-IO cannot open (mpi_io_name.h).  It takes the lock, then deals
@@ -61,8 +62,9 @@ typedef enum {
  * TOOL_PARTIAL_KEEP and no `force`, an existing output with no partial
  * beside it is not refused but flagged (final_exists): a resumed run that
  * finished already. */
-int tool_output_prepare(MPI_Comm comm, const char *path, const char *input, int force,
-                        tool_partial_policy partial, tool_output_file *out, xio_error *err);
+int tool_output_prepare(MPI_Comm comm, const char *path, const char *const *inputs, int input_count,
+                        int force, tool_partial_policy partial, tool_output_file *out,
+                        xio_error *err);
 
 /* Collective.  Reserves `bytes` for the partial file on its file system
  * (fallocate), so a full disk or quota fails now, naming what is needed

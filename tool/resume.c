@@ -19,7 +19,9 @@
 static int identity_on_root(void *arg, xio_error *err) {
   transpose_run *run = arg;
   const tool_options *opt = run->opt;
-  if (tool_resume_identity(run->in_path.file, &run->in, output_name(run, 0), &run->record, err))
+  if (tool_resume_identity(run->in_path.file, &run->in, output_name(run, 0), &run->record, err) ||
+      tool_joined_inputs_hash(run->input_files + 1, run->input_count - 1, &run->record.joined_hash,
+                              err))
     return -1;
   run->record.only = opt->only;
   tool_resume_record_set_list(&run->record, (const char(*)[512])run->rearranged.paths,
@@ -206,9 +208,14 @@ static int record_copying_on_root(void *arg, xio_error *err) {
  * transpose, nor that of the file before. */
 static int check_input_unchanged(transpose_run *run, xio_error *err) {
   tool_input_identity now;
+  uint64_t joined = 0;
   const char *change = tool_input_identity_of(run->in_path.file, &now, err) != 0
                            ? "it was removed or renamed"
                            : tool_input_identity_change(&run->record.input, &now);
+  if (!change &&
+      (tool_joined_inputs_hash(run->input_files + 1, run->input_count - 1, &joined, err) != 0 ||
+       joined != run->record.joined_hash))
+    change = "one of the inputs joined after it changed, moved or was removed";
   if (!change) return 0;
   run->input_changed = 1;
   return xio_fail(err, "%s changed while it was being transposed: %s; nothing was published",

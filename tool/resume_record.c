@@ -48,6 +48,24 @@ int tool_input_identity_of(const char *path, tool_input_identity *id, xio_error 
   return 0;
 }
 
+int tool_joined_inputs_hash(const char *const *paths, int count, uint64_t *hash, xio_error *err) {
+  uint64_t h = 0;
+  for (int i = 0; i < count; i++) {
+    tool_input_identity id;
+    char *absolute = realpath(paths[i], NULL);
+    if (!absolute) return xio_fail(err, "%s: %s", paths[i], strerror(errno));
+    h = h * 0x100000001b3ull ^ hash_bytes(absolute, strlen(absolute));
+    free(absolute);
+    if (tool_input_identity_of(paths[i], &id, err)) return -1;
+    /* not the device: a network file system's differs from node to node */
+    const int64_t fields[] = {(int64_t)id.inode, (int64_t)id.size, id.mtime_sec,
+                              id.mtime_nsec,     id.ctime_sec,     id.ctime_nsec};
+    h = h * 0x100000001b3ull ^ hash_bytes(fields, sizeof fields);
+  }
+  *hash = count > 0 && h == 0 ? 1 : h; /* 0 stands for no input joined */
+  return 0;
+}
+
 const char *tool_input_identity_change(const tool_input_identity *then,
                                        const tool_input_identity *now) {
   if (then->inode != now->inode ||
@@ -109,12 +127,13 @@ static int format_slot(const tool_resume_record *r, char slot[SLOT_BYTES]) {
   const xio_pass_grid *g = &r->progress.grid;
   int n = snprintf(
       slot, SLOT_BYTES,
-      "%ssequence %" PRIu64 "\ninput_path_hash %016" PRIx64 "\ninput_size %" PRIu64
-      "\ninput_mtime %" PRId64 ".%09" PRId64 "\ninput_ctime %" PRId64 ".%09" PRId64
-      "\ninput_file %" PRIu64 " %" PRIu64 " %s\ntype_hash %016" PRIx64 "\nshape %" PRId64
-      " %" PRId64 "\ngrid %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 "\npasses_done %" PRId64
-      "\nchecksums %016" PRIx64 " %016" PRIx64 "\ninput_dataset %s\noutput_dataset %s\ninput %s\n",
-      header, r->sequence, r->input_path_hash, r->input.size, r->input.mtime_sec,
+      "%ssequence %" PRIu64 "\ninput_path_hash %016" PRIx64 "\njoined_inputs %016" PRIx64
+      "\ninput_size %" PRIu64 "\ninput_mtime %" PRId64 ".%09" PRId64 "\ninput_ctime %" PRId64
+      ".%09" PRId64 "\ninput_file %" PRIu64 " %" PRIu64 " %s\ntype_hash %016" PRIx64
+      "\nshape %" PRId64 " %" PRId64 "\ngrid %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64
+      "\npasses_done %" PRId64 "\nchecksums %016" PRIx64 " %016" PRIx64
+      "\ninput_dataset %s\noutput_dataset %s\ninput %s\n",
+      header, r->sequence, r->input_path_hash, r->joined_hash, r->input.size, r->input.mtime_sec,
       r->input.mtime_nsec, r->input.ctime_sec, r->input.ctime_nsec, r->input.device, r->input.inode,
       r->input.host, r->type_hash, r->rows, r->cols, g->row_passes, g->col_passes, g->block_rows,
       g->block_cols, r->progress.passes_done, r->progress.sums.read, r->progress.sums.written,
@@ -229,6 +248,8 @@ static int parse_slot(const char slot[SLOT_BYTES], tool_resume_record *r) {
       sscanf(v, "%d %" SCNx64 " %" SCNx64, &r->move, &r->first_read, &r->source_sum) != 3 ||
       r->move < 0 || r->move >= TOOL_MAX_MOVES)
     return -1;
+  /* records from before joins say none: one input */
+  if ((v = field(text, "joined_inputs")) && sscanf(v, "%" SCNx64, &r->joined_hash) != 1) return -1;
   r->only = -1; /* not said */
   if ((v = field(text, "only")) && (sscanf(v, "%d", &r->only) != 1 || r->only < 0 || r->only > 1))
     return -1;
@@ -306,6 +327,11 @@ const char *tool_resume_record_mismatch(const tool_resume_record *found,
     return "it was written by an older xpose, whose record this one does not read";
   if (found->input_path_hash != wanted->input_path_hash)
     return "it was started from another input file";
+  if (found->joined_hash != wanted->joined_hash)
+    return found->joined_hash && wanted->joined_hash
+               ? "it was started from other inputs joined, in another order, or one of them "
+                 "changed since"
+               : "it was started from another number of inputs";
   if (found->dataset_count != wanted->dataset_count || found->list_hash != wanted->list_hash)
     return found->dataset_count > 1 || wanted->dataset_count > 1
                ? "it was started for another set of datasets"

@@ -33,6 +33,9 @@ typedef struct {
   char input_path[1024]; /* absolute; for messages */
   uint64_t input_path_hash, type_hash;
   tool_input_identity input;
+  /* Inputs joined: a hash of the others' paths and identities, in order
+   * (tool_joined_inputs_hash); 0 for one input. */
+  uint64_t joined_hash;
   char input_dataset[512], output_dataset[512];
   int64_t rows, cols;
   xio_shape shape; /* the input's axes and their fold: which permutation */
@@ -85,6 +88,11 @@ xio_checksums tool_checksums_chain(xio_checksums so_far, xio_checksums next);
 
 /* Local.  The identity of the file at `path` now; -1 with a message. */
 int tool_input_identity_of(const char *path, tool_input_identity *id, xio_error *err);
+
+/* Local.  The hash of inputs joined after the first (their absolute paths,
+ * inodes, sizes, modification and status-change times, in order): any
+ * input changed, replaced, removed or moved changes it.  0 for none. */
+int tool_joined_inputs_hash(const char *const *paths, int count, uint64_t *hash, xio_error *err);
 
 /* What makes `now` another file, or the same one changed, than `then`
  * ("it was replaced by another file", "it was modified", ...), or NULL.

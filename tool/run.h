@@ -32,7 +32,14 @@ typedef struct {
   MPI_Comm comm;
   int rank, nranks;
   dataset_path in_path, out_path;
-  int netcdf3;                  /* the input is netCDF-3: HDF5 reads its view (netcdf3_input.h) */
+  /* The input files: the first (in_path.file), then the others, joined
+   * along their records (input_view.h) where there are several. */
+  const char **input_files;
+  int input_count;
+  int64_t *records;       /* joined: each input's records */
+  char input_shown[1024]; /* the input(s) as messages name them */
+  int joined;
+  int netcdf3;                  /* the input is netCDF-3: HDF5 reads its view (input_view.h) */
   int view_made;                /* rank 0: that view is this run's, to remove */
   tool_dataset_list rearranged; /* the input's datasets the run moves, one after the other */
   int dataset_index;            /* which of them is in `in` (and in `out`, while moving) */
@@ -77,9 +84,12 @@ static inline const char *output_name(const transpose_run *run, int k) {
   return run->out_path.dataset[0] ? run->out_path.dataset : run->rearranged.paths[k];
 }
 
-/* The file HDF5 reads as the input: the input, or a netCDF-3 input's view. */
+/* Whether HDF5 reads a view in place of the input (input_view.h). */
+static inline int viewed(const transpose_run *run) { return run->netcdf3 || run->joined; }
+
+/* The file HDF5 reads as the input: the input, or its view. */
 static inline const char *hdf5_input(const transpose_run *run) {
-  return run->netcdf3 ? run->output.view_path : run->in_path.file;
+  return viewed(run) ? run->output.view_path : run->in_path.file;
 }
 
 static inline uint64_t matrix_bytes(const xio_matrix *m) {

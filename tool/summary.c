@@ -65,6 +65,7 @@ void tool_describe_pair(tool_json *j, const transpose_run *run, const char *type
                         const char *out_dataset) {
   tool_json_int(j, "datasets", run->rearranged.count); /* the rest: of the last one */
   tool_json_string(j, "input", run->in_path.file);
+  if (run->joined) tool_json_int(j, "inputs", run->input_count); /* input: the first */
   tool_json_string(j, "input_dataset", run->in.dataset);
   tool_json_string(j, "output", run->out_path.file);
   tool_json_string(j, "output_dataset", out_dataset);
@@ -125,7 +126,7 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
     tool_report_result(
         "%s -> %s: %d datasets rearranged (%s ... %s, %s), the rest copied: %s, %d "
         "rank(s) (%s, %s), %lld pass(es)%s, %.3f s, %.2f GB/s, %s",
-        run->in_path.file, run->out_path.file, run->rearranged.count, run->rearranged.paths[0],
+        run->input_shown, run->out_path.file, run->rearranged.count, run->rearranged.paths[0],
         run->rearranged.paths[run->rearranged.count - 1], how, size_text, run->nranks, backend_name,
         stats->exchange, passes, run->resumed ? " (resumed)" : "", total_seconds, rate,
         verification);
@@ -136,7 +137,7 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
     tool_report_result(
         "%s:%s (%s, %s) -> %s:%s (%s%s): %s, %d rank(s) (%s, %s), %lld "
         "pass(es)%s, %.3f s, %.2f GB/s, %s",
-        run->in_path.file, run->in.dataset, run->in_shape, type_text, run->out_path.file, out_name,
+        run->input_shown, run->in.dataset, run->in_shape, type_text, run->out_path.file, out_name,
         run->out_shape,
         run->reversed           ? "; all axes reversed, as numpy's .T"
         : run->folds[0].rechunk ? "; rechunked"
@@ -159,7 +160,7 @@ void tool_say_dataset(const transpose_run *run, const char *type_text) {
   tool_report_verbose(
       "input %s:%s%s, %s -> %s, %s; moved%s as a %lld x %lld matrix of %zu-byte "
       "elements",
-      run->in_path.file, run->in.dataset, which, run->in_shape, run->out_shape, type_text, moves,
+      run->input_shown, run->in.dataset, which, run->in_shape, run->out_shape, type_text, moves,
       (long long)run->in.rows, (long long)run->in.cols, run->in.elem_size);
 }
 

@@ -302,6 +302,7 @@ int xio_matrix_drop_dataset(xio_matrix *m, xio_error *err) {
   xio_release(H5Tclose, &m->type, &rc, err);
   xio_chunk_index_free(m->chunk_index);
   xio_nc3_source_free(m->netcdf3);
+  xio_source_free(m->source);
   const hid_t file = m->file;
   xio_matrix_init(m, m->comm);
   m->file = file;
@@ -348,6 +349,7 @@ int xio_close(xio_matrix *m, xio_error *err) {
     rc = xio_fail_h5(err, "closing the file of %s failed", m->dataset);
   xio_chunk_index_free(m->chunk_index);
   xio_nc3_source_free(m->netcdf3);
+  xio_source_free(m->source);
   const MPI_Comm comm = m->comm;
   xio_matrix_init(m, MPI_COMM_NULL);
   return xio_agree(comm, rc, err);
@@ -365,4 +367,10 @@ void xio_describe_storage(const xio_matrix *m, char *text, size_t size) {
   if (dcpl < 0) return;
   xio_describe_dcpl(dcpl, text, size);
   (void)H5Pclose(dcpl); /* only read */
+}
+
+void xio_source_free(xio_block_source *source) {
+  if (!source) return;
+  if (source->free) source->free(source->state);
+  free(source);
 }

@@ -17,6 +17,8 @@
  * inside int range whatever the budget. */
 #define XIO_MAX_TRANSFER_BYTES ((uint64_t)1 << 30)
 
+struct xio_block_source;
+
 typedef struct {
   MPI_Comm comm; /* not owned */
   hid_t file, dset;
@@ -39,6 +41,9 @@ typedef struct {
   /* A netCDF-3 input's view (netcdf3_view.h): its values, read from the
    * netCDF-3 file itself (netcdf3.h); owned, freed by xio_close. */
   struct xio_nc3_source *netcdf3;
+  /* Values read from elsewhere by a layer above (several inputs joined:
+   * join_source.h); owned, freed by xio_close. */
+  struct xio_block_source *source;
   /* chunked: the rows (of an item's matrix) and columns a pass must start
    * and end on to cover whole chunks (the whole group where no shorter run
    * does) */
@@ -48,6 +53,19 @@ typedef struct {
   int one_writer;
   char dataset[512]; /* path inside the file */
 } xio_matrix;
+
+/* Where a matrix's values come from when not from its dataset: `read`
+ * fills buf with the block as xio_read_block does (local: the caller
+ * agrees), `free` releases `state`. */
+typedef struct xio_block_source {
+  int (*read)(void *state, const xio_matrix *m, int64_t row, int64_t nrows, int64_t col,
+              int64_t ncols, void *buf, xio_error *err);
+  void (*free)(void *state);
+  void *state;
+} xio_block_source;
+
+/* NULL is accepted. */
+void xio_source_free(xio_block_source *source);
 
 /* Local.  Folds m at lead, split, trail (see xio_shape), setting rows,
  * cols, items, elem_size and the chunk units; a lead order set before

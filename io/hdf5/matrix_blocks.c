@@ -84,6 +84,9 @@ static int transfer_block(const xio_matrix *m, int writing, int64_t row, int64_t
    * the shape is the same on every rank, so all of them return here. */
   if (m->rows == 0 || m->cols == 0) return 0;
   if (m->one_writer) return xio_fail(err, "internal: %s is held by one writer", m->dataset);
+  if (!writing && m->source)
+    return xio_agree(m->comm,
+                     m->source->read(m->source->state, m, row, nrows, col, ncols, buf, err), err);
   if (!writing && m->netcdf3)
     return xio_agree(
         m->comm,
@@ -161,7 +164,7 @@ int xio_read_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col,
 }
 
 int xio_reads_alone(const xio_matrix *m) {
-  return m->chunk_index && !m->netcdf3 && xio_chunk_index_ready(m->chunk_index);
+  return m->chunk_index && !m->netcdf3 && !m->source && xio_chunk_index_ready(m->chunk_index);
 }
 
 void xio_read_ahead(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols) {

@@ -18,7 +18,7 @@
 
 int xio_raw_usable(const xio_matrix *m, uint64_t *base) {
   *base = 0;
-  if (m->chunked || m->netcdf3 || m->rows == 0 || m->cols == 0) return 0;
+  if (m->chunked || m->netcdf3 || m->source || m->rows == 0 || m->cols == 0) return 0;
   hid_t dcpl = H5Dget_create_plist(m->dset);
   if (dcpl < 0) return 0;
   const int external = H5Pget_external_count(dcpl);

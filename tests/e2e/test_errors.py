@@ -264,7 +264,7 @@ class BadInput(ToolTestCase):
                             code=USAGE)
         self.expect_failure(["-x", "good.h5", "out.h5"], "unknown option '-x'", code=USAGE)
         self.expect_failure(["good.h5"], "missing arguments", code=USAGE)
-        self.expect_failure(["good.h5", "out.h5", "extra.h5"], "unexpected argument 'extra.h5'",
+        self.expect_failure(["good.h5", "out.h5", "extra.h5"], "give --dims, --axes or --chunks",
                             code=USAGE)
         self.expect_failure(["good.h5", "out.h5", "--memory"], "option '--memory' needs a value",
                             code=USAGE)

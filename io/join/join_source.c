@@ -1,0 +1,145 @@
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include "join_source.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "netcdf3.h"
+
+/* One input: where its records start among all, and how it is read
+ * while open (a netCDF-3 variable at its offsets, or an HDF5 dataset on
+ * this rank alone). */
+typedef struct {
+  char *path;
+  int64_t first_record, records;
+  int open;
+  uint64_t last_read; /* the reads' count when it was last read: the oldest closes first */
+  xio_nc3_source *netcdf3;
+  xio_matrix hdf5;
+} member;
+
+typedef struct {
+  member *members;
+  int count, open;
+  uint64_t reads;
+} join;
+
+static void close_member(join *j, member *mb) {
+  xio_error ignored; /* only read */
+  xio_nc3_source_free(mb->netcdf3);
+  mb->netcdf3 = NULL;
+  (void)xio_close(&mb->hdf5, &ignored);
+  if (mb->open) j->open--;
+  mb->open = 0;
+}
+
+static int is_netcdf3(const char *path) {
+  unsigned char magic[4] = {0};
+  FILE *f = fopen(path, "rb");
+  const size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
+  if (f) fclose(f);
+  return got == 4 && memcmp(magic, "CDF", 3) == 0;
+}
+
+/* Opens mb for m's dataset, m's fold, closing the least recently read
+ * input where too many are open. */
+static int open_member(join *j, member *mb, const xio_matrix *m, xio_error *err) {
+  if (j->open >= XIO_JOIN_OPEN_INPUTS) {
+    member *oldest = NULL;
+    for (int i = 0; i < j->count; i++)
+      if (j->members[i].open && (!oldest || j->members[i].last_read < oldest->last_read))
+        oldest = &j->members[i];
+    close_member(j, oldest);
+  }
+  xio_shape shape = m->shape;
+  shape.dims[0] = mb->records;
+  const int rc = is_netcdf3(mb->path) ? xio_nc3_source_open(mb->path, m->dataset, &shape, mb->path,
+                                                            &mb->netcdf3, err)
+                 : xio_open_input(MPI_COMM_SELF, mb->path, mb->path, m->dataset, &mb->hdf5, err) ||
+                         xio_matrix_fold(&mb->hdf5, shape.lead, shape.split, shape.trail, err)
+                     ? -1
+                     : 0;
+  if (rc == 0 && !mb->netcdf3 && !xio_shape_same_dims(&mb->hdf5.shape, &shape))
+    return close_member(j, mb),
+           xio_fail(err, "%s:%s is not shaped as the first input's (the records aside)", mb->path,
+                    m->dataset);
+  if (rc != 0) return close_member(j, mb), -1;
+  mb->open = 1;
+  j->open++;
+  return 0;
+}
+
+/* Rows [row, row + nrows) of input mb's own matrix, columns as asked. */
+static int read_member(join *j, member *mb, const xio_matrix *m, int64_t row, int64_t nrows,
+                       int64_t col, int64_t ncols, void *buf, xio_error *err) {
+  if (!mb->open && open_member(j, mb, m, err)) return -1;
+  mb->last_read = ++j->reads;
+  if (mb->netcdf3)
+    return xio_nc3_source_read(mb->netcdf3, m->cols, m->elem_size, row, nrows, col, ncols, buf,
+                               err);
+  if (mb->hdf5.shape.lead != m->shape.lead || mb->hdf5.shape.split != m->shape.split ||
+      mb->hdf5.shape.trail != m->shape.trail)
+    if (xio_matrix_fold(&mb->hdf5, m->shape.lead, m->shape.split, m->shape.trail, err)) return -1;
+  return xio_read_block(&mb->hdf5, row, nrows, col, ncols, buf, err);
+}
+
+/* The block split where the inputs' records meet: record k holds rows
+ * [k * rows_per_record, (k + 1) * rows_per_record), the record dimension
+ * being the first axis of the rows (or of the items). */
+static int read_joined(void *state, const xio_matrix *m, int64_t row, int64_t nrows, int64_t col,
+                       int64_t ncols, void *buf, xio_error *err) {
+  join *j = state;
+  if (nrows <= 0 || ncols <= 0) return 0;
+  const int64_t per_record = m->rows / m->shape.dims[0];
+  const size_t row_bytes = (size_t)ncols * m->elem_size;
+  for (int i = 0; i < j->count; i++) {
+    member *mb = &j->members[i];
+    const int64_t first = mb->first_record * per_record, end = first + mb->records * per_record;
+    const int64_t from = row > first ? row : first, to = row + nrows < end ? row + nrows : end;
+    if (from >= to) continue;
+    unsigned char *part = (unsigned char *)buf + (size_t)(from - row) * row_bytes;
+    if (read_member(j, mb, m, from - first, to - from, col, ncols, part, err)) return -1;
+  }
+  return 0;
+}
+
+static void free_join(void *state) {
+  join *j = state;
+  for (int i = 0; i < j->count; i++) {
+    close_member(j, &j->members[i]);
+    free(j->members[i].path);
+  }
+  free(j->members);
+  free(j);
+}
+
+int xio_join_attach(xio_matrix *m, const char *const *inputs, const int64_t *records, int count,
+                    xio_error *err) {
+  join *j = calloc(1, sizeof *j);
+  xio_block_source *source = calloc(1, sizeof *source);
+  if (j) j->members = calloc((size_t)count, sizeof *j->members);
+  int rc = j && source && j->members ? 0 : xio_fail(err, "out of memory joining the inputs");
+  int64_t first = 0;
+  for (int i = 0; rc == 0 && i < count; i++, j->count++) {
+    member *mb = &j->members[i];
+    xio_matrix_reset(&mb->hdf5);
+    mb->path = strdup(inputs[i]);
+    mb->first_record = first;
+    mb->records = records[i];
+    first += records[i];
+    if (!mb->path) rc = xio_fail(err, "out of memory joining the inputs");
+  }
+  if (rc == 0 && first != m->shape.dims[0])
+    rc = xio_fail(err, "%s: %lld records in its view, %lld in the inputs joined", m->dataset,
+                  (long long)m->shape.dims[0], (long long)first);
+  if (rc) {
+    if (j) free_join(j);
+    free(source);
+    return -1;
+  }
+  *source = (xio_block_source){read_joined, free_join, j};
+  xio_source_free(m->source);
+  m->source = source;
+  return 0;
+}

@@ -1,0 +1,223 @@
+#include "join_view.h"
+
+#include <netcdf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nc_copy.h"
+#include "netcdf3.h"
+
+/* Opens input i read-only, its netCDF-3 header checked first (netCDF-C
+ * trusts it: netcdf3.h). */
+static int open_input(const char *path, int *nc, xio_error *err) {
+  unsigned char magic[4] = {0};
+  FILE *f = fopen(path, "rb");
+  const size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
+  if (f) fclose(f);
+  if (got == 4 && memcmp(magic, "CDF", 3) == 0 && xio_nc3_header_check(path, err)) return -1;
+  return xio_nc_failed(nc_open(path, NC_NOWRITE, nc), "cannot open", path, err);
+}
+
+/* What the join needs of the first input: one group, a record dimension,
+ * atomic types. */
+static int joinable(int nc, const char *path, int *unlimited, xio_error *err) {
+  int groups = 0, nvars = 0;
+  if (xio_nc_failed(nc_inq_unlimdim(nc, unlimited), "reading its header", path, err) ||
+      xio_nc_failed(nc_inq_grps(nc, &groups, NULL), "reading its groups", path, err) ||
+      xio_nc_failed(nc_inq_nvars(nc, &nvars), "reading its header", path, err))
+    return -1;
+  if (*unlimited < 0)
+    return xio_fail(err, "%s has no record (unlimited) dimension to join the inputs along", path);
+  if (groups > 0)
+    return xio_fail(err, "%s has groups: inputs of one group are joined, not yet others", path);
+  for (int v = 0; v < nvars; v++) {
+    nc_type type = NC_NAT;
+    char name[NC_MAX_NAME + 1] = "";
+    (void)nc_inq_varname(nc, v, name);
+    if (xio_nc_failed(nc_inq_vartype(nc, v, &type), name, path, err)) return -1;
+    if (type < NC_BYTE || type > NC_UINT64 || type == NC_STRING)
+      return xio_fail(err,
+                      "%s: variable %s has a type the join does not copy (strings and "
+                      "user-defined types)",
+                      path, name);
+  }
+  return 0;
+}
+
+/* The first difference between input `b` and the first input `a`, in
+ * `what` (0: none). */
+static int same_structure(int a, int b, const char *first, const char *path, xio_error *err) {
+  int na = 0, nb = 0, va = 0, vb = 0, ua = -1, ub = -1;
+  if (xio_nc_failed(nc_inq(a, &na, &va, NULL, &ua), "reading its header", first, err) ||
+      xio_nc_failed(nc_inq(b, &nb, &vb, NULL, &ub), "reading its header", path, err))
+    return -1;
+  if (na != nb || va != vb || ua != ub)
+    return xio_fail(err,
+                    "%s and %s differ: %d dimensions and %d variables in the first, %d and %d "
+                    "in the other (or another record dimension)",
+                    first, path, na, va, nb, vb);
+  for (int d = 0; d < na; d++) {
+    char name_a[NC_MAX_NAME + 1], name_b[NC_MAX_NAME + 1];
+    size_t len_a = 0, len_b = 0;
+    if (nc_inq_dim(a, d, name_a, &len_a) != NC_NOERR ||
+        nc_inq_dim(b, d, name_b, &len_b) != NC_NOERR)
+      return xio_fail(err, "%s or %s: cannot read dimension %d", first, path, d);
+    if (strcmp(name_a, name_b) != 0 || (d != ua && len_a != len_b))
+      return xio_fail(err,
+                      "%s and %s differ: dimension %s (%zu) in the first, %s (%zu) in the other",
+                      first, path, name_a, len_a, name_b, len_b);
+  }
+  for (int v = 0; v < va; v++) {
+    char name_a[NC_MAX_NAME + 1], name_b[NC_MAX_NAME + 1];
+    nc_type ta, tb;
+    int da = 0, db = 0, ids_a[NC_MAX_VAR_DIMS], ids_b[NC_MAX_VAR_DIMS];
+    if (nc_inq_var(a, v, name_a, &ta, &da, ids_a, NULL) != NC_NOERR ||
+        nc_inq_var(b, v, name_b, &tb, &db, ids_b, NULL) != NC_NOERR)
+      return xio_fail(err, "%s or %s: cannot read variable %d", first, path, v);
+    if (strcmp(name_a, name_b) != 0 || ta != tb || da != db ||
+        memcmp(ids_a, ids_b, sizeof *ids_a * (size_t)da) != 0)
+      return xio_fail(err,
+                      "%s and %s differ: variable %s in the first, %s in the other (names, "
+                      "types and dimensions must be the same)",
+                      first, path, name_a, name_b);
+  }
+  return 0;
+}
+
+/* The record coordinate's first and last values of nc (NAN-free: 0 when
+ * the file has none or no records). */
+static int record_span(int nc, int unlimited, size_t records, double *first, double *last) {
+  char name[NC_MAX_NAME + 1];
+  int v = -1, nd = 0;
+  if (records == 0 || nc_inq_dimname(nc, unlimited, name) != NC_NOERR ||
+      nc_inq_varid(nc, name, &v) != NC_NOERR || nc_inq_varndims(nc, v, &nd) != NC_NOERR || nd != 1)
+    return 0;
+  size_t at = 0;
+  if (nc_get_var1_double(nc, v, &at, first) != NC_NOERR) return 0;
+  at = records - 1;
+  return nc_get_var1_double(nc, v, &at, last) == NC_NOERR;
+}
+
+int xio_join_view_create(const char *const *inputs, int count, const char *view, int64_t *records,
+                         char *warning, size_t warning_size, xio_error *err) {
+  int first = -1, out = -1, unlimited = -1, rc = open_input(inputs[0], &first, err);
+  size_t total = 0;
+  double previous_last = 0;
+  int previous_known = 0;
+  warning[0] = '\0';
+  if (rc == 0) rc = joinable(first, inputs[0], &unlimited, err);
+  if (rc == 0)
+    rc = xio_nc_failed(nc_create(view, NC_NETCDF4 | NC_CLOBBER, &out), "cannot make the view", view,
+                       err);
+  if (rc == 0) rc = xio_nc_define_all(first, out, inputs[0], err);
+  if (out >= 0 && nc_close(out) != NC_NOERR && rc == 0)
+    rc = xio_fail(err, "%s: cannot write the inputs' view %s", inputs[0], view);
+  for (int i = 0; rc == 0 && i < count; i++) {
+    int nc = first;
+    size_t n = 0;
+    double head = 0, tail = 0;
+    if (i > 0 && (rc = open_input(inputs[i], &nc, err)) == 0)
+      rc = same_structure(first, nc, inputs[0], inputs[i], err);
+    if (rc == 0)
+      rc = xio_nc_failed(nc_inq_dimlen(nc, unlimited, &n), "its records", inputs[i], err);
+    const int known = rc == 0 && record_span(nc, unlimited, n, &head, &tail);
+    if (known && previous_known && !(head > previous_last) && !warning[0])
+      snprintf(warning, warning_size,
+               "the record coordinate does not increase from %s to %s (%g, then %g): a file out of "
+               "order, or a duplicate",
+               inputs[i - 1], inputs[i], previous_last, head);
+    if (known) previous_last = tail;
+    previous_known = known;
+    records[i] = (int64_t)n;
+    total += n;
+    if (i > 0 && nc >= 0) (void)nc_close(nc); /* only read */
+  }
+  if (first >= 0) (void)nc_close(first);
+  if (rc == 0 && total > 0) rc = xio_nc_extend_records(view, total, inputs[0], err);
+  return rc;
+}
+
+static int skipped(const xio_path_list *skip, const char *name) {
+  for (int i = 0; i < skip->count; i++)
+    if (strcmp(skip->paths[i] + (skip->paths[i][0] == '/'), name) == 0) return 1;
+  return 0;
+}
+
+/* Fixed variable v of input `in` against the view's copy of the first
+ * input's: the first difference fails, naming both. */
+static int same_values(int in, int view, int v, const char *path, const char *first,
+                       xio_error *err) {
+  char name[NC_MAX_NAME + 1];
+  nc_type type;
+  int nd = 0, dimids[NC_MAX_VAR_DIMS];
+  size_t size = 0, values = 1;
+  if (xio_nc_failed(nc_inq_var(in, v, name, &type, &nd, dimids, NULL), "a variable", path, err) ||
+      xio_nc_failed(nc_inq_type(in, type, NULL, &size), name, path, err))
+    return -1;
+  for (int d = 0; d < nd; d++) {
+    size_t length = 0;
+    if (xio_nc_failed(nc_inq_dimlen(in, dimids[d], &length), name, path, err)) return -1;
+    values *= length;
+  }
+  unsigned char *a = malloc(values * size + 1), *b = malloc(values * size + 1);
+  int rc = a && b ? 0 : xio_fail(err, "out of memory comparing %s of %s", name, path);
+  if (rc == 0 && values > 0)
+    rc = xio_nc_failed(nc_get_var(in, v, a), name, path, err) ||
+                 xio_nc_failed(nc_get_var(view, v, b), name, first, err)
+             ? -1
+             : 0;
+  if (rc == 0 && values > 0 && memcmp(a, b, values * size) != 0)
+    rc = xio_fail(err,
+                  "%s and %s differ: the values of %s, which does not vary along the records, "
+                  "are not the same",
+                  first, path, name);
+  free(a);
+  free(b);
+  return rc;
+}
+
+/* Input i's variables into the view: its records at `at`; fixed ones
+ * copied from the first input and compared in the others. */
+static int fill_from(int in, int view, int i, const char *const *inputs, size_t at,
+                     const xio_path_list *skip, uint64_t piece_bytes, xio_error *err) {
+  int nvars = 0, unlimited = -1, rc = 0;
+  if (xio_nc_failed(nc_inq(in, NULL, &nvars, NULL, &unlimited), "its header", inputs[i], err))
+    return -1;
+  for (int v = 0; rc == 0 && v < nvars; v++) {
+    char name[NC_MAX_NAME + 1];
+    int nd = 0, dimids[NC_MAX_VAR_DIMS];
+    rc = xio_nc_failed(nc_inq_var(in, v, name, NULL, &nd, dimids, NULL), "a variable", inputs[i],
+                       err);
+    const int record = nd > 0 && dimids[0] == unlimited;
+    if (rc != 0 || (skipped(skip, name) && record)) continue;
+    if (record)
+      rc = xio_nc_copy_values(in, view, v, at, piece_bytes, inputs[i], err);
+    else if (i == 0)
+      rc = xio_nc_copy_values(in, view, v, 0, piece_bytes, inputs[i], err);
+    else
+      rc = same_values(in, view, v, inputs[i], inputs[0], err);
+  }
+  return rc;
+}
+
+int xio_join_view_fill(const char *const *inputs, int count, const char *view,
+                       const xio_path_list *skip, uint64_t piece_bytes, xio_error *err) {
+  int out = -1;
+  int rc = xio_nc_failed(nc_open(view, NC_WRITE, &out), "cannot open the inputs' view", view, err);
+  size_t at = 0;
+  for (int i = 0; rc == 0 && i < count; i++) {
+    int in = -1, unlimited = -1;
+    size_t n = 0;
+    rc = open_input(inputs[i], &in, err);
+    if (rc == 0) rc = xio_nc_failed(nc_inq_unlimdim(in, &unlimited), "its header", inputs[i], err);
+    if (rc == 0)
+      rc = xio_nc_failed(nc_inq_dimlen(in, unlimited, &n), "its records", inputs[i], err);
+    if (rc == 0) rc = fill_from(in, out, i, inputs, at, skip, piece_bytes, err);
+    if (in >= 0) (void)nc_close(in); /* only read */
+    at += n;
+  }
+  if (out >= 0 && nc_close(out) != NC_NOERR && rc == 0)
+    rc = xio_fail(err, "%s: cannot write the inputs' view %s", inputs[0], view);
+  return rc;
+}
