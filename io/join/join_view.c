@@ -102,6 +102,7 @@ static int record_span(int nc, int unlimited, size_t records, double *first, dou
 int xio_join_view_create(const char *const *inputs, int count, const char *view, int64_t *records,
                          char *warning, size_t warning_size, xio_error *err) {
   int first = -1, out = -1, unlimited = -1, rc = open_input(inputs[0], &first, err);
+  const int first_open = rc == 0;
   size_t total = 0;
   double previous_last = 0;
   int previous_known = 0;
@@ -114,11 +115,13 @@ int xio_join_view_create(const char *const *inputs, int count, const char *view,
   if (out >= 0 && nc_close(out) != NC_NOERR && rc == 0)
     rc = xio_fail(err, "%s: cannot write the inputs' view %s", inputs[0], view);
   for (int i = 0; rc == 0 && i < count; i++) {
-    int nc = first;
+    int nc = first, opened = 0;
     size_t n = 0;
     double head = 0, tail = 0;
-    if (i > 0 && (rc = open_input(inputs[i], &nc, err)) == 0)
+    if (i > 0 && (rc = open_input(inputs[i], &nc, err)) == 0) {
+      opened = 1;
       rc = same_structure(first, nc, inputs[0], inputs[i], err);
+    }
     if (rc == 0)
       rc = xio_nc_failed(nc_inq_dimlen(nc, unlimited, &n), "its records", inputs[i], err);
     const int known = rc == 0 && record_span(nc, unlimited, n, &head, &tail);
@@ -131,9 +134,9 @@ int xio_join_view_create(const char *const *inputs, int count, const char *view,
     previous_known = known;
     records[i] = (int64_t)n;
     total += n;
-    if (i > 0 && nc >= 0) (void)nc_close(nc); /* only read */
+    if (opened) (void)nc_close(nc); /* only read */
   }
-  if (first >= 0) (void)nc_close(first);
+  if (first_open) (void)nc_close(first);
   if (rc == 0 && total > 0) rc = xio_nc_extend_records(view, total, inputs[0], err);
   return rc;
 }
@@ -209,12 +212,12 @@ int xio_join_view_fill(const char *const *inputs, int count, const char *view,
   for (int i = 0; rc == 0 && i < count; i++) {
     int in = -1, unlimited = -1;
     size_t n = 0;
-    rc = open_input(inputs[i], &in, err);
+    const int opened = (rc = open_input(inputs[i], &in, err)) == 0;
     if (rc == 0) rc = xio_nc_failed(nc_inq_unlimdim(in, &unlimited), "its header", inputs[i], err);
     if (rc == 0)
       rc = xio_nc_failed(nc_inq_dimlen(in, unlimited, &n), "its records", inputs[i], err);
     if (rc == 0) rc = fill_from(in, out, i, inputs, at, skip, piece_bytes, err);
-    if (in >= 0) (void)nc_close(in); /* only read */
+    if (opened) (void)nc_close(in); /* only read */
     at += n;
   }
   if (out >= 0 && nc_close(out) != NC_NOERR && rc == 0)
