@@ -13,23 +13,23 @@
 #include "netcdf3_view.h"
 
 static int make_on_root(void *arg, xio_error *err) {
-  transpose_run *run = arg;
-  if (!run->joined) return xio_nc3_view_create(run->in_path.file, run->output.view_path, err);
-  char warning[2048];
-  if (xio_join_view_create(run->input_files, run->input_count, run->output.view_path, run->records,
-                           warning, sizeof warning, err))
-    return -1;
-  if (warning[0]) tool_report_warning("%s", warning);
-  return 0;
+  const transpose_run *run = arg;
+  return run->joined ? xio_join_view_create(run->input_files, run->output.view_path, err)
+                     : xio_nc3_view_create(run->in_path.file, run->output.view_path, err);
 }
 
 static int fill_on_root(void *arg, xio_error *err) {
-  const transpose_run *run = arg;
+  transpose_run *run = arg;
   const xio_path_list skip = rearranged_list(run);
-  if (run->joined)
-    return xio_join_view_fill(run->input_files, run->input_count, run->output.view_path, &skip,
-                              piece_budget(run), err);
-  return xio_nc3_view_fill(run->in_path.file, run->output.view_path, &skip, piece_budget(run), err);
+  if (!run->joined)
+    return xio_nc3_view_fill(run->in_path.file, run->output.view_path, &skip, piece_budget(run),
+                             err);
+  char warning[2048];
+  if (xio_join_view_fill(run->input_files, run->input_count, run->output.view_path, &skip,
+                         piece_budget(run), run->records, warning, sizeof warning, err))
+    return -1;
+  if (warning[0]) tool_report_warning("%s", warning);
+  return 0;
 }
 #else /* tool_check_inputs refuses netCDF-3 inputs and joins */
 static int make_on_root(void *arg, xio_error *err) {
@@ -54,15 +54,15 @@ int tool_check_inputs(transpose_run *run, xio_error *err) {
 
 int tool_view_make(transpose_run *run, xio_error *err) {
   run->view_made = run->rank == 0; /* a half-made one goes too */
-  if (xio_on_root(run->comm, make_on_root, run, err)) return -1;
+  return xio_on_root(run->comm, make_on_root, run, err);
+}
+
+int tool_view_fill(transpose_run *run, xio_error *err) {
+  if (xio_on_root(run->comm, fill_on_root, run, err)) return -1;
   return run->joined
              ? XIO_MPICHECK(MPI_Bcast(run->records, run->input_count, MPI_INT64_T, 0, run->comm),
                             err)
              : 0;
-}
-
-int tool_view_fill(transpose_run *run, xio_error *err) {
-  return xio_on_root(run->comm, fill_on_root, run, err);
 }
 
 int tool_view_read_input(transpose_run *run, xio_error *err) {

@@ -15,12 +15,14 @@
  * through theirs). */
 int tool_check_inputs(transpose_run *run, xio_error *err);
 
-/* Collective, the output prepared.  Rank 0 makes the view; joined, every
- * rank learns each input's records. */
+/* Collective, the output prepared.  Rank 0 makes the view (joined: of
+ * the first input's structure, no records yet). */
 int tool_view_make(transpose_run *run, xio_error *err);
 
 /* Collective, the datasets chosen, the view open on no rank.  Rank 0
- * copies into it the values of every variable the run does not rearrange. */
+ * copies into it the values of every variable the run does not rearrange
+ * (joined: checking every input as it goes), and every rank learns each
+ * input's records. */
 int tool_view_fill(transpose_run *run, xio_error *err);
 
 /* Collective, run->in just opened in the view: its values read from the

@@ -256,10 +256,13 @@ static int open_dataset(MPI_Comm comm, const char *path, const char *shown, cons
   named_file file = {path, shown};
   if ((flags & H5F_ACC_RDWR) && xio_on_root(comm, allocate_to_end, &file, err)) return -1;
   int rc = 0;
-  hid_t fapl = xio_file_access(comm);
+  /* one rank alone reads through HDF5's POSIX driver: no MPI-IO to set up */
+  const int alone = comm == MPI_COMM_SELF && !(flags & H5F_ACC_RDWR);
+  hid_t fapl = alone ? H5Pcreate(H5P_FILE_ACCESS) : xio_file_access(comm);
   if (fapl < 0) rc = xio_fail_h5(err, "cannot set up MPI-IO file access");
   char name[4096];
-  if (rc == 0) rc = xio_mpi_io_name(comm, path, shown, name, sizeof name, err);
+  if (rc == 0 && alone) snprintf(name, sizeof name, "%s", path);
+  if (rc == 0 && !alone) rc = xio_mpi_io_name(comm, path, shown, name, sizeof name, err);
   if (rc == 0) {
     m->file = H5Fopen(name, flags, fapl);
     if (m->file < 0) rc = xio_fail_h5(err, "%s: cannot open as an HDF5 file", shown);

@@ -99,14 +99,9 @@ static int record_span(int nc, int unlimited, size_t records, double *first, dou
   return nc_get_var1_double(nc, v, &at, last) == NC_NOERR;
 }
 
-int xio_join_view_create(const char *const *inputs, int count, const char *view, int64_t *records,
-                         char *warning, size_t warning_size, xio_error *err) {
+int xio_join_view_create(const char *const *inputs, const char *view, xio_error *err) {
   int first = -1, out = -1, unlimited = -1, rc = open_input(inputs[0], &first, err);
   const int first_open = rc == 0;
-  size_t total = 0;
-  double previous_last = 0;
-  int previous_known = 0;
-  warning[0] = '\0';
   if (rc == 0) rc = joinable(first, inputs[0], &unlimited, err);
   if (rc == 0)
     rc = xio_nc_failed(nc_create(view, NC_NETCDF4 | NC_CLOBBER, &out), "cannot make the view", view,
@@ -114,30 +109,7 @@ int xio_join_view_create(const char *const *inputs, int count, const char *view,
   if (rc == 0) rc = xio_nc_define_all(first, out, inputs[0], err);
   if (out >= 0 && nc_close(out) != NC_NOERR && rc == 0)
     rc = xio_fail(err, "%s: cannot write the inputs' view %s", inputs[0], view);
-  for (int i = 0; rc == 0 && i < count; i++) {
-    int nc = first, opened = 0;
-    size_t n = 0;
-    double head = 0, tail = 0;
-    if (i > 0 && (rc = open_input(inputs[i], &nc, err)) == 0) {
-      opened = 1;
-      rc = same_structure(first, nc, inputs[0], inputs[i], err);
-    }
-    if (rc == 0)
-      rc = xio_nc_failed(nc_inq_dimlen(nc, unlimited, &n), "its records", inputs[i], err);
-    const int known = rc == 0 && record_span(nc, unlimited, n, &head, &tail);
-    if (known && previous_known && !(head > previous_last) && !warning[0])
-      snprintf(warning, warning_size,
-               "the record coordinate does not increase from %s to %s (%g, then %g): a file out of "
-               "order, or a duplicate",
-               inputs[i - 1], inputs[i], previous_last, head);
-    if (known) previous_last = tail;
-    previous_known = known;
-    records[i] = (int64_t)n;
-    total += n;
-    if (opened) (void)nc_close(nc); /* only read */
-  }
-  if (first_open) (void)nc_close(first);
-  if (rc == 0 && total > 0) rc = xio_nc_extend_records(view, total, inputs[0], err);
+  if (first_open) (void)nc_close(first); /* only read */
   return rc;
 }
 
@@ -204,23 +176,47 @@ static int fill_from(int in, int view, int i, const char *const *inputs, size_t 
   return rc;
 }
 
+/* The record coordinate running backwards from input i - 1 to input i:
+ * the first time, said in `warning`. */
+static void check_order(int nc, int unlimited, size_t n, const char *const *inputs, int i,
+                        double *last, int *known, char *warning, size_t warning_size) {
+  double head = 0, tail = 0;
+  const int here = record_span(nc, unlimited, n, &head, &tail);
+  if (here && *known && !(head > *last) && !warning[0])
+    snprintf(warning, warning_size,
+             "the record coordinate does not increase from %s to %s (%g, then %g): a file out of "
+             "order, or a duplicate",
+             inputs[i - 1], inputs[i], *last, head);
+  if (here) *last = tail;
+  *known = here;
+}
+
 int xio_join_view_fill(const char *const *inputs, int count, const char *view,
-                       const xio_path_list *skip, uint64_t piece_bytes, xio_error *err) {
-  int out = -1;
+                       const xio_path_list *skip, uint64_t piece_bytes, int64_t *records,
+                       char *warning, size_t warning_size, xio_error *err) {
+  int out = -1, first = -1, unlimited = -1, known = 0;
+  double last = 0;
+  warning[0] = '\0';
   int rc = xio_nc_failed(nc_open(view, NC_WRITE, &out), "cannot open the inputs' view", view, err);
   size_t at = 0;
   for (int i = 0; rc == 0 && i < count; i++) {
-    int in = -1, unlimited = -1;
+    int in = -1;
     size_t n = 0;
     const int opened = (rc = open_input(inputs[i], &in, err)) == 0;
-    if (rc == 0) rc = xio_nc_failed(nc_inq_unlimdim(in, &unlimited), "its header", inputs[i], err);
+    if (rc == 0 && i == 0) first = in;
+    if (rc == 0 && i == 0) rc = joinable(in, inputs[0], &unlimited, err);
+    if (rc == 0 && i > 0) rc = same_structure(first, in, inputs[0], inputs[i], err);
     if (rc == 0)
       rc = xio_nc_failed(nc_inq_dimlen(in, unlimited, &n), "its records", inputs[i], err);
+    if (rc == 0) check_order(in, unlimited, n, inputs, i, &last, &known, warning, warning_size);
     if (rc == 0) rc = fill_from(in, out, i, inputs, at, skip, piece_bytes, err);
-    if (opened) (void)nc_close(in); /* only read */
+    if (opened && i > 0) (void)nc_close(in); /* only read */
+    records[i] = (int64_t)n;
     at += n;
   }
+  if (first >= 0) (void)nc_close(first);
   if (out >= 0 && nc_close(out) != NC_NOERR && rc == 0)
     rc = xio_fail(err, "%s: cannot write the inputs' view %s", inputs[0], view);
+  if (rc == 0 && at > 0) rc = xio_nc_extend_records(view, at, inputs[0], err);
   return rc;
 }

@@ -23,20 +23,22 @@
 #include "h5_error.h"
 #include "path_list.h"
 
-/* Makes (or replaces) the view of `count` inputs at `view`, checking that
- * every input has the first's variables, types and dimensions (the
- * record dimension's length aside): the first difference fails it, naming
- * both files and the variable.  records[i]: input i's records.  A record
- * coordinate (the variable named as the record dimension) that does not
- * increase from one input to the next is said in `warning` (a line; ""
- * for none). */
-int xio_join_view_create(const char *const *inputs, int count, const char *view, int64_t *records,
-                         char *warning, size_t warning_size, xio_error *err);
+/* Makes (or replaces) the view of the inputs at `view`: the first's
+ * structure, no records yet. */
+int xio_join_view_create(const char *const *inputs, const char *view, xio_error *err);
 
-/* Copies into the view the values of every variable but those in `skip`,
- * in pieces of about piece_bytes: record variables input by input, fixed
- * ones from the first input, checked equal in every other. */
+/* In one pass over the `count` inputs: checks that each has the first's
+ * variables, types and dimensions (the record dimension's length aside)
+ * and the same values of the fixed variables, the first difference
+ * failing it, naming both files and the variable; copies into the view
+ * the values of every variable but the record variables in `skip`, in
+ * pieces of about piece_bytes (records input by input, fixed ones from
+ * the first); gives the view all the records.  records[i]: input i's
+ * records.  A record coordinate (the variable named as the record
+ * dimension) that does not increase from one input to the next is said
+ * in `warning` (a line; "" for none). */
 int xio_join_view_fill(const char *const *inputs, int count, const char *view,
-                       const xio_path_list *skip, uint64_t piece_bytes, xio_error *err);
+                       const xio_path_list *skip, uint64_t piece_bytes, int64_t *records,
+                       char *warning, size_t warning_size, xio_error *err);
 
 #endif
