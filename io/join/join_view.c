@@ -8,8 +8,8 @@
 #include "nc_copy.h"
 #include "netcdf3.h"
 
-/* Opens input i read-only, its netCDF-3 header checked first (netCDF-C
- * trusts it: netcdf3.h). */
+/* Opens an input read-only, a netCDF-3 one's header checked first
+ * (netCDF-C trusts it: netcdf3.h). */
 static int open_input(const char *path, int *nc, xio_error *err) {
   unsigned char magic[4] = {0};
   FILE *f = fopen(path, "rb");
@@ -36,7 +36,7 @@ static int joinable(int nc, const char *path, int *unlimited, xio_error *err) {
     char name[NC_MAX_NAME + 1] = "";
     (void)nc_inq_varname(nc, v, name);
     if (xio_nc_failed(nc_inq_vartype(nc, v, &type), name, path, err)) return -1;
-    if (type < NC_BYTE || type > NC_UINT64 || type == NC_STRING)
+    if (type < NC_BYTE || type > NC_UINT64) /* NC_STRING and user-defined types follow */
       return xio_fail(err,
                       "%s: variable %s has a type the join does not copy (strings and "
                       "user-defined types)",
@@ -45,8 +45,8 @@ static int joinable(int nc, const char *path, int *unlimited, xio_error *err) {
   return 0;
 }
 
-/* The first difference between input `b` and the first input `a`, in
- * `what` (0: none). */
+/* 0 where input `b` has the first input's (`a`'s) dimensions and
+ * variables; else -1 with the first difference, naming both. */
 static int same_structure(int a, int b, const char *first, const char *path, xio_error *err) {
   int na = 0, nb = 0, va = 0, vb = 0, ua = -1, ub = -1;
   if (xio_nc_failed(nc_inq(a, &na, &va, NULL, &ua), "reading its header", first, err) ||
@@ -85,8 +85,9 @@ static int same_structure(int a, int b, const char *first, const char *path, xio
   return 0;
 }
 
-/* The record coordinate's first and last values of nc (NAN-free: 0 when
- * the file has none or no records). */
+/* 1 with the first and last values of nc's record coordinate (the 1-D
+ * variable named as the record dimension); 0 where it has none, or no
+ * records. */
 static int record_span(int nc, int unlimited, size_t records, double *first, double *last) {
   char name[NC_MAX_NAME + 1];
   int v = -1, nd = 0;
@@ -120,7 +121,8 @@ static int skipped(const xio_path_list *skip, const char *name) {
 }
 
 /* Fixed variable v of input `in` against the view's copy of the first
- * input's: the first difference fails, naming both. */
+ * input's, both read whole (coordinates, masks, orography: small beside
+ * the records): a difference fails, naming both. */
 static int same_values(int in, int view, int v, const char *path, const char *first,
                        xio_error *err) {
   char name[NC_MAX_NAME + 1];
