@@ -238,6 +238,40 @@ class Slurm(unittest.TestCase):
             self.assertTrue(os.path.exists(self.path(f"xpose-array-{job}_{i + 1}.out")),
                             os.listdir(self.dir))
 
+    def test_several_inputs_joined_in_one_job(self):
+        # The script's IN OUT, the other inputs by --inputs (xpose takes them
+        # anywhere among its options), joined along time and made a series.
+        try:
+            import netCDF4
+        except ImportError:  # Debian's python3-netcdf4
+            self.skipTest("python3-netcdf4 is not installed")
+        parts = []
+        for i, days in enumerate((5, 3, 4)):
+            name = f"part{i}.nc"
+            with netCDF4.Dataset(self.path(name), "w") as nc:
+                nc.createDimension("time", None)
+                nc.createDimension("lat", 6)
+                nc.createDimension("lon", 7)
+                nc.createVariable("time", "f8", ("time",))[:] = np.arange(days) + 10 * i
+                nc.createVariable("tas", "f4", ("time", "lat", "lon"))[:] = (
+                    pattern((days, 6, 7), "<f4"))
+            self.give(name)
+            parts.append(name)
+        with open(self.path("rest.txt"), "w") as f:
+            f.write("\n".join(parts[1:]) + "\n")
+        self.give("rest.txt")
+        job = self.sbatch("--ntasks=2", "jobs/xpose.sbatch", parts[0], "series.nc", "--inputs",
+                          "rest.txt", "--dims", "lat,lon,time")
+        info = self.wait(job)
+        self.assertEqual((info["JobState"], info["ExitCode"]), ("COMPLETED", "0:0"), self.logs())
+        joined = []
+        for name in parts:
+            with netCDF4.Dataset(self.path(name)) as nc:
+                joined.append(nc["tas"][...])
+        with netCDF4.Dataset(self.path("series.nc")) as nc:
+            np.testing.assert_array_equal(nc["tas"][...],
+                                          np.concatenate(joined).transpose(1, 2, 0))
+
     def test_four_ranks_on_two_cores(self):
         self.write_input("in.h5", (97, 89))
         job = self.sbatch("--ntasks=4", "--overcommit", "jobs/xpose.sbatch", "in.h5", "out.h5",
