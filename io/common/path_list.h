@@ -9,4 +9,8 @@ typedef struct {
   int count;
 } xio_path_list;
 
+/* Where `path`, with its leading '/' or without (as links are visited,
+ * as netCDF names variables), is in `list`, or -1. */
+int xio_path_index(const xio_path_list *list, const char *path);
+
 #endif

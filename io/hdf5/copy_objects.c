@@ -7,15 +7,6 @@
 #include "h5_compat.h"
 #include "h5_types.h"
 
-int xio_path_index(const xio_path_list *list, const char *path) {
-  const char *relative = path[0] == '/' ? path + 1 : path;
-  for (int i = 0; i < list->count; i++) {
-    const char *listed = list->paths[i][0] == '/' ? list->paths[i] + 1 : list->paths[i];
-    if (strcmp(relative, listed) == 0) return i;
-  }
-  return -1;
-}
-
 static int grow(void **array, int *capacity, int count, size_t item) {
   if (count < *capacity) return 0;
   const int larger = *capacity ? 2 * *capacity : 64;

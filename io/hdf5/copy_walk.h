@@ -40,10 +40,6 @@ typedef struct {
   char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
 } copy_walk;
 
-/* Where `path`, with its leading '/' or without (as links are visited),
- * is in `list`, or -1. */
-int xio_path_index(const xio_path_list *list, const char *path);
-
 /* Collective.  The group `source` at `path` and what it holds, walked as
  * the walk's mode says (`exists`: its copy is there already). */
 int xio_copy_walk_group(copy_walk *walk, hid_t source, const char *path, int exists);

@@ -114,12 +114,6 @@ int xio_join_view_create(const char *const *inputs, const char *view, xio_error 
   return rc;
 }
 
-static int skipped(const xio_path_list *skip, const char *name) {
-  for (int i = 0; i < skip->count; i++)
-    if (strcmp(skip->paths[i] + (skip->paths[i][0] == '/'), name) == 0) return 1;
-  return 0;
-}
-
 /* Fixed variable v of input `in` against the view's copy of the first
  * input's, both read whole (coordinates, masks, orography: small beside
  * the records): a difference fails, naming both. */
@@ -167,7 +161,7 @@ static int fill_from(int in, int view, int i, const char *const *inputs, size_t 
     rc = xio_nc_failed(nc_inq_var(in, v, name, NULL, &nd, dimids, NULL), "a variable", inputs[i],
                        err);
     const int record = nd > 0 && dimids[0] == unlimited;
-    if (rc != 0 || (skipped(skip, name) && record)) continue;
+    if (rc != 0 || (record && xio_path_index(skip, name) >= 0)) continue;
     if (record)
       rc = xio_nc_copy_values(in, view, v, at, piece_bytes, inputs[i], err);
     else if (i == 0)

@@ -25,12 +25,6 @@ int xio_nc3_view_create(const char *input, const char *view, xio_error *err) {
   return rc;
 }
 
-static int skipped(const xio_path_list *skip, const char *name) {
-  for (int i = 0; i < skip->count; i++)
-    if (strcmp(skip->paths[i] + (skip->paths[i][0] == '/'), name) == 0) return 1;
-  return 0;
-}
-
 int xio_nc3_view_fill(const char *input, const char *view, const xio_path_list *skip,
                       uint64_t piece_bytes, xio_error *err) {
   int in = -1, out = -1, nvars = 0;
@@ -41,7 +35,7 @@ int xio_nc3_view_fill(const char *input, const char *view, const xio_path_list *
   for (int v = 0; rc == 0 && v < nvars; v++) {
     char name[NC_MAX_NAME + 1];
     rc = xio_nc_failed(nc_inq_varname(in, v, name), "reading a variable", input, err);
-    if (rc == 0 && !skipped(skip, name))
+    if (rc == 0 && xio_path_index(skip, name) < 0)
       rc = xio_nc_copy_values(in, out, v, 0, piece_bytes, input, err);
   }
   if (out >= 0 && nc_close(out) != NC_NOERR && rc == 0)
