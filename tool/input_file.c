@@ -8,19 +8,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "netcdf3.h"
 #include "output_file.h"
 
 /* "netCDF-3 classic" and the like, from the file's first 4 bytes, or NULL. */
 static const char *netcdf3_kind(const char *path) {
-  unsigned char magic[4] = {0};
-  FILE *f = fopen(path, "rb");
-  const size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
-  if (f) fclose(f);
-  if (got != 4 || memcmp(magic, "CDF", 3) != 0) return NULL;
-  return magic[3] == 1   ? "a netCDF-3 classic file"
-         : magic[3] == 2 ? "a netCDF-3 64-bit offset file"
-         : magic[3] == 5 ? "a netCDF-3 CDF-5 (64-bit data) file"
-                         : NULL;
+  const int version = xio_nc3_signature(path);
+  return version == 1   ? "a netCDF-3 classic file"
+         : version == 2 ? "a netCDF-3 64-bit offset file"
+         : version == 5 ? "a netCDF-3 CDF-5 (64-bit data) file"
+                        : NULL;
 }
 
 typedef struct {

@@ -34,16 +34,8 @@ static void close_member(join *j, member *mb) {
   mb->open = 0;
 }
 
-static int is_netcdf3(const char *path) {
-  unsigned char magic[4] = {0};
-  FILE *f = fopen(path, "rb");
-  const size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
-  if (f) fclose(f);
-  return got == 4 && memcmp(magic, "CDF", 3) == 0;
-}
-
-/* Opens mb for m's dataset, m's fold, closing the least recently read
- * input where too many are open. */
+/* Opens mb for m's dataset (read_member folds it as m is), closing the
+ * least recently read input where too many are open. */
 static int open_member(join *j, member *mb, const xio_matrix *m, xio_error *err) {
   if (j->open >= XIO_JOIN_OPEN_INPUTS) {
     member *oldest = NULL;
@@ -54,16 +46,14 @@ static int open_member(join *j, member *mb, const xio_matrix *m, xio_error *err)
   }
   xio_shape shape = m->shape;
   shape.dims[0] = mb->records;
-  const int rc = is_netcdf3(mb->path) ? xio_nc3_source_open(mb->path, m->dataset, &shape, mb->path,
-                                                            &mb->netcdf3, err)
-                 : xio_open_input(MPI_COMM_SELF, mb->path, mb->path, m->dataset, &mb->hdf5, err) ||
-                         xio_matrix_fold(&mb->hdf5, shape.lead, shape.split, shape.trail, err)
-                     ? -1
-                     : 0;
-  if (rc == 0 && !mb->netcdf3 && !xio_shape_same_dims(&mb->hdf5.shape, &shape))
-    return close_member(j, mb),
-           xio_fail(err, "%s:%s is not shaped as the first input's (the records aside)", mb->path,
-                    m->dataset);
+  int rc;
+  if (xio_nc3_signature(mb->path) >= 0)
+    rc = xio_nc3_source_open(mb->path, m->dataset, &shape, mb->path, &mb->netcdf3, err);
+  else if ((rc = xio_open_input(MPI_COMM_SELF, mb->path, mb->path, m->dataset, &mb->hdf5, err)) ==
+               0 &&
+           !xio_shape_same_dims(&mb->hdf5.shape, &shape))
+    rc = xio_fail(err, "%s:%s is not shaped as the first input's (the records aside)", mb->path,
+                  m->dataset);
   if (rc != 0) return close_member(j, mb), -1;
   mb->open = 1;
   j->open++;

@@ -11,11 +11,7 @@
 /* Opens an input read-only, a netCDF-3 one's header checked first
  * (netCDF-C trusts it: netcdf3.h). */
 static int open_input(const char *path, int *nc, xio_error *err) {
-  unsigned char magic[4] = {0};
-  FILE *f = fopen(path, "rb");
-  const size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
-  if (f) fclose(f);
-  if (got == 4 && memcmp(magic, "CDF", 3) == 0 && xio_nc3_header_check(path, err)) return -1;
+  if (xio_nc3_signature(path) >= 0 && xio_nc3_header_check(path, err)) return -1;
   return xio_nc_failed(nc_open(path, NC_NOWRITE, nc), "cannot open", path, err);
 }
 

@@ -48,6 +48,11 @@ typedef struct {
 int xio_nc3_layout_read(const char *path, xio_nc3_layout *layout, xio_error *err);
 void xio_nc3_layout_free(xio_nc3_layout *layout);
 
+/* The byte after the "CDF" that starts a netCDF-3 file (its version: 1
+ * classic, 2 64-bit offset, 5 CDF-5), or -1 where path does not start so
+ * (or cannot be read). */
+int xio_nc3_signature(const char *path);
+
 /* The header of path read and checked as xio_nc3_layout_read does. */
 int xio_nc3_header_check(const char *path, xio_error *err);
 

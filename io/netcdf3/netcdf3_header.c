@@ -387,3 +387,11 @@ int xio_nc3_header_check(const char *path, xio_error *err) {
   xio_nc3_layout_free(&l);
   return 0;
 }
+
+int xio_nc3_signature(const char *path) {
+  unsigned char magic[4] = {0};
+  FILE *f = fopen(path, "rb");
+  const size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
+  if (f) fclose(f);
+  return got == 4 && memcmp(magic, "CDF", 3) == 0 ? magic[3] : -1;
+}
