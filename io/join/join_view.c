@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "join_h5_input.h"
 #include "nc_copy.h"
 #include "netcdf3.h"
 
@@ -168,12 +169,11 @@ static int fill_from(int in, int view, int i, const char *const *inputs, size_t 
   return rc;
 }
 
-/* The record coordinate running backwards from input i - 1 to input i:
- * the first time, said in `warning`. */
-static void check_order(int nc, int unlimited, size_t n, const char *const *inputs, int i,
+/* The record coordinate running backwards from input i - 1 to input i
+ * (whose first and last values `here` are, where it has them): the
+ * first time, said in `warning`. */
+static void check_order(int here, double head, double tail, const char *const *inputs, int i,
                         double *last, int *known, char *warning, size_t warning_size) {
-  double head = 0, tail = 0;
-  const int here = record_span(nc, unlimited, n, &head, &tail);
   if (here && *known && !(head > *last) && !warning[0])
     snprintf(warning, warning_size,
              "the record coordinate does not increase from %s to %s (%g, then %g): a file out of "
@@ -183,28 +183,47 @@ static void check_order(int nc, int unlimited, size_t n, const char *const *inpu
   *known = here;
 }
 
+/* Input i read with netCDF-C: checked against the first (open as
+ * `first`; i 0: it is the first), its variables into the view from
+ * record `at`. */
+static int fill_with_netcdf(const char *const *inputs, int i, int out, int *first, size_t at,
+                            const xio_path_list *skip, uint64_t piece_bytes, size_t *records,
+                            xio_join_h5_found *span, xio_error *err) {
+  int in = -1, unlimited = -1;
+  int rc = open_input(inputs[i], &in, err);
+  const int opened = rc == 0;
+  if (rc == 0 && i == 0) *first = in;
+  if (rc == 0 && i == 0) rc = joinable(in, inputs[0], &unlimited, err);
+  if (rc == 0 && i > 0) rc = same_structure(*first, in, inputs[0], inputs[i], err);
+  if (rc == 0) rc = xio_nc_failed(nc_inq_unlimdim(in, &unlimited), "its header", inputs[i], err);
+  if (rc == 0)
+    rc = xio_nc_failed(nc_inq_dimlen(in, unlimited, records), "its records", inputs[i], err);
+  if (rc == 0) span->spanned = record_span(in, unlimited, *records, &span->first, &span->last);
+  if (rc == 0) rc = fill_from(in, out, i, inputs, at, skip, piece_bytes, err);
+  if (opened && i > 0) (void)nc_close(in); /* only read */
+  return rc;
+}
+
 int xio_join_view_fill(const char *const *inputs, int count, const char *view,
                        const xio_path_list *skip, uint64_t piece_bytes, int64_t *records,
                        char *warning, size_t warning_size, xio_error *err) {
-  int out = -1, first = -1, unlimited = -1, known = 0;
+  int out = -1, first = -1, known = 0;
   double last = 0;
   warning[0] = '\0';
   int rc = xio_nc_failed(nc_open(view, NC_WRITE, &out), "cannot open the inputs' view", view, err);
   size_t at = 0;
   for (int i = 0; rc == 0 && i < count; i++) {
-    int in = -1;
-    size_t n = 0;
-    const int opened = (rc = open_input(inputs[i], &in, err)) == 0;
-    if (rc == 0 && i == 0) first = in;
-    if (rc == 0 && i == 0) rc = joinable(in, inputs[0], &unlimited, err);
-    if (rc == 0 && i > 0) rc = same_structure(first, in, inputs[0], inputs[i], err);
+    xio_join_h5_found found = {0};
+    /* netCDF-4 inputs after the first through HDF5 where they are plain */
+    if (i == 0 || xio_nc3_signature(inputs[i]) >= 0 ||
+        !xio_join_h5_fill(inputs[i], out, at, skip, piece_bytes, &found))
+      rc = fill_with_netcdf(inputs, i, out, &first, at, skip, piece_bytes, &found.records, &found,
+                            err);
     if (rc == 0)
-      rc = xio_nc_failed(nc_inq_dimlen(in, unlimited, &n), "its records", inputs[i], err);
-    if (rc == 0) check_order(in, unlimited, n, inputs, i, &last, &known, warning, warning_size);
-    if (rc == 0) rc = fill_from(in, out, i, inputs, at, skip, piece_bytes, err);
-    if (opened && i > 0) (void)nc_close(in); /* only read */
-    records[i] = (int64_t)n;
-    at += n;
+      check_order(found.spanned, found.first, found.last, inputs, i, &last, &known, warning,
+                  warning_size);
+    records[i] = (int64_t)found.records;
+    at += found.records;
   }
   if (first >= 0) (void)nc_close(first);
   if (out >= 0 && nc_close(out) != NC_NOERR && rc == 0)
