@@ -117,8 +117,9 @@ int main(void) {
   expect_error("-x a b", "unknown option '-x'");
   expect_error("a b --memory", "option '--memory' needs a value");
   expect_error("a", "missing arguments");
-  expect_error("a b c", "give --dims, --axes or --chunks (joining alone is ncrcat's)");
-  expect_error("verify --dims x,y a b c", "xpose verify takes one input");
+  EXPECT(parse("a b c", &o, error) == 0 && o.input_count == 2, "joined alone: %s", error);
+  EXPECT(parse("verify a b c", &o, error) == 0 && o.check && o.input_count == 2,
+         "joined inputs verified: %s", error);
   expect_error("--dims x,y --inputs /nonexistent/list a",
                "--inputs /nonexistent/list: No such file");
   EXPECT(parse("--dims lat,lon,time a b c d", &o, error) == 0 && o.input_count == 3 &&

@@ -327,6 +327,33 @@ static void say_totals(const transpose_run *run, const plan_totals *t, uint64_t 
         total, storage_text, rate / 1e6, sample_text, run->input_shown, compute);
 }
 
+/* Rank 0.  The inputs joined and the records of each: every one with
+ * --verbose, else the first and last few. */
+static void say_inputs(const transpose_run *run, tool_json *json) {
+  int64_t total = 0;
+  for (int i = 0; i < run->input_count; i++) total += run->records[i];
+  if (json) {
+    tool_json_int(json, "inputs_joined", run->input_count);
+    tool_json_int(json, "records_joined", (long long)total);
+    return;
+  }
+  enum { ENDS = 4 };
+  const int all = run->opt->verbose || run->input_count <= 2 * ENDS;
+  char list[4096] = "";
+  size_t used = 0;
+  for (int i = 0; i < run->input_count && used < sizeof list; i++) {
+    if (!all && i == ENDS) {
+      used += (size_t)snprintf(list + used, sizeof list - used, ", ... (%d more)",
+                               run->input_count - 2 * ENDS);
+      i = run->input_count - ENDS;
+    }
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s (%lld)", i ? ", " : "",
+                             run->input_files[i], (long long)run->records[i]);
+  }
+  tool_report_result("inputs: %d joined, %lld records: %s%s", run->input_count, (long long)total,
+                     list, used >= sizeof list ? "..." : "");
+}
+
 int tool_dry_run(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
   tool_json json;
   plan_totals t = {.json = run->opt->json ? &json : NULL, .verify = run->opt->verify};
@@ -355,6 +382,7 @@ int tool_dry_run(transpose_run *run, const xio_transpose_options *topt, xio_erro
         backend, budget);
     tool_report_result("threads: %s", run->threads_why);
   }
+  if (run->joined) say_inputs(run, t.json);
   for (int k = 0; k < run->rearranged.count; k++)
     if (plan_dataset(run, topt, k, one_node, &t, err)) return -1;
   if (t.json) tool_json_array_end(t.json);

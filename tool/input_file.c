@@ -42,14 +42,15 @@ static int check_input_on_root(void *arg, xio_error *err) {
   const char *netcdf3 = is_hdf5 <= 0 ? netcdf3_kind(path) : NULL;
   c->netcdf3 = netcdf3 && c->netcdf3_read;
   if (netcdf3 && !c->netcdf3_read)
-    return xio_fail(err, "%s is %s, which %s: convert it first with `nccopy -k nc4 %s %s.nc4`",
-                    path, netcdf3,
-#ifdef XIO_HAVE_NETCDF
-                    "`xpose verify` does not read (xpose itself does)",
+#ifdef XIO_HAVE_NETCDF /* the output of `xpose verify` */
+    return xio_fail(err, "%s is %s, which is no output of xpose (it writes netCDF-4 files)", path,
+                    netcdf3);
 #else
-                    "this xpose, built without netCDF-C (libnetcdf-mpi-dev), does not read",
+    return xio_fail(err,
+                    "%s is %s, which this xpose, built without netCDF-C (libnetcdf-mpi-dev), does "
+                    "not read: convert it first with `nccopy -k nc4 %s %s.nc4`",
+                    path, netcdf3, path, path);
 #endif
-                    path, path);
   if (netcdf3) return 0;
   if (is_hdf5 <= 0) return xio_fail(err, "%s is not an HDF5 file", path);
   return 0;

@@ -2,6 +2,7 @@
  * removed (input_view.h). */
 #include "input_view.h"
 
+#include <stdio.h>
 #include <unistd.h>
 
 #include "input_file.h"
@@ -13,9 +14,14 @@
 #include "netcdf3_view.h"
 
 static int make_on_root(void *arg, xio_error *err) {
-  const transpose_run *run = arg;
-  return run->joined ? xio_join_view_create(run->input_files, run->output.view_path, err)
-                     : xio_nc3_view_create(run->in_path.file, run->output.view_path, err);
+  transpose_run *run = arg;
+  char record_dim[257]; /* NC_MAX_NAME + 1 */
+  if (!run->joined) return xio_nc3_view_create(run->in_path.file, run->output.view_path, err);
+  if (xio_join_view_create(run->input_files, run->output.view_path, record_dim, sizeof record_dim,
+                           err))
+    return -1;
+  snprintf(run->record_spec, sizeof run->record_spec, "%s/", record_dim);
+  return 0;
 }
 
 static int fill_on_root(void *arg, xio_error *err) {
@@ -54,7 +60,9 @@ int tool_check_inputs(transpose_run *run, xio_error *err) {
 
 int tool_view_make(transpose_run *run, xio_error *err) {
   run->view_made = run->rank == 0; /* a half-made one goes too */
-  return xio_on_root(run->comm, make_on_root, run, err);
+  if (xio_on_root(run->comm, make_on_root, run, err)) return -1;
+  return XIO_MPICHECK(MPI_Bcast(run->record_spec, sizeof run->record_spec, MPI_CHAR, 0, run->comm),
+                      err);
 }
 
 int tool_view_fill(transpose_run *run, xio_error *err) {

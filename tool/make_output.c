@@ -111,6 +111,15 @@ static int chunks_by_name(const transpose_run *run, const xio_shape *shape, xio_
   return 0;
 }
 
+/* Local.  A join's records in the first input's chunks: the view's
+ * (each axis in place). */
+static int first_input_chunks(const transpose_run *run, xio_storage *storage) {
+  storage->chunk_ndims = run->in.shape.ndims;
+  for (int i = 0; i < run->in.shape.ndims; i++)
+    storage->chunk_dims[i] = run->in.chunked ? run->in.chunk_dims[i] : run->in.shape.dims[i];
+  return 0;
+}
+
 int tool_output_storage(const transpose_run *run, const xio_transpose_options *topt,
                         xio_matrix *last, xio_storage *storage, xio_error *err) {
   if (tool_planned_source(run, run->moves - 1, last, err)) return -1;
@@ -121,6 +130,7 @@ int tool_output_storage(const transpose_run *run, const xio_transpose_options *t
                       &storage->pass_cols);
   storage->pass_ranks = run->nranks;
   const xio_shape out_shape = xio_shape_transposed(&last->shape);
+  if (run->join_only) return first_input_chunks(run, storage);
   return run->opt->chunks ? chunks_by_name(run, &out_shape, storage, err) : 0;
 }
 

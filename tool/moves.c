@@ -69,7 +69,7 @@ int tool_fold_input(transpose_run *run, const xio_matrix *like, xio_error *err) 
    * N-D output of the input's axes that no transpose makes. */
   const int own_order_checked = opt->check && like && found == 0 && shape->ndims > 2 &&
                                 xio_shape_same_dims(shape, &like->shape);
-  const tool_rechunk rechunk = opt->chunks || own_order_checked   ? TOOL_RECHUNK_BY_DEFAULT
+  const tool_rechunk rechunk = rechunked_axes(run) || own_order_checked ? TOOL_RECHUNK_BY_DEFAULT
                                : tool_rechunks(opt) || opt->check ? TOOL_RECHUNK_IF_ASKED
                                                                   : TOOL_RECHUNK_NEVER;
   if (found == 1) {
@@ -265,8 +265,8 @@ int tool_move_dataset(transpose_run *run, xio_transpose_options *topt, xio_trans
 int tool_choose_datasets(transpose_run *run, xio_error *err) {
   int usage = 0;
   if (tool_choose_input_datasets(run->comm, hdf5_input(run), run->in_path.file, run->opt->dims,
-                                 run->opt->chunks, run->in_path.dataset, &run->rearranged, &usage,
-                                 err))
+                                 rechunked_axes(run), run->in_path.dataset, &run->rearranged,
+                                 &usage, err))
     return usage ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
   if (run->rearranged.count > 1 && run->out_path.dataset[0]) {
     xio_fail(err,

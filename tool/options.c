@@ -16,7 +16,7 @@
 const char *tool_usage(void) {
   return "Usage: xpose [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
          "       xpose [options] IN1.nc IN2.nc ... OUT.nc\n"
-         "       xpose verify [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
+         "       xpose verify [options] IN.h5[:/dataset] [IN2.nc ...] OUT.h5[:/dataset]\n"
          "Transpose a 2-D HDF5 dataset of any size and fixed-size type, or permute the\n"
          "axes of an N-D one, or rechunk it (--chunks); or (verify, or --check) prove\n"
          "that an existing OUT is that of IN, writing nothing.\n"
@@ -111,7 +111,8 @@ const char *tool_usage(void) {
          "                         at most 2G - 1)\n"
          "      --inputs LIST      the inputs, one path a line, joined along their record\n"
          "                         dimension in that order (after any given before OUT),\n"
-         "                         as ncrcat joins them, then rearranged\n"
+         "                         as ncrcat joins them, then rearranged (with none of\n"
+         "                         --dims, --axes, --chunks: joined alone)\n"
          "  -h, --help             print this help and exit\n"
          "  -V, --version          print the version and exit\n"
          "\n"
@@ -361,13 +362,6 @@ static int take_paths(int positional, char **paths, tool_options *o, char *error
   for (int i = 0; i < o->listed_count; i++) o->inputs[positional - 1 + i] = o->listed[i];
   o->input = o->inputs[0];
   o->output = paths[positional - 1];
-  if (o->input_count > 1 && o->check)
-    return usage_error(error, error_size, "%s",
-                       "xpose verify takes one input: joined inputs are not checked so yet");
-  if (o->input_count > 1 && !o->dims && !o->axes && !tool_rechunks(o))
-    return usage_error(error, error_size, "%s",
-                       "inputs are joined to be rearranged or rechunked: give --dims, --axes or "
-                       "--chunks (joining alone is ncrcat's)");
   return 0;
 }
 

@@ -23,6 +23,7 @@ static int list_inputs(transpose_run *run, xio_error *err) {
   const tool_options *opt = run->opt;
   run->input_count = opt->input_count > 0 ? opt->input_count : 1;
   run->joined = run->input_count > 1;
+  run->join_only = run->joined && !opt->dims && !opt->axes && !tool_rechunks(opt);
   run->input_files = calloc((size_t)run->input_count, sizeof *run->input_files);
   run->records = calloc((size_t)run->input_count, sizeof *run->records);
   if (!run->input_files || !run->records) return xio_fail(err, "out of memory");

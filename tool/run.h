@@ -39,6 +39,11 @@ typedef struct {
   int64_t *records;       /* joined: each input's records */
   char input_shown[1024]; /* the input(s) as messages name them */
   int joined;
+  /* joined with nothing to rearrange: the records moved into the
+   * first input's chunks, every variable with the record dimension
+   * (record_spec, "time/") of 2 or more axes through the passes */
+  int join_only;
+  char record_spec[300];
   int netcdf3;                  /* the input is netCDF-3: HDF5 reads its view (input_view.h) */
   int view_made;                /* rank 0: that view is this run's, to remove */
   tool_dataset_list rearranged; /* the input's datasets the run moves, one after the other */
@@ -86,6 +91,11 @@ static inline const char *output_name(const transpose_run *run, int k) {
 
 /* Whether HDF5 reads a view in place of the input (input_view.h). */
 static inline int viewed(const transpose_run *run) { return run->netcdf3 || run->joined; }
+
+/* The datasets rechunked by axis name: --chunks, or a join's records. */
+static inline const char *rechunked_axes(const transpose_run *run) {
+  return run->opt->chunks ? run->opt->chunks : run->join_only ? run->record_spec : NULL;
+}
 
 /* The file HDF5 reads as the input: the input, or its view. */
 static inline const char *hdf5_input(const transpose_run *run) {

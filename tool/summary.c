@@ -120,9 +120,9 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
     tool_json_print(&j);
   } else if (run->rearranged.count > 1) {
     char how[1100];
-    snprintf(how, sizeof how, "%s%.500s%s%.500s", opt->dims ? "each " : "",
+    snprintf(how, sizeof how, "%s%.500s%s%.500s%s", opt->dims ? "each " : "",
              opt->dims ? opt->dims : "", opt->dims && opt->chunks ? ", " : "",
-             opt->chunks ? opt->chunks : "");
+             opt->chunks ? opt->chunks : "", run->join_only ? "joined alone" : "");
     tool_report_result(
         "%s -> %s: %d datasets rearranged (%s ... %s, %s), the rest copied: %s, %d "
         "rank(s) (%s, %s), %lld pass(es)%s, %.3f s, %.2f GB/s, %s",

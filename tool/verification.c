@@ -9,9 +9,11 @@
 #include "h5_types.h"
 #include "h5_verify.h"
 #include "input_file.h"
+#include "input_view.h"
 #include "make_output.h"
 #include "moves.h"
 #include "node_memory.h"
+#include "output_file.h"
 #include "report.h"
 #include "size.h"
 #include "stop_signals.h"
@@ -223,6 +225,27 @@ int tool_check_already_done(transpose_run *run, const char *type_text, xio_error
   return TOOL_EXIT_OK;
 }
 
+/* Collective.  `xpose verify`'s inputs checked, and the output; a
+ * netCDF-3 input or inputs joined read through their view, made beside
+ * the output under its lock (as a run makes it, input_view.h), the output
+ * and any partial of it left as they are.  An exit status. */
+static int open_check(transpose_run *run, xio_error *err) {
+  if (XIO_MPICHECK(MPI_Comm_rank(run->comm, &run->rank), err) || tool_check_inputs(run, err) ||
+      tool_check_input(run->comm, run->out_path.file, NULL, err))
+    return TOOL_EXIT_ERROR;
+  if (viewed(run) && tool_output_prepare(run->comm, run->out_path.file, run->input_files,
+                                         run->input_count, 0, TOOL_PARTIAL_KEEP, &run->output, err))
+    return run->output.usage_error ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
+  if (viewed(run) && tool_view_make(run, err)) return TOOL_EXIT_ERROR;
+  const int chosen = tool_choose_datasets(run, err);
+  if (chosen != TOOL_EXIT_OK) return chosen;
+  if (tool_open_first_input(run, err) ||
+      (viewed(run) && (xio_close(&run->in, err) || tool_view_fill(run, err) ||
+                       tool_open_first_input(run, err))))
+    return TOOL_EXIT_ERROR;
+  return TOOL_EXIT_OK;
+}
+
 int tool_run_check(const tool_options *opt, MPI_Comm comm) {
   transpose_run run_state, *run = &run_state;
   xio_error err = {""};
@@ -232,10 +255,7 @@ int tool_run_check(const tool_options *opt, MPI_Comm comm) {
   char detail[1024] = "", type_text[256] = "";
   const double start = MPI_Wtime();
   uint64_t budget = opt->memory_bytes;
-  if (tool_check_input(comm, run->in_path.file, NULL, &err) ||
-      tool_check_input(comm, run->out_path.file, NULL, &err) ||
-      (exit_code = tool_choose_datasets(run, &err)) != TOOL_EXIT_OK ||
-      tool_open_first_input(run, &err) ||
+  if ((exit_code = open_check(run, &err)) != TOOL_EXIT_OK ||
       (!budget && tool_default_memory_budget(comm, &budget, NULL, 0, &err)) ||
       (exit_code = verify_each(run, run->out_path.file, budget, &match, detail, sizeof detail,
                                &err)) != TOOL_EXIT_OK ||
@@ -272,6 +292,8 @@ int tool_run_check(const tool_options *opt, MPI_Comm comm) {
   }
   xio_close(&run->out, &err);
   xio_close(&run->in, &err);
+  tool_view_drop(run);
+  tool_output_release(comm, &run->output, 1);
   tool_dataset_list_free(&run->rearranged);
   return exit_code;
 }

@@ -97,10 +97,14 @@ static int record_span(int nc, int unlimited, size_t records, double *first, dou
   return nc_get_var1_double(nc, v, &at, last) == NC_NOERR;
 }
 
-int xio_join_view_create(const char *const *inputs, const char *view, xio_error *err) {
+int xio_join_view_create(const char *const *inputs, const char *view, char *record_dim,
+                         size_t record_dim_size, xio_error *err) {
   int first = -1, out = -1, unlimited = -1, rc = open_input(inputs[0], &first, err);
   const int first_open = rc == 0;
+  char name[NC_MAX_NAME + 1] = "";
   if (rc == 0) rc = joinable(first, inputs[0], &unlimited, err);
+  if (rc == 0) rc = xio_nc_failed(nc_inq_dimname(first, unlimited, name), "its header", inputs[0], err);
+  snprintf(record_dim, record_dim_size, "%s", name);
   if (rc == 0)
     rc = xio_nc_failed(nc_create(view, NC_NETCDF4 | NC_CLOBBER, &out), "cannot make the view", view,
                        err);

@@ -2,7 +2,8 @@
 into one output (as ncrcat joins them), rearranged (as ncpdq) or
 rechunked in the same run: files of each format (netCDF-4 compressed,
 netCDF-3 classic and CDF-5), given on the command line or by --inputs,
-checked against ncrcat followed by ncpdq; inputs that differ refused
+checked against ncrcat followed by ncpdq, or joined alone as ncrcat joins
+them, and checked again by `xpose verify IN1 ... OUT`; inputs that differ refused
 naming both files and the variable; a file out of order warned of; more
 inputs than are kept open at once; a stopped run resumed, and one whose
 inputs changed refused.  Skipped where python3-netcdf4 or NCO is
@@ -32,10 +33,10 @@ def reads_netcdf():
     return "netcdf" in probe.stdout
 
 
-def write_piece(path, first, records, fmt="NETCDF4", orog_offset=0.0, seed=0):
+def write_piece(path, first, records, fmt="NETCDF4", orog_offset=0.0, seed=0, compress=True):
     """Records [first, first + records) of a daily CF series: tas(time, lat,
     lon) (compressed, one record a chunk, in netCDF-4), a station series,
-    time bounds, fixed coordinates and orography."""
+    time bounds, fixed coordinates, station names and orography."""
     rng = np.random.default_rng(first + seed)
     with netCDF4.Dataset(path, "w", format=fmt) as nc:
         nc.title, nc.history = "join test", f"piece from {first}"
@@ -49,10 +50,14 @@ def write_piece(path, first, records, fmt="NETCDF4", orog_offset=0.0, seed=0):
         nc.createVariable("lat", "f4", ("lat",))[:] = np.linspace(-60, 60, LAT)
         nc.createVariable("lon", "f4", ("lon",))[:] = np.arange(LON) * 40.0
         bounds = nc.createVariable("time_bnds", "f8", ("time", "bnds"))
-        extra = {"zlib": True, "shuffle": True, "chunksizes": (1, LAT, LON)} if fmt == "NETCDF4" else {}
+        extra = {"zlib": compress, "shuffle": compress, "chunksizes": (1, LAT, LON)} \
+            if fmt == "NETCDF4" else {}
         tas = nc.createVariable("tas", "f4", ("time", "lat", "lon"), fill_value=1e20, **extra)
         tas.units = "K"
         stn = nc.createVariable("tas_stn", "f4", ("time", "station"))
+        nc.createDimension("name_strlen", 6)
+        names = nc.createVariable("station_name", "S1", ("station", "name_strlen"))
+        names[:] = netCDF4.stringtochar(np.array([f"stn{i:03d}" for i in range(STATIONS)], "S6"))
         orog = nc.createVariable("orog", "f8", ("lat", "lon"))
         orog[:] = np.arange(LAT * LON).reshape(LAT, LON) + orog_offset
         days = np.arange(first, first + records, dtype="f8")
@@ -117,6 +122,13 @@ class Joined(ToolTestCase):
             self.assertIn("xpose", nc.history.split("\n")[0])
             self.assertEqual(nc["tas"].filters()["zlib"], True)  # the first input's storage
         self.assertEqual(self.leftovers(), [])
+        # `xpose verify IN1 ... OUT` reads the inputs joined as the run did
+        checked = self.xpose(2, "verify", *names, "out.nc")
+        self.assertEqual(checked.returncode, 0, checked)
+        self.assertIn("holds the 3 datasets of", checked.stdout)
+        swapped = self.xpose(2, "verify", names[2], names[0], *names[3:], "out.nc")
+        self.assertEqual(swapped.returncode, 3, swapped)
+        self.assertEqual(self.leftovers(), [])
 
     @unittest.skipIf(shutil.which("ncrcat") is None, "nco is not installed")
     def test_inputs_listed_in_a_file_and_rechunked(self):
@@ -124,31 +136,49 @@ class Joined(ToolTestCase):
         with open(self.path("list.txt"), "w") as f:
             f.write("\n".join(names[1:]) + "\n\n")
         self.nco("ncrcat", "-O", "--no_cll_mth", *names, "joined.nc")
+        planned = self.xpose(2, "--plan", "--chunks", "time/15,lat/4,lon/4", names[0], "--inputs",
+                             "list.txt", "out.nc")
+        self.assertEqual(planned.returncode, 0, planned)
+        self.assertIn("inputs: 3 joined, 15 records: piece0.nc (5), piece1.nc (6), piece2.nc (4)",
+                      planned.stdout)
+        self.assertEqual(self.leftovers(), [])
         result = self.xpose(2, "--chunks", "time/15,lat/4,lon/4", names[0], "--inputs", "list.txt",
                             "out.nc")
         self.assertEqual(result.returncode, 0, result)
         self.assertSameAs("out.nc", "joined.nc")
         with netCDF4.Dataset(self.path("out.nc")) as nc:
             self.assertEqual(nc["tas"].chunking(), [15, 4, 4])
-        # joining alone is ncrcat's: not yet done by xpose, and said so
-        result = self.xpose(2, *names, "alone.nc")
-        self.assertEqual(result.returncode, 2, result)
-        self.assertIn("--dims, --axes or --chunks", result.stderr)
+        # joining alone, as ncrcat does: the records in the first input's chunks
+        result = self.xpose(2, "--memory", "16K", *names, "alone.nc")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertSameAs("alone.nc", "joined.nc")
+        with netCDF4.Dataset(self.path("alone.nc")) as nc:
+            self.assertEqual(nc["tas"].chunking(), [1, LAT, LON])
+            self.assertEqual(nc["tas"].filters()["zlib"], True)
+        checked = self.xpose(2, "verify", *names, "alone.nc")
+        self.assertEqual(checked.returncode, 0, checked)
 
     def test_more_inputs_than_are_open_at_once(self):
-        names = [f"day{i:03d}.nc" for i in range(40)]
-        for i, name in enumerate(names):
-            write_piece(self.path(name), i, 1, "NETCDF4" if i % 2 else "NETCDF3_CLASSIC")
-        with open(self.path("days.txt"), "w") as f:
-            f.write("\n".join(names) + "\n")
-        result = self.xpose(2, "--dims", "lat,lon,time", "--inputs", "days.txt", "out.nc")
-        self.assertEqual(result.returncode, 0, result)
-        with netCDF4.Dataset(self.path("out.nc")) as out:
-            tas = out["tas"][...]
-            self.assertEqual(tas.shape, (LAT, LON, 40))
-            for i, name in enumerate(names):
-                with netCDF4.Dataset(self.path(name)) as day:
-                    np.testing.assert_array_equal(tas[:, :, i], day["tas"][0])
+        # compressed netCDF-4 and netCDF-3 inputs, their chunks located
+        # first and read beside the writes; then with uncompressed netCDF-4
+        # among them, read through HDF5
+        for uncompressed in (False, True):
+            with self.subTest(uncompressed=uncompressed):
+                names = [f"day{i:03d}.nc" for i in range(40)]
+                for i, name in enumerate(names):
+                    write_piece(self.path(name), i, 1, "NETCDF4" if i % 2 else "NETCDF3_CLASSIC",
+                                compress=not (uncompressed and i % 4 == 1))
+                with open(self.path("days.txt"), "w") as f:
+                    f.write("\n".join(names) + "\n")
+                result = self.xpose(2, "--force", "--dims", "lat,lon,time", "--inputs", "days.txt",
+                                    "out.nc")
+                self.assertEqual(result.returncode, 0, result)
+                with netCDF4.Dataset(self.path("out.nc")) as out:
+                    tas = out["tas"][...]
+                    self.assertEqual(tas.shape, (LAT, LON, 40))
+                    for i, name in enumerate(names):
+                        with netCDF4.Dataset(self.path(name)) as day:
+                            np.testing.assert_array_equal(tas[:, :, i], day["tas"][0])
 
     def test_inputs_that_differ_are_refused_naming_both(self):
         write_piece(self.path("a.nc"), 0, 4)
