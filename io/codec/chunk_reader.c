@@ -21,6 +21,7 @@
 struct xio_chunk_index {
   int built, usable;
   int fd;
+  char *path; /* to open the file again once closed (xio_chunk_index_close_file) */
   int ndims;
   int64_t chunk[XIO_MAX_DIMS], grid[XIO_MAX_DIMS]; /* chunks along each axis */
   int64_t count;
@@ -55,6 +56,7 @@ xio_chunk_index *xio_chunk_index_new(void) {
 void xio_chunk_index_free(xio_chunk_index *ix) {
   if (!ix) return;
   if (ix->fd >= 0) (void)close(ix->fd); /* read-only */
+  free(ix->path);
   free(ix->addr);
   free(ix->size);
   free(ix->mask);
@@ -148,7 +150,7 @@ int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t 
   const ssize_t n = H5Fget_name(file, path, sizeof path);
   snprintf(ix->shown, sizeof ix->shown, "%.400s:%.290s", n > 0 ? path : "?", shown);
   int ready = n > 0 && (size_t)n < sizeof path &&
-              (ix->fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 &&
+              (ix->fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 && (ix->path = strdup(path)) &&
               (ix->addr = malloc((size_t)ix->count * sizeof *ix->addr)) &&
               (ix->size = malloc((size_t)ix->count * sizeof *ix->size)) &&
               (ix->mask = malloc((size_t)ix->count * sizeof *ix->mask));
@@ -266,6 +268,8 @@ static void ask_ahead(const xio_chunk_index *ix, const xio_chunk_box *box, int64
 int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t elem_size, int64_t row,
                          int64_t nrows, int64_t col, int64_t ncols, void *buf, xio_error *err) {
   if (nrows <= 0 || ncols <= 0) return 0;
+  if (ix->fd < 0 && (ix->fd = open(ix->path, O_RDONLY | O_CLOEXEC)) < 0)
+    return xio_fail(err, "cannot open %s again: %s", ix->shown, strerror(errno));
   if (xio_codec_scratches_reserve(&ix->scratch, xio_pool_threads()))
     return xio_fail(err, "out of memory reading %s", ix->shown);
   block_read r = {.job = {.ix = ix}, .buf = buf};
@@ -278,6 +282,12 @@ int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t ele
 }
 
 int xio_chunk_index_ready(const xio_chunk_index *ix) { return ix->built && ix->usable; }
+
+void xio_chunk_index_close_file(xio_chunk_index *ix) {
+  if (ix->fd >= 0) (void)close(ix->fd); /* read-only */
+  ix->fd = -1;
+  xio_codec_scratches_free(&ix->scratch); /* a chunk's buffers for each thread */
+}
 
 void xio_chunk_index_ask_ahead(const xio_chunk_index *ix, const xio_shape *shape, size_t elem_size,
                                int64_t row, int64_t nrows, int64_t col, int64_t ncols) {

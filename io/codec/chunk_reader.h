@@ -53,6 +53,11 @@ int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t ele
 /* Local.  Whether ix was built and its chunks are read raw. */
 int xio_chunk_index_ready(const xio_chunk_index *ix);
 
+/* Local, ix ready.  Its file closed and its buffers freed, both made
+ * again by the next read: the indexes of more files than may be open at
+ * once (join_source.h). */
+void xio_chunk_index_close_file(xio_chunk_index *ix);
+
 /* Local.  The chunks of that block asked of the disk now (where the
  * index is built and usable; else nothing). */
 void xio_chunk_index_ask_ahead(const xio_chunk_index *ix, const xio_shape *shape, size_t elem_size,

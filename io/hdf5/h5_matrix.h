@@ -56,12 +56,16 @@ typedef struct {
 
 /* Where a matrix's values come from when not from its dataset: `read`
  * fills buf with the block as xio_read_block does (local: the caller
- * agrees), `free` releases `state`. */
+ * agrees), `free` releases `state`; `prepare` (or NULL), collective,
+ * readies the reads of the passes, and may set `alone`: from then on
+ * they call no HDF5, and may run beside the writes (xio_reads_alone). */
 typedef struct xio_block_source {
   int (*read)(void *state, const xio_matrix *m, int64_t row, int64_t nrows, int64_t col,
               int64_t ncols, void *buf, xio_error *err);
   void (*free)(void *state);
+  int (*prepare)(struct xio_block_source *source, const xio_matrix *m, xio_error *err);
   void *state;
+  int alone;
 } xio_block_source;
 
 /* NULL is accepted. */
@@ -161,6 +165,10 @@ int xio_write_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col
  * codec, its chunks located by a read before): such reads may run beside
  * another thread's HDF5 calls.  The same on every rank. */
 int xio_reads_alone(const xio_matrix *m);
+
+/* Collective, before m's passes: its block source's reads readied
+ * (xio_block_source's prepare); nothing for others. */
+int xio_prepare_reads(const xio_matrix *m, xio_error *err);
 
 /* Local.  This rank's block that a later xio_read_block will read, asked
  * of storage now, where xpose's codec reads m (its chunks' bytes come in

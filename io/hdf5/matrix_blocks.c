@@ -164,7 +164,12 @@ int xio_read_block(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col,
 }
 
 int xio_reads_alone(const xio_matrix *m) {
-  return m->chunk_index && !m->netcdf3 && !m->source && xio_chunk_index_ready(m->chunk_index);
+  if (m->source) return m->source->alone;
+  return m->chunk_index && !m->netcdf3 && xio_chunk_index_ready(m->chunk_index);
+}
+
+int xio_prepare_reads(const xio_matrix *m, xio_error *err) {
+  return m->source && m->source->prepare ? m->source->prepare(m->source, m, err) : 0;
 }
 
 void xio_read_ahead(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols) {

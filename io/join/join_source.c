@@ -5,17 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunk_reader.h"
 #include "netcdf3.h"
 
 /* One input: where its records start among all, and how it is read
- * while open (a netCDF-3 variable at its offsets, or an HDF5 dataset on
- * this rank alone). */
+ * while open (a netCDF-3 variable at its offsets, compressed chunks
+ * located before the passes, or else an HDF5 dataset on this rank alone). */
 typedef struct {
   char *path;
   int64_t first_record, records;
   int open;
   uint64_t last_read; /* the reads' count when it was last read: the oldest closes first */
   xio_nc3_source *netcdf3;
+  xio_chunk_index *index; /* its file open while `open` */
   xio_matrix hdf5;
 } member;
 
@@ -29,6 +31,7 @@ static void close_member(join *j, member *mb) {
   xio_error ignored; /* only read */
   xio_nc3_source_free(mb->netcdf3);
   mb->netcdf3 = NULL;
+  if (mb->index) xio_chunk_index_close_file(mb->index);
   (void)xio_close(&mb->hdf5, &ignored);
   if (mb->open) j->open--;
   mb->open = 0;
@@ -47,7 +50,9 @@ static int open_member(join *j, member *mb, const xio_matrix *m, xio_error *err)
   xio_shape shape = m->shape;
   shape.dims[0] = mb->records;
   int rc;
-  if (xio_nc3_signature(mb->path) >= 0)
+  if (mb->index) /* read_member opens its file */
+    rc = 0;
+  else if (xio_nc3_signature(mb->path) >= 0)
     rc = xio_nc3_source_open(mb->path, m->dataset, &shape, mb->path, &mb->netcdf3, err);
   else if ((rc = xio_open_input(MPI_COMM_SELF, mb->path, mb->path, m->dataset, &mb->hdf5, err)) ==
                0 &&
@@ -65,6 +70,11 @@ static int read_member(join *j, member *mb, const xio_matrix *m, int64_t row, in
                        int64_t col, int64_t ncols, void *buf, xio_error *err) {
   if (!mb->open && open_member(j, mb, m, err)) return -1;
   mb->last_read = ++j->reads;
+  if (mb->index) {
+    xio_shape shape = m->shape; /* folded as m is */
+    shape.dims[0] = mb->records;
+    return xio_chunk_index_read(mb->index, &shape, m->elem_size, row, nrows, col, ncols, buf, err);
+  }
   if (mb->netcdf3)
     return xio_nc3_source_read(mb->netcdf3, m->cols, m->elem_size, row, nrows, col, ncols, buf,
                                err);
@@ -98,10 +108,61 @@ static void free_join(void *state) {
   join *j = state;
   for (int i = 0; i < j->count; i++) {
     close_member(j, &j->members[i]);
+    xio_chunk_index_free(j->members[i].index);
     free(j->members[i].path);
   }
   free(j->members);
   free(j);
+}
+
+/* Where each chunk of netCDF-4 input mb lies, for the codec to read them
+ * with no HDF5 call during the passes (its file closed again): 1; 0 where
+ * HDF5 must read them (not compressed, a chunk not written, a filter the
+ * codec does not run); -1 with a message. */
+static int index_member(member *mb, const xio_matrix *m, xio_error *err) {
+  xio_matrix h;
+  xio_matrix_reset(&h);
+  if (xio_open_input(MPI_COMM_SELF, mb->path, mb->path, m->dataset, &h, err)) return -1;
+  xio_shape shape = m->shape;
+  shape.dims[0] = mb->records;
+  int usable = xio_shape_same_dims(&h.shape, &shape)
+                   ? 0
+                   : xio_fail(err, "%s:%s is not shaped as the first input's (the records aside)",
+                              mb->path, m->dataset);
+  xio_chunk_index *ix = usable == 0 && h.filtered ? xio_chunk_index_new() : NULL;
+  if (ix)
+    usable = xio_chunk_index_build(ix, MPI_COMM_SELF, h.file, h.dset, &h.shape, h.type_size,
+                                   m->dataset, err);
+  if (usable == 1) {
+    xio_chunk_index_close_file(ix);
+    mb->index = ix;
+  } else {
+    xio_chunk_index_free(ix);
+  }
+  xio_error ignored; /* only read */
+  (void)xio_close(&h, &ignored);
+  return usable;
+}
+
+/* Collective: every compressed netCDF-4 input with records indexed on
+ * each rank (a netCDF-3 one is read at its offsets), their reads alone
+ * where all are. */
+static int prepare_joined(xio_block_source *source, const xio_matrix *m, xio_error *err) {
+  join *j = source->state;
+  int alone = 1, rc = 0;
+  for (int i = 0; rc == 0 && i < j->count; i++) {
+    member *mb = &j->members[i];
+    const int indexed = mb->index || mb->records == 0 || xio_nc3_signature(mb->path) >= 0
+                            ? 1 /* indexed already, never read, or read at its offsets */
+                            : index_member(mb, m, err);
+    if (indexed < 0) rc = -1;
+    alone &= indexed == 1;
+  }
+  rc = xio_agree(m->comm, rc, err);
+  if (rc == 0) /* the same on every rank (xio_reads_alone) */
+    rc = XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &alone, 1, MPI_INT, MPI_MIN, m->comm), err);
+  source->alone = rc == 0 && alone;
+  return rc;
 }
 
 int xio_join_attach(xio_matrix *m, const char *const *inputs, const int64_t *records, int count,
@@ -128,7 +189,7 @@ int xio_join_attach(xio_matrix *m, const char *const *inputs, const int64_t *rec
     free(source);
     return -1;
   }
-  *source = (xio_block_source){read_joined, free_join, j};
+  *source = (xio_block_source){read_joined, free_join, prepare_joined, j, 0};
   xio_source_free(m->source);
   m->source = source;
   return 0;

@@ -5,7 +5,10 @@
  * its offsets, netCDF-4's chunks through the chunk codec or HDF5), on
  * each rank alone.  At most XIO_JOIN_OPEN_INPUTS inputs are open at once,
  * the least recently read closed first, so archives of thousands of files
- * run. */
+ * run.  Where every input is netCDF-3 or has compressed chunks the codec
+ * reads, those chunks are located before the passes (each rank opening
+ * every input once), and the reads, with no HDF5 call, run beside the
+ * writes (xio_reads_alone). */
 #ifndef XIO_JOIN_SOURCE_H
 #define XIO_JOIN_SOURCE_H
 
@@ -19,7 +22,8 @@ enum { XIO_JOIN_OPEN_INPUTS = 16 };
  * dimension) read its values from `count` inputs holding records[i]
  * records each; the paths and counts are copied.  Its folds must keep the
  * records leading (its items' or its rows' first axis); another fails its
- * reads, saying so. */
+ * reads, saying so.  Its passes (xio_prepare_reads) first index every
+ * compressed input on every rank. */
 int xio_join_attach(xio_matrix *m, const char *const *inputs, const int64_t *records, int count,
                     xio_error *err);
 

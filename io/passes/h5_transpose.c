@@ -337,7 +337,9 @@ int xio_transpose(const xio_matrix *in, xio_matrix *out, const xio_transpose_opt
     return xio_fail(err, "internal: output %lld x %lld does not match the input's transpose",
                     (long long)out->rows, (long long)out->cols);
   if (options->resume_from) stats->done = *options->resume_from;
-  if (xio_pass_io_open(in, out, options, &stats->done.grid, &l.io, err)) return -1;
+  if (xio_prepare_reads(in, err) ||
+      xio_pass_io_open(in, out, options, &stats->done.grid, &l.io, err))
+    return -1;
   int rc = begin_loop(&l, err);
   stats->setup_seconds = MPI_Wtime() - entered;
   if (rc == 0) rc = run_passes(&l, err);
