@@ -58,14 +58,14 @@ int tool_verify_output(transpose_run *run, double *seconds, xio_error *err) {
              : 0;
   const xio_path_list rearranged = rearranged_list(run);
   if (rc == 0 && !run->opt->only)
-    rc = xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
+    rc = xio_compare_rest(run->comm, run->in.file, run->out.file, run->input_shown, &rearranged,
                           run->budget, tool_stop_requested, differs, sizeof differs,
                           &compared, err);
   if (rc == 0 && compared) {
     char bytes[32];
     tool_format_bytes(compared, bytes, sizeof bytes);
     tool_report_verbose("the copies of the rest of %s read back and compared: %s",
-                        run->in_path.file, bytes);
+                        run->input_shown, bytes);
   }
   xio_error close_err;
   if (xio_close(&run->out, &close_err) && rc == 0) {
@@ -87,14 +87,14 @@ int tool_verify_output(transpose_run *run, double *seconds, xio_error *err) {
                     "verification failed: %s:%s, read back from storage, differs from its "
                     "source in %s: the file system lost or changed data, or the input changed; "
                     "nothing was published",
-                    run->out_path.file, differs, run->in_path.file),
+                    run->out_path.file, differs, run->input_shown),
            TOOL_EXIT_VERIFY;
   if (against_input && found.read != expected.read)
     return xio_fail(err,
                     "verification failed: %s%s%s, read again, differs from what was transposed "
                     "(checksums %016llx and %016llx): the input changed during the run; nothing "
                     "was published",
-                    run->in_path.file, run->rearranged.count == 1 ? ":" : "",
+                    run->input_shown, run->rearranged.count == 1 ? ":" : "",
                     run->rearranged.count == 1 ? run->in.dataset : "",
                     (unsigned long long)found.read, (unsigned long long)expected.read),
            TOOL_EXIT_VERIFY;
@@ -112,7 +112,7 @@ static int compare_dataset_attributes(transpose_run *run, int *match, char *deta
   if (name[0]) {
     *match = 0;
     snprintf(detail, size, "its attribute %.200s differs from %.300s:%.300s's", name,
-             run->in_path.file, run->in.dataset);
+             run->input_shown, run->in.dataset);
   }
   return 0;
 }
@@ -168,13 +168,13 @@ static int compare_rest(transpose_run *run, uint64_t budget, int *match, char *d
   char differs[1024];
   uint64_t bytes;
   const xio_path_list rearranged = rearranged_list(run);
-  if (xio_compare_rest(run->comm, run->in.file, run->out.file, run->in_path.file, &rearranged,
+  if (xio_compare_rest(run->comm, run->in.file, run->out.file, run->input_shown, &rearranged,
                        budget, NULL, differs, sizeof differs, &bytes, err))
     return -1;
   if (differs[0]) {
     *match = 0;
     snprintf(detail, size, "%.300s:%.300s differs from %.300s's (--only checks the dataset alone)",
-             run->out_path.file, differs, run->in_path.file);
+             run->out_path.file, differs, run->input_shown);
   }
   return 0;
 }
@@ -199,7 +199,7 @@ int tool_check_already_done(transpose_run *run, const char *type_text, xio_error
     return xio_fail(err,
                     "output %s exists and is not the transpose of %s:%s (%.400s); use --force "
                     "to replace it",
-                    run->out_path.file, run->in_path.file, run->in.dataset, detail),
+                    run->out_path.file, run->input_shown, run->in.dataset, detail),
            TOOL_EXIT_ERROR;
   if (run->opt->json) {
     tool_json j;
@@ -215,11 +215,11 @@ int tool_check_already_done(transpose_run *run, const char *type_text, xio_error
     tool_report_result(
         "%s already holds the %d datasets of %s rearranged (%s): nothing to do, "
         "%.3f s",
-        run->out_path.file, run->rearranged.count, run->in_path.file, detail, MPI_Wtime() - start);
+        run->out_path.file, run->rearranged.count, run->input_shown, detail, MPI_Wtime() - start);
   } else {
     tool_report_result(
         "%s:%s is already the transpose of %s:%s (%s -> %s, %s; %s): nothing to do, %.3f s",
-        run->out_path.file, found_dataset, run->in_path.file, run->in.dataset, run->in_shape,
+        run->out_path.file, found_dataset, run->input_shown, run->in.dataset, run->in_shape,
         run->out_shape, type_text, detail, MPI_Wtime() - start);
   }
   return TOOL_EXIT_OK;
@@ -278,16 +278,16 @@ int tool_run_check(const tool_options *opt, MPI_Comm comm) {
       tool_report_result(
           "%s holds the %d datasets of %s rearranged (%s) and the rest as it is, "
           "%.3f s",
-          run->out_path.file, run->rearranged.count, run->in_path.file, detail,
+          run->out_path.file, run->rearranged.count, run->input_shown, detail,
           MPI_Wtime() - start);
     } else if (match) {
       tool_report_result("%s:%s is %s of %s:%s (%s -> %s, %s; %s), %.3f s", run->out_path.file,
                          run->out.dataset, run->folds[0].rechunk ? "a copy" : "the transpose",
-                         run->in_path.file, run->in.dataset, run->in_shape, run->out_shape,
+                         run->input_shown, run->in.dataset, run->in_shape, run->out_shape,
                          type_text, detail, MPI_Wtime() - start);
     } else {
       tool_report_error("%s:%s is not the transpose of %s:%s: %s", run->out_path.file,
-                        run->out.dataset, run->in_path.file, run->in.dataset, detail);
+                        run->out.dataset, run->input_shown, run->in.dataset, detail);
     }
   }
   xio_close(&run->out, &err);

@@ -23,6 +23,8 @@
 #   nccopy          nccopy -c time/TIMES,lat/16,lon/16 (the rechunks' baseline)
 #   ncrcat-ncpdq    the year as 12 monthly files (ncks -d, made once, not
 #                   timed): ncrcat, then ncpdq, timed together
+#   months-...      any xpose run above on those 12 files joined (--inputs);
+#                   its baseline the same run on the one file
 # Checks: 256 values of every output read through HDF5's own filters by
 # h5py, against the input; xpose's outputs also by `xpose verify` (every
 # value and attribute; zproto's have no attributes, NCO's their own).
@@ -30,7 +32,8 @@
 # NCO_LIBRARY_PATH the libraries they alone load (the GPU machine's
 # .device/nco.tar.xz: /tmp/nco/lib).
 # Prints a table: mean time, its ratio to zproto's and to the baseline's
-# (ncpdq, or nccopy for rechunks), and 2 x values / time.
+# (ncpdq, nccopy for rechunks, the one file's run for months-...), and 2 x
+# values / time.
 set -euo pipefail
 build="$(cd "${1:-build}" && pwd)" reps="${2:-1}"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -49,16 +52,18 @@ values=$((times * lats * lons * 4))
 
 $py "$here/make_year.py" "$dir/year.nc" "$times" "$lats" "$lons" \
   ${YEAR_SKELETON:+--skeleton "$YEAR_SKELETON"}
-if [[ " $runs " == *" ncrcat-ncpdq "* ]]; then
+if [[ " $runs " == *" ncrcat-ncpdq "* || " $runs " == *" months-"* ]]; then
   for m in $(seq 0 11); do
     nco ncks -O -d "time,$((m * times / 12)),$(((m + 1) * times / 12 - 1))" "$dir/year.nc" \
       "$dir/month$(printf %02d "$m").nc"
   done
+  ls "$dir"/month*.nc > "$dir/months.txt"
 fi
 echo "the year: $times x $lats x $lons float32, $(du -h "$dir/year.nc" | cut -f1) stored" >&2
 
 run() { # name: the command, its output at $dir/out.nc
-  local name="$1" env=() opts=(--dims lat,lon,time) launch
+  local name="${1#months-}" env=() opts=(--dims lat,lon,time) launch inputs=("$dir/year.nc")
+  [[ "$1" != months-* ]] || inputs=(--inputs "$dir/months.txt")
   case "$name" in
     zproto) "${ZPROTO:?ZPROTO names a build of zproto.c}" "$dir/year.nc" tas "$dir/out.nc" "$cpus" 9 10 \
       $((times / 3)) 4; return ;;
@@ -82,15 +87,17 @@ run() { # name: the command, its output at $dir/out.nc
     host-*) launch=(mpirun -q -n "${ranks#host-}") opts+=(--backend host) ;;
     *) echo "unknown run $name" >&2; return 2 ;;
   esac
-  env "${env[@]}" "${launch[@]}" "$build/xpose" --verbose "${opts[@]}" "$dir/year.nc" "$dir/out.nc"
+  env "${env[@]}" "${launch[@]}" "$build/xpose" --verbose "${opts[@]}" "${inputs[@]}" "$dir/out.nc"
 }
 
 check() { # name: the output against the year (xpose's every value, the others' a sample)
-  local how=(--dims lat,lon,time) order=transposed
-  if [[ "$1" == rechunk-* || "$1" == nccopy ]]; then how=() order=rechunked; fi
-  [[ "$1" != gpu* && "$1" != host-* && "$1" != rechunk-* ]] ||
-    mpirun -q --bind-to none -n 1 "$build/xpose" verify --quiet --only \
-    "${how[@]}" "$dir/year.nc:/tas" "$dir/out.nc" ||
+  local how=(--dims lat,lon,time) order=transposed name="${1#months-}"
+  if [[ "$name" == rechunk-* || "$name" == nccopy ]]; then how=() order=rechunked; fi
+  local against=(--only "$dir/year.nc:/tas") # the months' own attributes: against them
+  [[ "$1" != months-* ]] || against=(--inputs "$dir/months.txt")
+  [[ "$name" != gpu* && "$name" != host-* && "$name" != rechunk-* ]] ||
+    mpirun -q --bind-to none -n 1 "$build/xpose" verify --quiet \
+    "${how[@]}" "${against[@]}" "$dir/out.nc" ||
     { echo "$1: xpose verify: not the $order year" >&2; return 1; }
   $py - "$dir/year.nc" "$dir/out.nc" "$order" "$1" "$times" <<'EOF'
 import sys, h5py, numpy as np
@@ -138,7 +145,7 @@ awk -v runs="$runs" -v values="$values" '
       r = rs[i]; if (!(r in n)) continue
       m = t[r] / n[r]
       z = "zproto" in n ? sprintf("%.2f", m / (t["zproto"] / n["zproto"])) : "-"
-      b = r ~ /^rechunk-|^nccopy/ ? "nccopy" : "ncpdq"
+      b = r ~ /^months-/ ? substr(r, 8) : r ~ /^rechunk-|^nccopy/ ? "nccopy" : "ncpdq"
       base = b in n ? sprintf("%.3f", m / (t[b] / n[b])) : "-"
       printf("| %s | %.2f | %s | %s | %.2f |\n", r, m, z, base, 2 * values / m / 1e9)
     }
