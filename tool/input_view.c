@@ -17,8 +17,8 @@ static int make_on_root(void *arg, xio_error *err) {
   transpose_run *run = arg;
   char record_dim[257]; /* NC_MAX_NAME + 1 */
   if (!run->joined) return xio_nc3_view_create(run->in_path.file, run->output.view_path, err);
-  if (xio_join_view_create(run->input_files, run->output.view_path, record_dim, sizeof record_dim,
-                           err))
+  if (xio_join_view_create(run->input_files, run->opt->concat, run->output.view_path, record_dim,
+                           sizeof record_dim, err))
     return -1;
   snprintf(run->record_spec, sizeof run->record_spec, "%s/", record_dim);
   return 0;

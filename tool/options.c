@@ -109,6 +109,9 @@ const char *tool_usage(void) {
          "                         refused: parallel HDF5 1.10's szip chunks do not read back)\n"
          "      --max-message SIZE split messages between ranks above SIZE (default 1G;\n"
          "                         at most 2G - 1)\n"
+         "      --concat NAME      join the inputs along dimension NAME, the first of every\n"
+         "                         variable that has it, where they have no record\n"
+         "                         dimension (it becomes the output's)\n"
          "      --inputs LIST      the inputs, one path a line, joined along their record\n"
          "                         dimension in that order (after any given before OUT),\n"
          "                         as ncrcat joins them, then rearranged (with none of\n"
@@ -265,6 +268,7 @@ static const option_row option_table[] = {
      read_filter},
     {"axes", 0, SETS_TEXT, FIELD(axes), NULL, 0, NULL, NULL},
     {"dims", 0, SETS_TEXT, FIELD(dims), NULL, 0, NULL, NULL},
+    {"concat", 0, SETS_TEXT, FIELD(concat), NULL, 0, NULL, NULL},
     {"resume", 'r', SETS_FLAG, FIELD(resume), NULL, 0, NULL, NULL},
     {"json", 0, SETS_FLAG, FIELD(json), NULL, 0, NULL, NULL},
     {"check", 0, SETS_FLAG, FIELD(check), NULL, 0, NULL, NULL},
@@ -362,6 +366,9 @@ static int take_paths(int positional, char **paths, tool_options *o, char *error
   for (int i = 0; i < o->listed_count; i++) o->inputs[positional - 1 + i] = o->listed[i];
   o->input = o->inputs[0];
   o->output = paths[positional - 1];
+  if (o->concat && o->input_count < 2)
+    return usage_error(error, error_size, "--concat %s joins several inputs: give two or more",
+                       o->concat);
   return 0;
 }
 

@@ -31,6 +31,7 @@ typedef struct {
   double checkpoint_seconds; /* between checkpoints of the partial output */
   xio_storage storage;       /* --layout, --filter: as the input's by default */
   const char *chunks;        /* --chunks "time/1461,lat/16": the output's, by axis name */
+  const char *concat;        /* --concat NAME: the inputs joined along that fixed dimension */
   int io_mpi_only;           /* --io mpi-io: every transfer through HDF5's MPI-IO */
   int only;                  /* --only: the transposed dataset alone, not the rest of IN */
   int plan;                  /* --plan (--dry-run): say what the run would do, write nothing */

@@ -108,10 +108,13 @@ static int transfer_block(const xio_matrix *m, int writing, int64_t row, int64_t
   char dummy = 0; /* HDF5 wants a buffer even for an empty selection */
   /* Chunks never written read as the fill value; HDF5 1.10's collective
    * read fails (MPI_ERR_TYPE) or deadlocks when a rank's selection holds
-   * only such chunks, so chunked datasets are read independently.  Every
-   * rank still makes the call, and the result is agreed below. */
-  const H5FD_mpio_xfer_t mode =
-      !writing && m->chunked ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE;
+   * only such chunks, so chunked datasets are read independently, as is a
+   * file one rank reads alone (through HDF5's POSIX driver, which has no
+   * collective transfers: h5_matrix.c).  Every rank still makes the call,
+   * and the result is agreed below. */
+  const H5FD_mpio_xfer_t mode = !writing && (m->chunked || m->comm == MPI_COMM_SELF)
+                                    ? H5FD_MPIO_INDEPENDENT
+                                    : H5FD_MPIO_COLLECTIVE;
   if (fspace < 0 || dxpl < 0 || H5Pset_dxpl_mpio(dxpl, mode) < 0) {
     rc = xio_fail_h5(err, "cannot set up a collective transfer");
   } else if (nrows > 0 && ncols > 0) {

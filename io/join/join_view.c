@@ -16,16 +16,51 @@ static int open_input(const char *path, int *nc, xio_error *err) {
   return xio_nc_failed(nc_open(path, NC_NOWRITE, nc), "cannot open", path, err);
 }
 
-/* What the join needs of the first input: one group, a record dimension,
- * atomic types. */
-static int joinable(int nc, const char *path, int *unlimited, xio_error *err) {
+/* The dimension to join along (*join): the record dimension, or the
+ * fixed one named `concat` (NULL: none named), the first of every
+ * variable that has it. */
+static int join_dimension(int nc, const char *path, const char *concat, int *join,
+                          xio_error *err) {
+  int unlimited = -1, nvars = 0;
+  char name[NC_MAX_NAME + 1] = "";
+  if (xio_nc_failed(nc_inq_unlimdim(nc, &unlimited), "reading its header", path, err) ||
+      xio_nc_failed(nc_inq_nvars(nc, &nvars), "reading its header", path, err))
+    return -1;
+  if (unlimited >= 0 && nc_inq_dimname(nc, unlimited, name) != NC_NOERR) name[0] = '\0';
+  *join = unlimited;
+  if (!concat)
+    return unlimited >= 0 ? 0
+                          : xio_fail(err,
+                                     "%s has no record (unlimited) dimension to join the inputs "
+                                     "along: name one with --concat NAME",
+                                     path);
+  if (nc_inq_dimid(nc, concat, join) != NC_NOERR)
+    return xio_fail(err, "--concat %s: %s has no dimension %s", concat, path, concat);
+  if (unlimited >= 0 && unlimited != *join)
+    return xio_fail(err, "--concat %s: %s has a record dimension, %s, which the inputs are joined "
+                    "along: give --concat %s, or none", concat, path, name, name);
+  for (int v = 0; v < nvars; v++) {
+    int nd = 0, dimids[NC_MAX_VAR_DIMS];
+    if (xio_nc_failed(nc_inq_var(nc, v, name, NULL, &nd, dimids, NULL), "a variable", path, err))
+      return -1;
+    for (int d = 1; d < nd; d++)
+      if (dimids[d] == *join)
+        return xio_fail(err,
+                        "variable %s of %s has %s, the dimension the inputs are joined along, as "
+                        "its axis %d: they are joined along the first axis of every variable",
+                        name, path, concat, d + 1);
+  }
+  return 0;
+}
+
+/* What the join needs of the first input: a dimension to join along
+ * (join_dimension), one group, atomic types. */
+static int joinable(int nc, const char *path, const char *concat, int *join, xio_error *err) {
   int groups = 0, nvars = 0;
-  if (xio_nc_failed(nc_inq_unlimdim(nc, unlimited), "reading its header", path, err) ||
+  if (join_dimension(nc, path, concat, join, err) ||
       xio_nc_failed(nc_inq_grps(nc, &groups, NULL), "reading its groups", path, err) ||
       xio_nc_failed(nc_inq_nvars(nc, &nvars), "reading its header", path, err))
     return -1;
-  if (*unlimited < 0)
-    return xio_fail(err, "%s has no record (unlimited) dimension to join the inputs along", path);
   if (groups > 0)
     return xio_fail(err, "%s has groups: inputs of one group are joined, not yet others", path);
   for (int v = 0; v < nvars; v++) {
@@ -42,9 +77,11 @@ static int joinable(int nc, const char *path, int *unlimited, xio_error *err) {
   return 0;
 }
 
-/* 0 where input `b` has the first input's (`a`'s) dimensions and
- * variables; else -1 with the first difference, naming both. */
-static int same_structure(int a, int b, const char *first, const char *path, xio_error *err) {
+/* 0 where input `b` has the first input's (`a`'s) dimensions (the
+ * length of `join`, the one joined along, aside) and variables; else -1
+ * with the first difference, naming both. */
+static int same_structure(int a, int b, int join, const char *first, const char *path,
+                          xio_error *err) {
   int na = 0, nb = 0, va = 0, vb = 0, ua = -1, ub = -1;
   if (xio_nc_failed(nc_inq(a, &na, &va, NULL, &ua), "reading its header", first, err) ||
       xio_nc_failed(nc_inq(b, &nb, &vb, NULL, &ub), "reading its header", path, err))
@@ -60,7 +97,7 @@ static int same_structure(int a, int b, const char *first, const char *path, xio
     if (nc_inq_dim(a, d, name_a, &len_a) != NC_NOERR ||
         nc_inq_dim(b, d, name_b, &len_b) != NC_NOERR)
       return xio_fail(err, "%s or %s: cannot read dimension %d", first, path, d);
-    if (strcmp(name_a, name_b) != 0 || (d != ua && len_a != len_b))
+    if (strcmp(name_a, name_b) != 0 || (d != join && len_a != len_b))
       return xio_fail(err,
                       "%s and %s differ: dimension %s (%zu) in the first, %s (%zu) in the other",
                       first, path, name_a, len_a, name_b, len_b);
@@ -97,18 +134,18 @@ static int record_span(int nc, int unlimited, size_t records, double *first, dou
   return nc_get_var1_double(nc, v, &at, last) == NC_NOERR;
 }
 
-int xio_join_view_create(const char *const *inputs, const char *view, char *record_dim,
-                         size_t record_dim_size, xio_error *err) {
-  int first = -1, out = -1, unlimited = -1, rc = open_input(inputs[0], &first, err);
+int xio_join_view_create(const char *const *inputs, const char *concat, const char *view,
+                         char *record_dim, size_t record_dim_size, xio_error *err) {
+  int first = -1, out = -1, join = -1, rc = open_input(inputs[0], &first, err);
   const int first_open = rc == 0;
   char name[NC_MAX_NAME + 1] = "";
-  if (rc == 0) rc = joinable(first, inputs[0], &unlimited, err);
-  if (rc == 0) rc = xio_nc_failed(nc_inq_dimname(first, unlimited, name), "its header", inputs[0], err);
+  if (rc == 0) rc = joinable(first, inputs[0], concat, &join, err);
+  if (rc == 0) rc = xio_nc_failed(nc_inq_dimname(first, join, name), "its header", inputs[0], err);
   snprintf(record_dim, record_dim_size, "%s", name);
   if (rc == 0)
     rc = xio_nc_failed(nc_create(view, NC_NETCDF4 | NC_CLOBBER, &out), "cannot make the view", view,
                        err);
-  if (rc == 0) rc = xio_nc_define_all(first, out, inputs[0], err);
+  if (rc == 0) rc = xio_nc_define_all(first, out, join, inputs[0], err);
   if (out >= 0 && nc_close(out) != NC_NOERR && rc == 0)
     rc = xio_fail(err, "%s: cannot write the inputs' view %s", inputs[0], view);
   if (first_open) (void)nc_close(first); /* only read */
@@ -149,19 +186,18 @@ static int same_values(int in, int view, int v, const char *path, const char *fi
   return rc;
 }
 
-/* Input i's variables into the view: its records at `at`; fixed ones
- * copied from the first input and compared in the others. */
-static int fill_from(int in, int view, int i, const char *const *inputs, size_t at,
+/* Input i's variables into the view: its records (along `join`) at `at`;
+ * fixed ones copied from the first input and compared in the others. */
+static int fill_from(int in, int view, int join, int i, const char *const *inputs, size_t at,
                      const xio_path_list *skip, uint64_t piece_bytes, xio_error *err) {
-  int nvars = 0, unlimited = -1, rc = 0;
-  if (xio_nc_failed(nc_inq(in, NULL, &nvars, NULL, &unlimited), "its header", inputs[i], err))
-    return -1;
+  int nvars = 0, rc = 0;
+  if (xio_nc_failed(nc_inq_nvars(in, &nvars), "its header", inputs[i], err)) return -1;
   for (int v = 0; rc == 0 && v < nvars; v++) {
     char name[NC_MAX_NAME + 1];
     int nd = 0, dimids[NC_MAX_VAR_DIMS];
     rc = xio_nc_failed(nc_inq_var(in, v, name, NULL, &nd, dimids, NULL), "a variable", inputs[i],
                        err);
-    const int record = nd > 0 && dimids[0] == unlimited;
+    const int record = nd > 0 && dimids[0] == join;
     if (rc != 0 || (record && xio_path_index(skip, name) >= 0)) continue;
     if (record)
       rc = xio_nc_copy_values(in, view, v, at, piece_bytes, inputs[i], err);
@@ -189,21 +225,23 @@ static void check_order(int here, double head, double tail, const char *const *i
 
 /* Input i read with netCDF-C: checked against the first (open as
  * `first`; i 0: it is the first), its variables into the view from
- * record `at`. */
-static int fill_with_netcdf(const char *const *inputs, int i, int out, int *first, size_t at,
-                            const xio_path_list *skip, uint64_t piece_bytes, size_t *records,
-                            xio_join_h5_found *span, xio_error *err) {
-  int in = -1, unlimited = -1;
+ * record `at` of `join_name`, the dimension joined along. */
+static int fill_with_netcdf(const char *const *inputs, int i, const char *join_name, int out,
+                            int *first, size_t at, const xio_path_list *skip,
+                            uint64_t piece_bytes, size_t *records, xio_join_h5_found *span,
+                            xio_error *err) {
+  int in = -1, join = -1;
   int rc = open_input(inputs[i], &in, err);
   const int opened = rc == 0;
   if (rc == 0 && i == 0) *first = in;
-  if (rc == 0 && i == 0) rc = joinable(in, inputs[0], &unlimited, err);
-  if (rc == 0 && i > 0) rc = same_structure(*first, in, inputs[0], inputs[i], err);
-  if (rc == 0) rc = xio_nc_failed(nc_inq_unlimdim(in, &unlimited), "its header", inputs[i], err);
+  if (rc == 0 && i == 0) rc = joinable(in, inputs[0], join_name, &join, err);
+  if (rc == 0 && i > 0 && nc_inq_dimid(*first, join_name, &join) != NC_NOERR)
+    rc = xio_fail(err, "%s: no dimension %s", inputs[0], join_name);
+  if (rc == 0 && i > 0) rc = same_structure(*first, in, join, inputs[0], inputs[i], err);
   if (rc == 0)
-    rc = xio_nc_failed(nc_inq_dimlen(in, unlimited, records), "its records", inputs[i], err);
-  if (rc == 0) span->spanned = record_span(in, unlimited, *records, &span->first, &span->last);
-  if (rc == 0) rc = fill_from(in, out, i, inputs, at, skip, piece_bytes, err);
+    rc = xio_nc_failed(nc_inq_dimlen(in, join, records), "its records", inputs[i], err);
+  if (rc == 0) span->spanned = record_span(in, join, *records, &span->first, &span->last);
+  if (rc == 0) rc = fill_from(in, out, join, i, inputs, at, skip, piece_bytes, err);
   if (opened && i > 0) (void)nc_close(in); /* only read */
   return rc;
 }
@@ -215,14 +253,21 @@ int xio_join_view_fill(const char *const *inputs, int count, const char *view,
   double last = 0;
   warning[0] = '\0';
   int rc = xio_nc_failed(nc_open(view, NC_WRITE, &out), "cannot open the inputs' view", view, err);
+  int join = -1; /* the view's record dimension: the one joined along */
+  char join_name[NC_MAX_NAME + 1] = "";
+  if (rc == 0)
+    rc = xio_nc_failed(nc_inq_unlimdim(out, &join), "its header", view, err) ||
+                 xio_nc_failed(nc_inq_dimname(out, join, join_name), "its header", view, err)
+             ? -1
+             : 0;
   size_t at = 0;
   for (int i = 0; rc == 0 && i < count; i++) {
     xio_join_h5_found found = {0};
     /* netCDF-4 inputs after the first through HDF5 where they are plain */
     if (i == 0 || xio_nc3_signature(inputs[i]) >= 0 ||
         !xio_join_h5_fill(inputs[i], out, at, skip, piece_bytes, &found))
-      rc = fill_with_netcdf(inputs, i, out, &first, at, skip, piece_bytes, &found.records, &found,
-                            err);
+      rc = fill_with_netcdf(inputs, i, join_name, out, &first, at, skip, piece_bytes,
+                            &found.records, &found, err);
     if (rc == 0)
       check_order(found.spanned, found.first, found.last, inputs, i, &last, &known, warning,
                   warning_size);

@@ -24,9 +24,12 @@
 #include "path_list.h"
 
 /* Makes (or replaces) the view of the inputs at `view`: the first's
- * structure, no records yet; the record dimension's name in record_dim. */
-int xio_join_view_create(const char *const *inputs, const char *view, char *record_dim,
-                         size_t record_dim_size, xio_error *err);
+ * structure, no records yet.  They are joined along their record
+ * dimension, or along the fixed one named `concat` (NULL: none named),
+ * the first of every variable that has it, which the view makes its
+ * record dimension; its name in record_dim. */
+int xio_join_view_create(const char *const *inputs, const char *concat, const char *view,
+                         char *record_dim, size_t record_dim_size, xio_error *err);
 
 /* In one pass over the `count` inputs: checks that each has the first's
  * variables, types and dimensions (the record dimension's length aside)

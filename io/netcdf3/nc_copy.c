@@ -40,7 +40,7 @@ static int define_storage(int in, int v, int out, int id, const char *input, xio
              : 0;
 }
 
-int xio_nc_define_all(int in, int out, const char *input, xio_error *err) {
+int xio_nc_define_all(int in, int out, int record, const char *input, xio_error *err) {
   int ndims = 0, nvars = 0, ngatts = 0, unlimited = -1;
   char name[NC_MAX_NAME + 1];
   if (xio_nc_failed(nc_inq(in, &ndims, &nvars, &ngatts, &unlimited), "reading its header", input,
@@ -50,7 +50,8 @@ int xio_nc_define_all(int in, int out, const char *input, xio_error *err) {
     size_t length = 0;
     int id = 0;
     if (xio_nc_failed(nc_inq_dim(in, d, name, &length), "reading a dimension", input, err) ||
-        xio_nc_failed(nc_def_dim(out, name, d == unlimited ? NC_UNLIMITED : length, &id),
+        xio_nc_failed(nc_def_dim(out, name, d == unlimited || d == record ? NC_UNLIMITED : length,
+                                 &id),
                       "defining a dimension", input, err))
       return -1;
   }

@@ -17,9 +17,9 @@ int xio_nc_failed(int status, const char *what, const char *path, xio_error *err
 
 /* Defines in `out` (open, in define mode) the dimensions, variables and
  * attributes of `in`, in its order (each dimension keeps its id), the
- * record dimension unlimited; a netCDF-4 input's variables with its
- * chunks, filters and byte order. */
-int xio_nc_define_all(int in, int out, const char *input, xio_error *err);
+ * record dimension unlimited (and `record`, a dimension's id, or -1); a
+ * netCDF-4 input's variables with its chunks, filters and byte order. */
+int xio_nc_define_all(int in, int out, int record, const char *input, xio_error *err);
 
 /* Copies variable v of `in` into the same variable of `out`, from the
  * latter's record (first position) `at`, in slabs of about piece_bytes. */

@@ -15,7 +15,7 @@ int xio_nc3_view_create(const char *input, const char *view, xio_error *err) {
   if (rc == 0)
     rc = xio_nc_failed(nc_create(view, NC_NETCDF4 | NC_CLOBBER, &out),
                        "cannot make its netCDF-4 view", view, err);
-  if (rc == 0) rc = xio_nc_define_all(in, out, input, err);
+  if (rc == 0) rc = xio_nc_define_all(in, out, -1, input, err);
   if (rc == 0 && nc_inq_unlimdim(in, &unlimited) == NC_NOERR && unlimited >= 0)
     rc = xio_nc_failed(nc_inq_dimlen(in, unlimited, &records), "reading its records", input, err);
   if (out >= 0 && nc_close(out) != NC_NOERR && rc == 0)

@@ -3,7 +3,9 @@ into one output (as ncrcat joins them), rearranged (as ncpdq) or
 rechunked in the same run: files of each format (netCDF-4 compressed,
 netCDF-3 classic and CDF-5), given on the command line or by --inputs,
 checked against ncrcat followed by ncpdq, or joined alone as ncrcat joins
-them, and checked again by `xpose verify IN1 ... OUT`; inputs that differ refused
+them, and checked again by `xpose verify IN1 ... OUT`; files with no record
+dimension joined along a fixed one (--concat), against ncks --mk_rec_dmn,
+ncrcat and ncpdq, and the wrong dimensions refused; inputs that differ refused
 naming both files and the variable; a file out of order warned of; more
 inputs than are kept open at once; a stopped run resumed, and one whose
 inputs changed refused.  Skipped where python3-netcdf4 or NCO is
@@ -33,14 +35,15 @@ def reads_netcdf():
     return "netcdf" in probe.stdout
 
 
-def write_piece(path, first, records, fmt="NETCDF4", orog_offset=0.0, seed=0, compress=True):
+def write_piece(path, first, records, fmt="NETCDF4", orog_offset=0.0, seed=0, compress=True,
+                fixed_time=False):
     """Records [first, first + records) of a daily CF series: tas(time, lat,
     lon) (compressed, one record a chunk, in netCDF-4), a station series,
     time bounds, fixed coordinates, station names and orography."""
     rng = np.random.default_rng(first + seed)
     with netCDF4.Dataset(path, "w", format=fmt) as nc:
         nc.title, nc.history = "join test", f"piece from {first}"
-        nc.createDimension("time", None)
+        nc.createDimension("time", records if fixed_time else None)
         nc.createDimension("lat", LAT)
         nc.createDimension("lon", LON)
         nc.createDimension("station", STATIONS)
@@ -157,6 +160,39 @@ class Joined(ToolTestCase):
             self.assertEqual(nc["tas"].filters()["zlib"], True)
         checked = self.xpose(2, "verify", *names, "alone.nc")
         self.assertEqual(checked.returncode, 0, checked)
+
+    @unittest.skipIf(shutil.which("ncrcat") is None, "nco is not installed")
+    def test_joined_along_a_fixed_dimension_with_concat(self):
+        # pieces whose time is a fixed dimension: ncrcat needs it made a
+        # record dimension first (ncks --mk_rec_dmn); --concat time does both
+        names = []
+        for i, (first, records, fmt) in enumerate(((0, 6, "NETCDF4"), (6, 5, "NETCDF3_CLASSIC"),
+                                                   (11, 7, "NETCDF4"))):
+            names.append(f"fixed{i}.nc")
+            write_piece(self.path(names[-1]), first, records, fmt, fixed_time=True)
+        refused = self.xpose(2, "--dims", "lat,lon,time", *names, "out.nc")
+        self.assertEqual(refused.returncode, 1, refused)
+        self.assertIn("fixed0.nc has no record (unlimited) dimension to join the inputs along: "
+                      "name one with --concat NAME", refused.stderr)
+        for concat, message in (("level", "fixed0.nc has no dimension level"),
+                                ("lat", "variable tas of fixed0.nc has lat, the dimension the "
+                                        "inputs are joined along, as its axis 2"),):
+            with self.subTest(concat=concat):
+                result = self.xpose(2, "--concat", concat, "--dims", "lat,lon,time", *names,
+                                    "out.nc")
+                self.assertEqual(result.returncode, 1, result)
+                self.assertIn(message, result.stderr)
+                self.assertEqual(self.leftovers(), [])
+        result = self.xpose(2, "--concat", "time", "--dims", "lat,lon,time", *names, "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        for name in names:
+            self.nco("ncks", "-O", "--mk_rec_dmn", "time", name, "rec-" + name)
+        self.nco("ncrcat", "-O", "--no_cll_mth", *["rec-" + n for n in names], "joined.nc")
+        self.nco("ncpdq", "-O", "-a", "lat,lon,time", "joined.nc", "ncpdq.nc")
+        self.assertSameAs("out.nc", "ncpdq.nc")
+        checked = self.xpose(2, "verify", "--concat", "time", *names, "out.nc")
+        self.assertEqual(checked.returncode, 0, checked)
+        self.assertEqual(self.leftovers(), [])
 
     def test_more_inputs_than_are_open_at_once(self):
         # compressed netCDF-4 and netCDF-3 inputs, their chunks located
