@@ -53,11 +53,28 @@ static int join_dimension(int nc, const char *path, const char *concat, int *joi
   return 0;
 }
 
-/* What the join needs of the first input: a dimension to join along
- * (join_dimension), one group, atomic types. */
+/* Whether every dimension of nc is netCDF's: netCDF-C names the axes of
+ * an HDF5 dataset with no dimension scale "phony_dim_N", which a view
+ * would make datasets of the output. */
+static int netcdf_dimensions(int nc, const char *path, xio_error *err) {
+  int ndims = 0;
+  if (xio_nc_failed(nc_inq_ndims(nc, &ndims), "reading its header", path, err)) return -1;
+  for (int d = 0; d < ndims; d++) {
+    char name[NC_MAX_NAME + 1] = "";
+    if (nc_inq_dimname(nc, d, name) == NC_NOERR && strncmp(name, "phony_dim_", 10) == 0)
+      return xio_fail(err,
+                      "%s has datasets with no netCDF dimensions (no dimension scales): HDF5 "
+                      "files are not joined yet, only netCDF ones",
+                      path);
+  }
+  return 0;
+}
+
+/* What the join needs of the first input: netCDF dimensions, one to join
+ * along (join_dimension), one group, atomic types. */
 static int joinable(int nc, const char *path, const char *concat, int *join, xio_error *err) {
   int groups = 0, nvars = 0;
-  if (join_dimension(nc, path, concat, join, err) ||
+  if (netcdf_dimensions(nc, path, err) || join_dimension(nc, path, concat, join, err) ||
       xio_nc_failed(nc_inq_grps(nc, &groups, NULL), "reading its groups", path, err) ||
       xio_nc_failed(nc_inq_nvars(nc, &nvars), "reading its header", path, err))
     return -1;
