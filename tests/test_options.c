@@ -121,8 +121,8 @@ int main(void) {
   EXPECT(parse("verify a b c", &o, error) == 0 && o.check && o.input_count == 2,
          "joined inputs verified: %s", error);
   expect_error("--concat time a b", "--concat time joins several inputs: give two or more");
-  EXPECT(parse("--concat time a b c", &o, error) == 0 && !strcmp(o.concat, "time"),
-         "--concat: %s", error);
+  EXPECT(parse("--concat time a b c", &o, error) == 0 && !strcmp(o.concat, "time"), "--concat: %s",
+         error);
   expect_error("--dims x,y --inputs /nonexistent/list a",
                "--inputs /nonexistent/list: No such file");
   EXPECT(parse("--dims lat,lon,time a b c d", &o, error) == 0 && o.input_count == 3 &&

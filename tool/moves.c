@@ -70,8 +70,8 @@ int tool_fold_input(transpose_run *run, const xio_matrix *like, xio_error *err) 
   const int own_order_checked = opt->check && like && found == 0 && shape->ndims > 2 &&
                                 xio_shape_same_dims(shape, &like->shape);
   const tool_rechunk rechunk = rechunked_axes(run) || own_order_checked ? TOOL_RECHUNK_BY_DEFAULT
-                               : tool_rechunks(opt) || opt->check ? TOOL_RECHUNK_IF_ASKED
-                                                                  : TOOL_RECHUNK_NEVER;
+                               : tool_rechunks(opt) || opt->check       ? TOOL_RECHUNK_IF_ASKED
+                                                                        : TOOL_RECHUNK_NEVER;
   if (found == 1) {
     run->moves = 1;
   } else if ((run->moves =

@@ -58,14 +58,14 @@ int tool_verify_output(transpose_run *run, double *seconds, xio_error *err) {
              : 0;
   const xio_path_list rearranged = rearranged_list(run);
   if (rc == 0 && !run->opt->only)
-    rc = xio_compare_rest(run->comm, run->in.file, run->out.file, run->input_shown, &rearranged,
-                          run->budget, tool_stop_requested, differs, sizeof differs,
-                          &compared, err);
+    rc =
+        xio_compare_rest(run->comm, run->in.file, run->out.file, run->input_shown, &rearranged,
+                         run->budget, tool_stop_requested, differs, sizeof differs, &compared, err);
   if (rc == 0 && compared) {
     char bytes[32];
     tool_format_bytes(compared, bytes, sizeof bytes);
-    tool_report_verbose("the copies of the rest of %s read back and compared: %s",
-                        run->input_shown, bytes);
+    tool_report_verbose("the copies of the rest of %s read back and compared: %s", run->input_shown,
+                        bytes);
   }
   xio_error close_err;
   if (xio_close(&run->out, &close_err) && rc == 0) {
@@ -184,8 +184,8 @@ int tool_check_already_done(transpose_run *run, const char *type_text, xio_error
   int match = 0;
   char detail[sizeof err->message] = "";
   xio_error why = {""};
-  if (verify_each(run, run->out_path.file, run->budget, &match, detail, sizeof detail,
-                  &why) != TOOL_EXIT_OK ||
+  if (verify_each(run, run->out_path.file, run->budget, &match, detail, sizeof detail, &why) !=
+          TOOL_EXIT_OK ||
       (match && !run->opt->only &&
        compare_rest(run, piece_budget(run), &match, detail, sizeof detail, &why)))
     snprintf(detail, sizeof detail, "%s", why.message), match = 0;
@@ -240,8 +240,8 @@ static int open_check(transpose_run *run, xio_error *err) {
   const int chosen = tool_choose_datasets(run, err);
   if (chosen != TOOL_EXIT_OK) return chosen;
   if (tool_open_first_input(run, err) ||
-      (viewed(run) && (xio_close(&run->in, err) || tool_view_fill(run, err) ||
-                       tool_open_first_input(run, err))))
+      (viewed(run) &&
+       (xio_close(&run->in, err) || tool_view_fill(run, err) || tool_open_first_input(run, err))))
     return TOOL_EXIT_ERROR;
   return TOOL_EXIT_OK;
 }
@@ -278,8 +278,7 @@ int tool_run_check(const tool_options *opt, MPI_Comm comm) {
       tool_report_result(
           "%s holds the %d datasets of %s rearranged (%s) and the rest as it is, "
           "%.3f s",
-          run->out_path.file, run->rearranged.count, run->input_shown, detail,
-          MPI_Wtime() - start);
+          run->out_path.file, run->rearranged.count, run->input_shown, detail, MPI_Wtime() - start);
     } else if (match) {
       tool_report_result("%s:%s is %s of %s:%s (%s -> %s, %s; %s), %.3f s", run->out_path.file,
                          run->out.dataset, run->folds[0].rechunk ? "a copy" : "the transpose",

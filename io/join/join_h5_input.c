@@ -78,8 +78,7 @@ static int plain_variable(input *in, int v) {
   hsize_t dims[NC_MAX_VAR_DIMS];
   if (nc_inq_var(in->view, v, name, &type, &nd, dimids, NULL) != NC_NOERR) return 0;
   /* a variable named as a dimension but not its coordinate is stored under another name */
-  if (nc_inq_dimid(in->view, name, &dimid) == NC_NOERR && (nd != 1 || dimids[0] != dimid))
-    return 0;
+  if (nc_inq_dimid(in->view, name, &dimid) == NC_NOERR && (nd != 1 || dimids[0] != dimid)) return 0;
   if (H5Lexists(in->file, name, H5P_DEFAULT) <= 0 ||
       (in->dsets[v] = H5Dopen2(in->file, name, H5P_DEFAULT)) < 0)
     return 0;
@@ -123,10 +122,9 @@ static int read_records(const input *in, int v, int nd, const hsize_t *dims, hsi
   count[0] = n;
   const hid_t file_space = H5Dget_space(in->dsets[v]);
   const hid_t memory = H5Screate_simple(nd, count, NULL);
-  const int ok =
-      file_space >= 0 && memory >= 0 &&
-      H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
-      H5Dread(in->dsets[v], in->types[v], memory, file_space, H5P_DEFAULT, buf) >= 0;
+  const int ok = file_space >= 0 && memory >= 0 &&
+                 H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+                 H5Dread(in->dsets[v], in->types[v], memory, file_space, H5P_DEFAULT, buf) >= 0;
   if (memory >= 0) (void)H5Sclose(memory);
   if (file_space >= 0) (void)H5Sclose(file_space);
   return ok;
@@ -188,10 +186,10 @@ static void record_span(const input *in, xio_join_h5_found *found) {
   const hsize_t ends[2] = {0, in->records - 1}, two = 2;
   double values[2];
   const hid_t file_space = H5Dget_space(in->dsets[v]), memory = H5Screate_simple(1, &two, NULL);
-  found->spanned = file_space >= 0 && memory >= 0 &&
-                   H5Sselect_elements(file_space, H5S_SELECT_SET, 2, ends) >= 0 &&
-                   H5Dread(in->dsets[v], H5T_NATIVE_DOUBLE, memory, file_space, H5P_DEFAULT,
-                           values) >= 0;
+  found->spanned =
+      file_space >= 0 && memory >= 0 &&
+      H5Sselect_elements(file_space, H5S_SELECT_SET, 2, ends) >= 0 &&
+      H5Dread(in->dsets[v], H5T_NATIVE_DOUBLE, memory, file_space, H5P_DEFAULT, values) >= 0;
   if (memory >= 0) (void)H5Sclose(memory);
   if (file_space >= 0) (void)H5Sclose(file_space);
   found->first = values[0];

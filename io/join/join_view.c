@@ -19,8 +19,7 @@ static int open_input(const char *path, int *nc, xio_error *err) {
 /* The dimension to join along (*join): the record dimension, or the
  * fixed one named `concat` (NULL: none named), the first of every
  * variable that has it. */
-static int join_dimension(int nc, const char *path, const char *concat, int *join,
-                          xio_error *err) {
+static int join_dimension(int nc, const char *path, const char *concat, int *join, xio_error *err) {
   int unlimited = -1, nvars = 0;
   char name[NC_MAX_NAME + 1] = "";
   if (xio_nc_failed(nc_inq_unlimdim(nc, &unlimited), "reading its header", path, err) ||
@@ -37,8 +36,10 @@ static int join_dimension(int nc, const char *path, const char *concat, int *joi
   if (nc_inq_dimid(nc, concat, join) != NC_NOERR)
     return xio_fail(err, "--concat %s: %s has no dimension %s", concat, path, concat);
   if (unlimited >= 0 && unlimited != *join)
-    return xio_fail(err, "--concat %s: %s has a record dimension, %s, which the inputs are joined "
-                    "along: give --concat %s, or none", concat, path, name, name);
+    return xio_fail(err,
+                    "--concat %s: %s has a record dimension, %s, which the inputs are joined "
+                    "along: give --concat %s, or none",
+                    concat, path, name, name);
   for (int v = 0; v < nvars; v++) {
     int nd = 0, dimids[NC_MAX_VAR_DIMS];
     if (xio_nc_failed(nc_inq_var(nc, v, name, NULL, &nd, dimids, NULL), "a variable", path, err))
@@ -244,9 +245,8 @@ static void check_order(int here, double head, double tail, const char *const *i
  * `first`; i 0: it is the first), its variables into the view from
  * record `at` of `join_name`, the dimension joined along. */
 static int fill_with_netcdf(const char *const *inputs, int i, const char *join_name, int out,
-                            int *first, size_t at, const xio_path_list *skip,
-                            uint64_t piece_bytes, size_t *records, xio_join_h5_found *span,
-                            xio_error *err) {
+                            int *first, size_t at, const xio_path_list *skip, uint64_t piece_bytes,
+                            size_t *records, xio_join_h5_found *span, xio_error *err) {
   int in = -1, join = -1;
   int rc = open_input(inputs[i], &in, err);
   const int opened = rc == 0;
@@ -255,8 +255,7 @@ static int fill_with_netcdf(const char *const *inputs, int i, const char *join_n
   if (rc == 0 && i > 0 && nc_inq_dimid(*first, join_name, &join) != NC_NOERR)
     rc = xio_fail(err, "%s: no dimension %s", inputs[0], join_name);
   if (rc == 0 && i > 0) rc = same_structure(*first, in, join, inputs[0], inputs[i], err);
-  if (rc == 0)
-    rc = xio_nc_failed(nc_inq_dimlen(in, join, records), "its records", inputs[i], err);
+  if (rc == 0) rc = xio_nc_failed(nc_inq_dimlen(in, join, records), "its records", inputs[i], err);
   if (rc == 0) span->spanned = record_span(in, join, *records, &span->first, &span->last);
   if (rc == 0) rc = fill_from(in, out, join, i, inputs, at, skip, piece_bytes, err);
   if (opened && i > 0) (void)nc_close(in); /* only read */

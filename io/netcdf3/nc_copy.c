@@ -50,9 +50,9 @@ int xio_nc_define_all(int in, int out, int record, const char *input, xio_error 
     size_t length = 0;
     int id = 0;
     if (xio_nc_failed(nc_inq_dim(in, d, name, &length), "reading a dimension", input, err) ||
-        xio_nc_failed(nc_def_dim(out, name, d == unlimited || d == record ? NC_UNLIMITED : length,
-                                 &id),
-                      "defining a dimension", input, err))
+        xio_nc_failed(
+            nc_def_dim(out, name, d == unlimited || d == record ? NC_UNLIMITED : length, &id),
+            "defining a dimension", input, err))
       return -1;
   }
   for (int a = 0; a < ngatts; a++)
