@@ -234,8 +234,12 @@ static int open_check(transpose_run *run, xio_error *err) {
       tool_check_input(run->comm, run->out_path.file, NULL, err))
     return TOOL_EXIT_ERROR;
   if (viewed(run) && tool_output_prepare(run->comm, run->out_path.file, run->input_files,
-                                         run->input_count, 0, TOOL_PARTIAL_KEEP, &run->output, err))
+                                         run->input_count, 0, TOOL_PARTIAL_KEEP, &run->output, err)) {
+    xio_error why = *err;
+    xio_fail(err, "%s (the inputs are read through a view made beside %s)", why.message,
+             run->out_path.file);
     return run->output.usage_error ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
+  }
   if (viewed(run) && tool_view_make(run, err)) return TOOL_EXIT_ERROR;
   const int chosen = tool_choose_datasets(run, err);
   if (chosen != TOOL_EXIT_OK) return chosen;
