@@ -218,7 +218,7 @@ int xio_join_h5_fill(const char *path, int view, size_t at, const xio_path_list 
     record_span(&in, found);
   }
   for (int v = 0; in.dsets && in.types && v < in.nvars; v++) {
-    if (in.types && in.types[v] >= 0) (void)H5Tclose(in.types[v]); /* only read */
+    if (in.types[v] >= 0) (void)H5Tclose(in.types[v]); /* only read */
     if (in.dsets[v] >= 0) (void)H5Dclose(in.dsets[v]);
   }
   free(in.dsets);

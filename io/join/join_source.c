@@ -37,6 +37,23 @@ static void close_member(join *j, member *mb) {
   mb->open = 0;
 }
 
+/* m's shape (folded as m is) with mb's records. */
+static xio_shape member_shape(const member *mb, const xio_matrix *m) {
+  xio_shape shape = m->shape;
+  shape.dims[0] = mb->records;
+  return shape;
+}
+
+/* mb's dataset opened through HDF5 on this rank alone, into h (to be
+ * closed, opened or not), checked to be shaped as m's but for the records. */
+static int open_hdf5(const member *mb, const xio_matrix *m, xio_matrix *h, xio_error *err) {
+  const xio_shape shape = member_shape(mb, m);
+  if (xio_open_input(MPI_COMM_SELF, mb->path, mb->path, m->dataset, h, err)) return -1;
+  if (xio_shape_same_dims(&h->shape, &shape)) return 0;
+  return xio_fail(err, "%s:%s is not shaped as the first input's (the records aside)", mb->path,
+                  m->dataset);
+}
+
 /* Opens mb for m's dataset (read_member folds it as m is), closing the
  * least recently read input where too many are open. */
 static int open_member(join *j, member *mb, const xio_matrix *m, xio_error *err) {
@@ -47,18 +64,12 @@ static int open_member(join *j, member *mb, const xio_matrix *m, xio_error *err)
         oldest = &j->members[i];
     close_member(j, oldest);
   }
-  xio_shape shape = m->shape;
-  shape.dims[0] = mb->records;
-  int rc;
-  if (mb->index) /* read_member opens its file */
-    rc = 0;
-  else if (xio_nc3_signature(mb->path) >= 0)
+  const xio_shape shape = member_shape(mb, m);
+  int rc = 0; /* an indexed one's file is opened by read_member */
+  if (!mb->index && xio_nc3_signature(mb->path) >= 0)
     rc = xio_nc3_source_open(mb->path, m->dataset, &shape, mb->path, &mb->netcdf3, err);
-  else if ((rc = xio_open_input(MPI_COMM_SELF, mb->path, mb->path, m->dataset, &mb->hdf5, err)) ==
-               0 &&
-           !xio_shape_same_dims(&mb->hdf5.shape, &shape))
-    rc = xio_fail(err, "%s:%s is not shaped as the first input's (the records aside)", mb->path,
-                  m->dataset);
+  else if (!mb->index)
+    rc = open_hdf5(mb, m, &mb->hdf5, err);
   if (rc != 0) return close_member(j, mb), -1;
   mb->open = 1;
   j->open++;
@@ -71,8 +82,7 @@ static int read_member(join *j, member *mb, const xio_matrix *m, int64_t row, in
   if (!mb->open && open_member(j, mb, m, err)) return -1;
   mb->last_read = ++j->reads;
   if (mb->index) {
-    xio_shape shape = m->shape; /* folded as m is */
-    shape.dims[0] = mb->records;
+    const xio_shape shape = member_shape(mb, m);
     return xio_chunk_index_read(mb->index, &shape, m->elem_size, row, nrows, col, ncols, buf, err);
   }
   if (mb->netcdf3)
@@ -122,13 +132,7 @@ static void free_join(void *state) {
 static int index_member(member *mb, const xio_matrix *m, xio_error *err) {
   xio_matrix h;
   xio_matrix_reset(&h);
-  if (xio_open_input(MPI_COMM_SELF, mb->path, mb->path, m->dataset, &h, err)) return -1;
-  xio_shape shape = m->shape;
-  shape.dims[0] = mb->records;
-  int usable = xio_shape_same_dims(&h.shape, &shape)
-                   ? 0
-                   : xio_fail(err, "%s:%s is not shaped as the first input's (the records aside)",
-                              mb->path, m->dataset);
+  int usable = open_hdf5(mb, m, &h, err);
   xio_chunk_index *ix = usable == 0 && h.filtered ? xio_chunk_index_new() : NULL;
   if (ix)
     usable = xio_chunk_index_build(ix, MPI_COMM_SELF, h.file, h.dset, &h.shape, h.type_size,

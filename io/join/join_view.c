@@ -250,9 +250,8 @@ static int fill_with_netcdf(const char *const *inputs, int i, const char *join_n
   int in = -1, join = -1;
   int rc = open_input(inputs[i], &in, err);
   const int opened = rc == 0;
-  if (rc == 0 && i == 0) *first = in;
-  if (rc == 0 && i == 0) rc = joinable(in, inputs[0], join_name, &join, err);
-  if (rc == 0 && i > 0 && nc_inq_dimid(*first, join_name, &join) != NC_NOERR)
+  if (rc == 0 && i == 0) *first = in; /* checked joinable as the view was made */
+  if (rc == 0 && nc_inq_dimid(*first, join_name, &join) != NC_NOERR)
     rc = xio_fail(err, "%s: no dimension %s", inputs[0], join_name);
   if (rc == 0 && i > 0) rc = same_structure(*first, in, join, inputs[0], inputs[i], err);
   if (rc == 0) rc = xio_nc_failed(nc_inq_dimlen(in, join, records), "its records", inputs[i], err);
