@@ -59,12 +59,7 @@ static int open_input_and_output(transpose_run *run, xio_error *err) {
   if (code != TOOL_EXIT_OK) return code;
   run->keep_partial = run->output.partial_found;
   if (run->output.lock_note[0]) tool_report_warning("%s", run->output.lock_note);
-  if (tool_open_first_input(run, err)) return TOOL_EXIT_ERROR;
-  /* the view's copies filled once the datasets are known: none found by name may be one */
-  if (viewed(run) && (xio_close(&run->in, err) || tool_view_fill(run, err) ||
-                       tool_open_first_input(run, err)))
-    return TOOL_EXIT_ERROR;
-  return TOOL_EXIT_OK;
+  return tool_open_filled_input(run, err) ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
 }
 
 /* Collective.  The budgets: as given, or by default; one of too many

@@ -283,6 +283,14 @@ int tool_choose_datasets(transpose_run *run, xio_error *err) {
   return TOOL_EXIT_OK;
 }
 
+int tool_open_filled_input(transpose_run *run, xio_error *err) {
+  if (tool_open_first_input(run, err)) return -1;
+  return viewed(run) && (xio_close(&run->in, err) || tool_view_fill(run, err) ||
+                         tool_open_first_input(run, err))
+             ? -1
+             : 0;
+}
+
 int tool_open_first_input(transpose_run *run, xio_error *err) {
   if (xio_open_input(run->comm, hdf5_input(run), run->in_path.file, run->in_path.dataset, &run->in,
                      err) ||

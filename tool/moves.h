@@ -91,4 +91,9 @@ int tool_choose_datasets(transpose_run *run, xio_error *err);
 /* Collective, after tool_choose_datasets: the first dataset as run->in. */
 int tool_open_first_input(transpose_run *run, xio_error *err);
 
+/* Collective, after tool_choose_datasets: the same, a netCDF-3 input's or
+ * joined inputs' view filled first (tool_view_fill), once the datasets are
+ * known: none found by name may be one. */
+int tool_open_filled_input(transpose_run *run, xio_error *err);
+
 #endif

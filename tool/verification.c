@@ -243,11 +243,7 @@ static int open_check(transpose_run *run, xio_error *err) {
   if (viewed(run) && tool_view_make(run, err)) return TOOL_EXIT_ERROR;
   const int chosen = tool_choose_datasets(run, err);
   if (chosen != TOOL_EXIT_OK) return chosen;
-  if (tool_open_first_input(run, err) ||
-      (viewed(run) &&
-       (xio_close(&run->in, err) || tool_view_fill(run, err) || tool_open_first_input(run, err))))
-    return TOOL_EXIT_ERROR;
-  return TOOL_EXIT_OK;
+  return tool_open_filled_input(run, err) ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
 }
 
 int tool_run_check(const tool_options *opt, MPI_Comm comm) {
