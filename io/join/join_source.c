@@ -19,6 +19,9 @@ typedef struct {
   xio_nc3_source *netcdf3;
   xio_chunk_index *index; /* its file open while `open` */
   xio_matrix hdf5;
+  /* The type its values are read in where it is not the view's (another
+   * byte order), converted after each read; else H5I_INVALID_HID. */
+  hid_t order;
 } member;
 
 typedef struct {
@@ -44,14 +47,38 @@ static xio_shape member_shape(const member *mb, const xio_matrix *m) {
   return shape;
 }
 
+/* mb's values come as `type` (as it stores them, or netCDF-3's in the
+ * host's order): mb->order, where that is not m's type. */
+static int set_order(member *mb, const xio_matrix *m, hid_t type, xio_error *err) {
+  if (mb->order >= 0) (void)H5Tclose(mb->order);
+  mb->order = H5I_INVALID_HID;
+  if (H5Tequal(type, m->type) > 0) return 0;
+  if (H5Tget_size(type) != H5Tget_size(m->type) || H5Tget_class(type) != H5Tget_class(m->type))
+    return xio_fail(err, "%s:%s is of another type than the first input's", mb->path, m->dataset);
+  mb->order = H5Tcopy(type);
+  return mb->order < 0 ? xio_fail_h5(err, "%s:%s: cannot copy its type", mb->path, m->dataset) : 0;
+}
+
 /* mb's dataset opened through HDF5 on this rank alone, into h (to be
- * closed, opened or not), checked to be shaped as m's but for the records. */
-static int open_hdf5(const member *mb, const xio_matrix *m, xio_matrix *h, xio_error *err) {
+ * closed, opened or not), checked to be shaped as m's but for the
+ * records, its type (byte order) noted. */
+static int open_hdf5(member *mb, const xio_matrix *m, xio_matrix *h, xio_error *err) {
   const xio_shape shape = member_shape(mb, m);
-  if (xio_open_input(MPI_COMM_SELF, mb->path, mb->path, m->dataset, h, err)) return -1;
+  if (xio_open_input(MPI_COMM_SELF, mb->path, mb->path, m->dataset, h, err) ||
+      set_order(mb, m, h->type, err))
+    return -1;
   if (xio_shape_same_dims(&h->shape, &shape)) return 0;
   return xio_fail(err, "%s:%s is not shaped as the first input's (the records aside)", mb->path,
                   m->dataset);
+}
+
+/* netCDF-3 member mb's values come in the host's order. */
+static int set_host_order(member *mb, const xio_matrix *m, xio_error *err) {
+  const hid_t host = H5Tget_native_type(m->type, H5T_DIR_DEFAULT);
+  const int rc = host < 0 ? xio_fail_h5(err, "%s: cannot read its type", m->dataset)
+                          : set_order(mb, m, host, err);
+  if (host >= 0) (void)H5Tclose(host);
+  return rc;
 }
 
 /* Opens mb for m's dataset (read_member folds it as m is), closing the
@@ -67,7 +94,8 @@ static int open_member(join *j, member *mb, const xio_matrix *m, xio_error *err)
   const xio_shape shape = member_shape(mb, m);
   int rc = 0; /* an indexed one's file is opened by read_member */
   if (!mb->index && xio_nc3_signature(mb->path) >= 0)
-    rc = xio_nc3_source_open(mb->path, m->dataset, &shape, mb->path, &mb->netcdf3, err);
+    rc = xio_nc3_source_open(mb->path, m->dataset, &shape, mb->path, &mb->netcdf3, err) ||
+         set_host_order(mb, m, err);
   else if (!mb->index)
     rc = open_hdf5(mb, m, &mb->hdf5, err);
   if (rc != 0) return close_member(j, mb), -1;
@@ -76,8 +104,9 @@ static int open_member(join *j, member *mb, const xio_matrix *m, xio_error *err)
   return 0;
 }
 
-/* Rows [row, row + nrows) of input mb's own matrix, columns as asked. */
-static int read_member(join *j, member *mb, const xio_matrix *m, int64_t row, int64_t nrows,
+/* Rows [row, row + nrows) of input mb's own matrix, columns as asked,
+ * as it stores them. */
+static int read_stored(join *j, member *mb, const xio_matrix *m, int64_t row, int64_t nrows,
                        int64_t col, int64_t ncols, void *buf, xio_error *err) {
   if (!mb->open && open_member(j, mb, m, err)) return -1;
   mb->last_read = ++j->reads;
@@ -92,6 +121,18 @@ static int read_member(join *j, member *mb, const xio_matrix *m, int64_t row, in
       mb->hdf5.shape.trail != m->shape.trail)
     if (xio_matrix_fold(&mb->hdf5, m->shape.lead, m->shape.split, m->shape.trail, err)) return -1;
   return xio_read_block(&mb->hdf5, row, nrows, col, ncols, buf, err);
+}
+
+/* The same in the view's type: another byte order converted. */
+static int read_member(join *j, member *mb, const xio_matrix *m, int64_t row, int64_t nrows,
+                       int64_t col, int64_t ncols, void *buf, xio_error *err) {
+  if (read_stored(j, mb, m, row, nrows, col, ncols, buf, err)) return -1;
+  const size_t values = (size_t)nrows * (size_t)ncols * (m->elem_size / m->type_size);
+  if (mb->order < 0 || values == 0 || H5Tconvert(mb->order, m->type, values, buf, NULL,
+                                                 H5P_DEFAULT) >= 0)
+    return 0;
+  return xio_fail_h5(err, "%s:%s: cannot convert its values to the first input's byte order",
+                     mb->path, m->dataset);
 }
 
 /* The block split where the inputs' records meet: record k holds rows
@@ -119,6 +160,7 @@ static void free_join(void *state) {
   for (int i = 0; i < j->count; i++) {
     close_member(j, &j->members[i]);
     xio_chunk_index_free(j->members[i].index);
+    if (j->members[i].order >= 0) (void)H5Tclose(j->members[i].order);
     free(j->members[i].path);
   }
   free(j->members);
@@ -179,6 +221,7 @@ int xio_join_attach(xio_matrix *m, const char *const *inputs, const int64_t *rec
   for (int i = 0; rc == 0 && i < count; i++, j->count++) {
     member *mb = &j->members[i];
     xio_matrix_reset(&mb->hdf5);
+    mb->order = H5I_INVALID_HID;
     mb->path = strdup(inputs[i]);
     mb->first_record = first;
     mb->records = records[i];

@@ -224,6 +224,35 @@ class Joined(ToolTestCase):
                         with netCDF4.Dataset(self.path(name)) as day:
                             np.testing.assert_array_equal(tas[:, :, i], day["tas"][0])
 
+    def test_inputs_of_other_byte_orders(self):
+        # each input's values read in the first's byte order (compressed
+        # chunks read by the codec, plain ones by HDF5, netCDF-3 in the
+        # host's order): once, an input in another order was published as
+        # its bytes, "verified"
+        pieces = (("big", True, "NETCDF4"), ("little", True, "NETCDF4"),
+                  ("little", False, "NETCDF4"), (None, False, "NETCDF3_CLASSIC"))
+        names, expected = [], []
+        for i, (endian, compress, fmt) in enumerate(pieces):
+            names.append(f"order{i}.nc")
+            values = np.random.default_rng(i).random((3, LAT, LON)).astype("f4") + 240
+            expected.append(values)
+            with netCDF4.Dataset(self.path(names[-1]), "w", format=fmt) as nc:
+                nc.createDimension("time", None)
+                nc.createDimension("lat", LAT)
+                nc.createDimension("lon", LON)
+                nc.createVariable("time", "f8", ("time",))[:] = np.arange(3) + 3 * i
+                extra = {"endian": endian, "zlib": compress, "chunksizes": (1, LAT, LON)} \
+                    if fmt == "NETCDF4" else {}
+                stored = ">f4" if endian == "big" else "f4"
+                nc.createVariable("tas", stored, ("time", "lat", "lon"), **extra)[:] = values
+        for order in (names, names[1:] + names[:1]):
+            with self.subTest(first=order[0]):
+                result = self.xpose(2, "--force", "--dims", "lat,lon,time", *order, "out.nc")
+                self.assertEqual(result.returncode, 0, result)
+                joined = np.concatenate([expected[names.index(n)] for n in order])
+                with netCDF4.Dataset(self.path("out.nc")) as out:
+                    np.testing.assert_array_equal(out["tas"][...], joined.transpose(1, 2, 0))
+
     def test_inputs_that_differ_are_refused_naming_both(self):
         write_piece(self.path("a.nc"), 0, 4)
         write_piece(self.path("b.nc"), 4, 4, orog_offset=0.5)  # fixed values differ
