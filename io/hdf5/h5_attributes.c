@@ -58,8 +58,8 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
   if (type < 0 || space < 0 || points < 0 || kind == H5S_NO_CLASS || size == 0) {
     rc = xio_fail_h5(copy->err, "cannot read attribute %s", name);
   } else if (is_dimension_scale_link(name) || (copy->history && strcmp(name, "history") == 0) ||
-             (copy->history && H5Aexists(copy->to, name) > 0)) {
-    /* made anew */
+             H5Aexists(copy->to, name) > 0) {
+    /* made anew, or already: by the run this one resumes, stopped before publishing */
   } else if (xio_type_has_reference(type) || (copy->source && strcmp(name, "_Netcdf4Dimid") == 0)) {
     skip(copy->skipped, name); /* references cannot point into another file */
   } else {

@@ -321,8 +321,9 @@ class Signals(Hostile):
                 self.check_outcome(result, sig, target)
 
     def test_signals_during_verification(self):
-        # Passes are quick, reading everything back is not.
-        self.write_h5("big.h5", {"/m": pattern((2000, 1500), "<f8")})
+        # Passes are quick, reading everything back is not.  A file
+        # attribute: a partial stopped here has it already when resumed.
+        self.write_h5("big.h5", {"/m": pattern((2000, 1500), "<f8")}, {"/": {"source": "test"}})
         for sig, target, ranks, io, storage in self.cases():
             with self.subTest(signal=sig.name, target=target, ranks=ranks, io=io, storage=storage):
                 proc = start(ranks, [XPOSE, "--memory", "2M", "--verify", *storage, "big.h5",
