@@ -8,10 +8,13 @@
 #include "axes.h"
 #include "chunk_spec.h"
 #include "h5_scales.h"
+#include "h5_types.h"
 
 typedef struct {
   const char *opened, *path; /* the file read; its name in messages */
-  const char *dims, *chunks, *dataset;
+  const char *dims, *chunks;
+  const xio_path_list *joined; /* inputs joined alone: the datasets joined */
+  const char *dataset;
   tool_dataset_list *list;
   int usage;
 } dataset_choice;
@@ -130,7 +133,37 @@ static int choose_the_only_one(dataset_choice *choice, const xio_dataset_axes *l
                   choice->path, candidates, text, choice->path, d->path, dims);
 }
 
-static int choose(dataset_choice *choice, const xio_dataset_axes *list, int count, xio_error *err) {
+/* Whether dataset `path` of `file` holds elements of a fixed size, which
+ * the passes move (those of variable length are copied as they are). */
+static int fixed_size(hid_t file, const char *path) {
+  const hid_t d = H5Dopen2(file, path, H5P_DEFAULT), type = d >= 0 ? H5Dget_type(d) : -1;
+  char why[128];
+  const int fixed = type >= 0 && xio_type_check_fixed(type, why, sizeof why) == 0;
+  if (type >= 0) (void)H5Tclose(type); /* only read */
+  if (d >= 0) (void)H5Dclose(d);
+  return fixed;
+}
+
+/* Inputs joined alone: every dataset joined of 2 or more axes and
+ * fixed-size elements, its records moved into the first input's chunks. */
+static int choose_joined(dataset_choice *choice, hid_t file, const xio_dataset_axes *list,
+                         int count, xio_error *err) {
+  tool_dataset_list *chosen = choice->list;
+  if (!(chosen->paths = calloc((size_t)(count ? count : 1), sizeof *chosen->paths)))
+    return xio_fail(err, "out of memory listing the datasets of %s", choice->path);
+  for (int d = 0; d < count; d++)
+    if (xio_path_index(choice->joined, list[d].path) >= 0 && fixed_size(file, list[d].path))
+      snprintf(chosen->paths[chosen->count++], sizeof *chosen->paths, "%s", list[d].path);
+  if (chosen->count > 0) return 0;
+  choice->usage = 1;
+  return xio_fail(err,
+                  "the inputs hold no dataset of 2 or more axes joined along their records: "
+                  "xpose joins matrices and N-D datasets (ncrcat joins the rest)");
+}
+
+static int choose(dataset_choice *choice, hid_t file, const xio_dataset_axes *list, int count,
+                  xio_error *err) {
+  if (choice->joined && !choice->dataset[0]) return choose_joined(choice, file, list, count, err);
   if (!choice->dims && !choice->chunks && !choice->dataset[0])
     return choose_the_only_one(choice, list, count, err);
   const char *dims = choice->dims ? choice->dims : "";
@@ -211,7 +244,7 @@ static int choose_on_root(void *arg, xio_error *err) {
   int count = 0;
   int rc = xio_list_dataset_axes(file, choice->path, &list, &count, err);
   if (rc == 0 && choice->dataset[0]) rc = check_named_exists(choice, file, list, count, err);
-  if (rc == 0) rc = choose(choice, list, count, err);
+  if (rc == 0) rc = choose(choice, file, list, count, err);
   free(list);
   if (H5Fclose(file) < 0 && rc == 0) rc = xio_fail_h5(err, "%s: cannot close it", choice->path);
   return rc;
@@ -231,28 +264,34 @@ void tool_dataset_list_free(tool_dataset_list *list) {
   *list = (tool_dataset_list){0, NULL};
 }
 
+int tool_share_paths(MPI_Comm comm, char (**paths)[512], int count, xio_error *err) {
+  int rank = 0;
+  if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err)) return -1;
+  int missing = rank != 0 && !(*paths = calloc((size_t)(count ? count : 1), sizeof **paths));
+  if (xio_agree(comm, missing ? xio_fail(err, "out of memory listing datasets") : 0, err))
+    return -1;
+  MPI_Datatype name; /* a path each: the count stays an int whatever the file holds */
+  if (XIO_MPICHECK(MPI_Type_contiguous((int)sizeof **paths, MPI_CHAR, &name), err)) return -1;
+  const int rc = XIO_MPICHECK(MPI_Type_commit(&name), err) ||
+                 XIO_MPICHECK(MPI_Bcast(*paths, count, name, 0, comm), err);
+  MPI_Type_free(&name);
+  return rc ? -1 : 0;
+}
+
 int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *shown, const char *dims,
-                               const char *chunks, const char *dataset, tool_dataset_list *list,
-                               int *usage, xio_error *err) {
+                               const char *chunks, const xio_path_list *joined,
+                               const char *dataset, tool_dataset_list *list, int *usage,
+                               xio_error *err) {
   tool_dataset_list_free(list);
-  dataset_choice choice = {path, shown, dims, chunks, dataset, list, 0};
-  int rc = xio_on_root(comm, choose_on_root, &choice, err), rank = 0;
-  if (XIO_MPICHECK(MPI_Comm_rank(comm, &rank), err) ||
-      XIO_MPICHECK(MPI_Bcast(&list->count, 1, MPI_INT, 0, comm), err) ||
+  dataset_choice choice = {path, shown, dims, chunks, joined, dataset, list, 0};
+  int rc = xio_on_root(comm, choose_on_root, &choice, err);
+  if (XIO_MPICHECK(MPI_Bcast(&list->count, 1, MPI_INT, 0, comm), err) ||
       XIO_MPICHECK(MPI_Bcast(&choice.usage, 1, MPI_INT, 0, comm), err))
     return -1;
   *usage = choice.usage;
   if (rc == 0 && dataset[0]) return tool_dataset_list_of_one(dataset, list) ? -1 : 0;
   if (rc != 0) return rc;
-  int missing = rank != 0 && !(list->paths = calloc((size_t)list->count, sizeof *list->paths));
-  if (xio_agree(comm, missing ? xio_fail(err, "out of memory listing datasets") : 0, err))
-    return -1;
-  MPI_Datatype name; /* a path each: the count stays an int whatever the file holds */
-  if (XIO_MPICHECK(MPI_Type_contiguous((int)sizeof *list->paths, MPI_CHAR, &name), err)) return -1;
-  rc = XIO_MPICHECK(MPI_Type_commit(&name), err) ||
-       XIO_MPICHECK(MPI_Bcast(list->paths, list->count, name, 0, comm), err);
-  MPI_Type_free(&name);
-  return rc ? -1 : 0;
+  return tool_share_paths(comm, &list->paths, list->count, err);
 }
 
 /* "/a/b" for "a/b" and "/a/b". */

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "h5_error.h"
+#include "path_list.h"
 
 typedef char tool_dataset_name[512];
 
@@ -22,17 +23,24 @@ typedef struct {
  * dataset of `path`, called `shown` in messages (a misspelt name is an
  * error, as ncpdq's; a named dataset that is not there fails with those
  * that are), and fills *list: with `dataset` alone where it is not "";
- * with nothing named, with the file's one dataset of 2 or more axes that
- * is not auxiliary (h5_scales.h; several fail, listed); else with every
- * dataset whose axes `dims` reorders (tool_axes_by_names), as ncpdq
- * rearranges every variable with the named dimensions, and with `chunks`
- * every dataset of 2 or more axes that has an axis either names (those it
- * does not reorder are rechunked).  0; or -1 with one message, *usage set
- * where the command line is at fault (none to rearrange, several to
- * choose from; an unknown name). */
+ * with `joined` (not NULL: inputs joined alone), with every dataset of 2
+ * or more axes it lists; with nothing named, with the file's one dataset
+ * of 2 or more axes that is not auxiliary (h5_scales.h; several fail,
+ * listed); else with every dataset whose axes `dims` reorders
+ * (tool_axes_by_names), as ncpdq rearranges every variable with the
+ * named dimensions, and with `chunks` every dataset of 2 or more axes
+ * that has an axis either names (those it does not reorder are
+ * rechunked).  0; or -1 with one message, *usage set where the command
+ * line is at fault (none to rearrange, several to choose from; an
+ * unknown name). */
 int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *shown, const char *dims,
-                               const char *chunks, const char *dataset, tool_dataset_list *list,
-                               int *usage, xio_error *err);
+                               const char *chunks, const xio_path_list *joined,
+                               const char *dataset, tool_dataset_list *list, int *usage,
+                               xio_error *err);
+
+/* Collective.  Rank 0's `count` paths given to every rank: *paths (with
+ * room for them) on the others, malloc'd by this call. */
+int tool_share_paths(MPI_Comm comm, char (**paths)[512], int count, xio_error *err);
 
 /* Local.  A list of `dataset` alone; -1 when out of memory. */
 int tool_dataset_list_of_one(const char *dataset, tool_dataset_list *list);

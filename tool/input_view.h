@@ -1,6 +1,7 @@
-/* An input read through its netCDF-4 view: a netCDF-3 input
- * (netcdf3_view.h), or several inputs joined along their records
- * (join_view.h).  The view is made beside the output (output_file.h's
+/* An input read through its view: a netCDF-3 input (netcdf3_view.h),
+ * or several inputs joined along their records, by netCDF-C
+ * (join_view.h) or, where netCDF-C cannot join them, as HDF5 files
+ * (join_h5_view.h).  The view is made beside the output (output_file.h's
  * view_path) before the datasets are chosen from it, given the values of
  * what the run copies once they are, the rearranged datasets' values read
  * from the input(s) themselves (netcdf3.h, join_source.h), and removed
@@ -16,7 +17,8 @@
 int tool_check_inputs(transpose_run *run, xio_error *err);
 
 /* Collective, the output prepared.  Rank 0 makes the view (joined: of
- * the first input's structure, no records yet). */
+ * the first input's structure, no records yet); every rank learns which
+ * of its datasets are joined (run->joined_datasets). */
 int tool_view_make(transpose_run *run, xio_error *err);
 
 /* Collective, the datasets chosen, the view open on no rank.  Rank 0
@@ -29,7 +31,8 @@ int tool_view_fill(transpose_run *run, xio_error *err);
  * input(s).  Nothing to do for other inputs. */
 int tool_view_read_input(transpose_run *run, xio_error *err);
 
-/* Rank 0, the view closed on every rank: the view removed, if made. */
-void tool_view_drop(const transpose_run *run);
+/* The view closed on every rank: rank 0 removes it, if made; every rank
+ * forgets its datasets joined. */
+void tool_view_drop(transpose_run *run);
 
 #endif

@@ -69,7 +69,7 @@ int tool_fold_input(transpose_run *run, const xio_matrix *like, xio_error *err) 
    * N-D output of the input's axes that no transpose makes. */
   const int own_order_checked = opt->check && like && found == 0 && shape->ndims > 2 &&
                                 xio_shape_same_dims(shape, &like->shape);
-  const tool_rechunk rechunk = rechunked_axes(run) || own_order_checked ? TOOL_RECHUNK_BY_DEFAULT
+  const tool_rechunk rechunk = rechunks_in_place(run) || own_order_checked ? TOOL_RECHUNK_BY_DEFAULT
                                : tool_rechunks(opt) || opt->check       ? TOOL_RECHUNK_IF_ASKED
                                                                         : TOOL_RECHUNK_NEVER;
   if (found == 1) {
@@ -264,17 +264,21 @@ int tool_move_dataset(transpose_run *run, xio_transpose_options *topt, xio_trans
 
 int tool_choose_datasets(transpose_run *run, xio_error *err) {
   int usage = 0;
+  const xio_path_list joined = xio_path_array_list(&run->joined_datasets);
   if (tool_choose_input_datasets(run->comm, hdf5_input(run), run->in_path.file, run->opt->dims,
-                                 rechunked_axes(run), run->in_path.dataset, &run->rearranged,
-                                 &usage, err))
+                                 run->opt->chunks, run->join_only ? &joined : NULL,
+                                 run->in_path.dataset, &run->rearranged, &usage, err))
     return usage ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
   if (run->rearranged.count > 1 && run->out_path.dataset[0]) {
+    const tool_options *opt = run->opt;
+    char asked[600];
+    snprintf(asked, sizeof asked, "%s%s", opt->dims ? "--dims " : opt->chunks ? "--chunks " : "",
+             opt->dims ? opt->dims : opt->chunks ? opt->chunks : "joining the inputs");
     xio_fail(err,
-             "--%s %s rearranges %d datasets of %s (%s, %s, ...), and %s names one output "
+             "%s rearranges %d datasets of %s (%s, %s, ...), and %s names one output "
              "dataset: give the output file alone (each keeps its path), or name one input "
              "dataset as %s:/DATASET",
-             run->opt->dims ? "dims" : "chunks", run->opt->dims ? run->opt->dims : run->opt->chunks,
-             run->rearranged.count, run->in_path.file, run->rearranged.paths[0],
+             asked, run->rearranged.count, run->in_path.file, run->rearranged.paths[0],
              run->rearranged.paths[1], run->opt->output, run->in_path.file);
     return TOOL_EXIT_USAGE;
   }

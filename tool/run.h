@@ -40,10 +40,11 @@ typedef struct {
   char input_shown[1024]; /* the input(s) as messages name them */
   int joined;
   /* joined with nothing to rearrange: the records moved into the
-   * first input's chunks, every variable with the record dimension
-   * (record_spec, "time/") of 2 or more axes through the passes */
+   * first input's chunks, every dataset joined of 2 or more axes
+   * through the passes */
   int join_only;
-  char record_spec[300];
+  int join_hdf5;                  /* joined as HDF5 files (join_h5_view.h), not by netCDF-C */
+  xio_path_array joined_datasets; /* every rank: the view's datasets joined along the records */
   int netcdf3;                  /* the input is netCDF-3: HDF5 reads its view (input_view.h) */
   int view_made;                /* rank 0: that view is this run's, to remove */
   tool_dataset_list rearranged; /* the input's datasets the run moves, one after the other */
@@ -92,9 +93,10 @@ static inline const char *output_name(const transpose_run *run, int k) {
 /* Whether HDF5 reads a view in place of the input (input_view.h). */
 static inline int viewed(const transpose_run *run) { return run->netcdf3 || run->joined; }
 
-/* The datasets rechunked by axis name: --chunks, or a join's records. */
-static inline const char *rechunked_axes(const transpose_run *run) {
-  return run->opt->chunks ? run->opt->chunks : run->join_only ? run->record_spec : NULL;
+/* Whether a dataset whose axes stay in place is rechunked: by --chunks,
+ * or a join's records moved into the first input's chunks. */
+static inline int rechunks_in_place(const transpose_run *run) {
+  return run->opt->chunks || run->join_only;
 }
 
 /* The file HDF5 reads as the input: the input, or its view. */

@@ -39,6 +39,16 @@ static void block_at(int ndims, const hsize_t *dims, const hsize_t *block, int64
   }
 }
 
+/* Whether `object`'s file is open through MPI-IO. */
+static int through_mpi_io(hid_t object) {
+  const hid_t file = H5Iget_file_id(object);
+  const hid_t fapl = file >= 0 ? H5Fget_access_plist(file) : H5I_INVALID_HID;
+  const int mpi_io = fapl >= 0 && H5Pget_driver(fapl) == H5FD_MPIO;
+  if (fapl >= 0) (void)H5Pclose(fapl); /* only read */
+  if (file >= 0) (void)H5Fclose(file);
+  return mpi_io;
+}
+
 int xio_copy_walk_data(copy_walk *walk, hid_t source, hid_t target, hid_t type, const char *path) {
   xio_error *err = walk->err;
   hid_t fspace = H5Dget_space(source), dcpl = H5Dget_create_plist(source);
@@ -47,7 +57,8 @@ int xio_copy_walk_data(copy_walk *walk, hid_t source, hid_t target, hid_t type, 
   const int ndims = fspace >= 0 ? H5Sget_simple_extent_ndims(fspace) : -1;
   int rc = fspace < 0 || dcpl < 0 || dxpl < 0 || ndims < 0 ||
                    H5Sget_simple_extent_dims(fspace, dims, NULL) < 0 ||
-                   H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0
+                   /* a file of HDF5's POSIX driver (one rank's) has no collective writes */
+                   (through_mpi_io(target) && H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0)
                ? xio_fail_h5(err, "%s:%s: cannot read its shape", walk->shown, path)
                : 0;
   for (int i = 0; i < ndims; i++) unit[i] = 1;

@@ -50,10 +50,7 @@ static int holds_variable_length(hid_t dataset) {
   return variable;
 }
 
-/* The creation properties of source's copy: its own, but stored in the
- * output itself (compact, virtual and external storage become contiguous,
- * as parallel HDF5 writes none of them). */
-static hid_t copy_creation(hid_t source) {
+hid_t xio_copy_creation(hid_t source) {
   hid_t dcpl = H5Dget_create_plist(source);
   if (dcpl < 0) return H5I_INVALID_HID;
   const H5D_layout_t layout = H5Pget_layout(dcpl);
@@ -91,7 +88,7 @@ static hid_t copy_type(copy_walk *walk, hid_t source_type) {
 static int copy_dataset(copy_walk *walk, hid_t source, const char *path) {
   xio_error *err = walk->err;
   hid_t stored = H5Dget_type(source), space = H5Dget_space(source);
-  hid_t dcpl = copy_creation(source), type = H5I_INVALID_HID, copy = H5I_INVALID_HID;
+  hid_t dcpl = xio_copy_creation(source), type = H5I_INVALID_HID, copy = H5I_INVALID_HID;
   char why[128];
   int rc =
       stored < 0 || space < 0 || dcpl < 0
@@ -133,6 +130,7 @@ static int copy_members(copy_walk *walk, hid_t group, const char *path);
  * that differs names the object in walk->differs. */
 static int compare_attributes(copy_walk *walk, hid_t source, hid_t copy, const char *path) {
   char name[256];
+  if (walk->values_only) return 0;
   if (xio_compare_attributes(source, copy, NULL, 0, path[0] == '\0', name, sizeof name, walk->err))
     return -1;
   if (name[0] && !walk->differs[0])

@@ -145,6 +145,21 @@ int xio_compare_rest(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
   return 0;
 }
 
+int xio_compare_values(hid_t from, hid_t to, const char *shown, const xio_path_list *skip,
+                       uint64_t budget, char *differs, size_t size, xio_error *err) {
+  xio_copy_stats stats;
+  differs[0] = '\0';
+  /* the fixed-size data, then the variable-length (the serial walk's) */
+  for (int serial = 0; serial < 2 && !differs[0]; serial++) {
+    copy_walk walk = new_walk(MPI_COMM_SELF, from, to, shown, skip, budget, COMPARING, &stats, err);
+    walk.serial = serial;
+    walk.values_only = 1;
+    if (walk_rest(&walk)) return -1;
+    snprintf(differs, size, "%s", walk.differs);
+  }
+  return 0;
+}
+
 int xio_rest_bytes(MPI_Comm comm, hid_t from, hid_t to, const char *shown,
                    const xio_path_list *rearranged, xio_measured_fn measured, void *user,
                    uint64_t *bytes, xio_error *err) {

@@ -38,6 +38,7 @@ typedef struct {
   void *measured_user;
   int stopped;              /* agreed by every rank: the walk returns XIO_STOPPED */
   char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
+  int values_only;          /* comparing: the datasets' values alone, no attributes */
 } copy_walk;
 
 /* Collective.  The group `source` at `path` and what it holds, walked as

@@ -56,6 +56,19 @@ int xio_finish_rest(hid_t from, const char *to_path, const char *shown,
                     const xio_path_list *rearranged, uint64_t budget, xio_copy_stats *stats,
                     xio_error *err);
 
+/* Local.  Whether the datasets of `from` but those in `skip` hold the
+ * same values in `to` (their attributes aside), both files this rank's
+ * alone: *differs is "" when all do, else the path of one that does not
+ * ("(missing)" after it where `to` lacks it). */
+int xio_compare_values(hid_t from, hid_t to, const char *shown, const xio_path_list *skip,
+                       uint64_t budget, char *differs, size_t size, xio_error *err);
+
+/* Local.  The creation properties of a copy of dataset `source`: its
+ * own, but stored in the file itself (compact, virtual and external
+ * storage become contiguous, as parallel HDF5 writes none of them).  To
+ * be closed; H5I_INVALID_HID where they cannot be read. */
+hid_t xio_copy_creation(hid_t source);
+
 /* Called for each dataset to copy, on every rank: its path and the bytes
  * it takes in the input. */
 typedef void (*xio_measured_fn)(const char *path, uint64_t bytes, void *user);

@@ -64,8 +64,8 @@ static int netcdf_dimensions(int nc, const char *path, xio_error *err) {
     char name[NC_MAX_NAME + 1] = "";
     if (nc_inq_dimname(nc, d, name) == NC_NOERR && strncmp(name, "phony_dim_", 10) == 0)
       return xio_fail(err,
-                      "%s has datasets with no netCDF dimensions (no dimension scales): HDF5 "
-                      "files are not joined yet, only netCDF ones",
+                      "%s has datasets with no netCDF dimensions (no dimension scales): join "
+                      "it as an HDF5 file, naming the datasets to join (--concat /DATASET,...)",
                       path);
   }
   return 0;
@@ -152,14 +152,28 @@ static int record_span(int nc, int unlimited, size_t records, double *first, dou
   return nc_get_var1_double(nc, v, &at, last) == NC_NOERR;
 }
 
+/* The variables of nc whose first dimension is `join`, into *joined. */
+static int list_joined(int nc, int join, const char *path, xio_path_array *joined,
+                       xio_error *err) {
+  int nvars = 0;
+  if (xio_nc_failed(nc_inq_nvars(nc, &nvars), "reading its header", path, err)) return -1;
+  for (int v = 0; v < nvars; v++) {
+    char name[NC_MAX_NAME + 1];
+    int nd = 0, dimids[NC_MAX_VAR_DIMS];
+    if (xio_nc_failed(nc_inq_var(nc, v, name, NULL, &nd, dimids, NULL), "a variable", path, err))
+      return -1;
+    if (nd > 0 && dimids[0] == join && xio_path_array_add(joined, name))
+      return xio_fail(err, "out of memory listing the variables of %s", path);
+  }
+  return 0;
+}
+
 int xio_join_view_create(const char *const *inputs, const char *concat, const char *view,
-                         char *record_dim, size_t record_dim_size, xio_error *err) {
+                         xio_path_array *joined, xio_error *err) {
   int first = -1, out = -1, join = -1, rc = open_input(inputs[0], &first, err);
   const int first_open = rc == 0;
-  char name[NC_MAX_NAME + 1] = "";
   if (rc == 0) rc = joinable(first, inputs[0], concat, &join, err);
-  if (rc == 0) rc = xio_nc_failed(nc_inq_dimname(first, join, name), "its header", inputs[0], err);
-  snprintf(record_dim, record_dim_size, "%s", name);
+  if (rc == 0) rc = list_joined(first, join, inputs[0], joined, err);
   if (rc == 0)
     rc = xio_nc_failed(nc_create(view, NC_NETCDF4 | NC_CLOBBER, &out), "cannot make the view", view,
                        err);

@@ -27,9 +27,10 @@
  * structure, no records yet.  They are joined along their record
  * dimension, or along the fixed one named `concat` (NULL: none named),
  * the first of every variable that has it, which the view makes its
- * record dimension; its name in record_dim. */
+ * record dimension; the variables that have it (the joined ones) into
+ * *joined, which the caller frees. */
 int xio_join_view_create(const char *const *inputs, const char *concat, const char *view,
-                         char *record_dim, size_t record_dim_size, xio_error *err);
+                         xio_path_array *joined, xio_error *err);
 
 /* In one pass over the `count` inputs: checks that each has the first's
  * variables, types and dimensions (the record dimension's length aside)

@@ -193,14 +193,6 @@ class Joined(ToolTestCase):
         checked = self.xpose(2, "verify", "--concat", "time", *names, "out.nc")
         self.assertEqual(checked.returncode, 0, checked)
         self.assertEqual(self.leftovers(), [])
-        # HDF5 files with no netCDF dimensions: refused, not given phony ones
-        for i in range(2):
-            self.write_h5(f"m{i}.h5", {"/m": np.arange(12, dtype="<f4").reshape(4, 3) + i})
-        refused = self.xpose(2, "--concat", "phony_dim_0", "m0.h5", "m1.h5", "m.h5")
-        self.assertEqual(refused.returncode, 1, refused)
-        self.assertIn("m0.h5 has datasets with no netCDF dimensions", refused.stderr)
-        self.assertFalse(os.path.exists(self.path("m.h5")))
-        self.assertEqual(self.leftovers(), [])
 
     def test_more_inputs_than_are_open_at_once(self):
         # compressed netCDF-4 and netCDF-3 inputs, their chunks located
