@@ -67,7 +67,7 @@ run() { # name checked-as inputs...: the run, timed; then xpose verify of it
   mpirun -q --bind-to none -n "$ranks" "$build/xpose" -q "$@" "$out"
   end=$(date +%s.%N)
   echo "$name $(echo "$end - $start" | bc)" >>"$dir/times"
-  mpirun -q --bind-to none -n "$ranks" "$build/xpose" -q verify "$@" "$out"
+  mpirun -q --bind-to none -n "$ranks" "$build/xpose" verify -q "$@" "$out"
 }
 
 same() { # a b dataset: equal
