@@ -1,16 +1,20 @@
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include "join_source.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chunk_reader.h"
 #include "netcdf3.h"
+#include "raw_dataset.h"
 
 /* One input: where its records start among all, and how it is read
  * while open (a netCDF-3 variable at its offsets, compressed chunks
- * located before the passes, or else an HDF5 dataset on this rank alone). */
+ * located before the passes, a contiguous dataset located before the
+ * passes at its offsets, or else an HDF5 dataset on this rank alone). */
 typedef struct {
   char *path;
   int64_t first_record, records;
@@ -18,6 +22,8 @@ typedef struct {
   uint64_t last_read; /* the reads' count when it was last read: the oldest closes first */
   xio_nc3_source *netcdf3;
   xio_chunk_index *index; /* its file open while `open` */
+  xio_raw_dataset raw;    /* located: `raw_at`; its file open while `open` */
+  int raw_at;
   xio_matrix hdf5;
   /* The type its values are read in where it is not the view's (another
    * byte order), converted after each read; else H5I_INVALID_HID. */
@@ -35,6 +41,7 @@ static void close_member(join *j, member *mb) {
   xio_nc3_source_free(mb->netcdf3);
   mb->netcdf3 = NULL;
   if (mb->index) xio_chunk_index_close_file(mb->index);
+  xio_raw_close(&mb->raw);
   (void)xio_close(&mb->hdf5, &ignored);
   if (mb->open) j->open--;
   mb->open = 0;
@@ -93,7 +100,11 @@ static int open_member(join *j, member *mb, const xio_matrix *m, xio_error *err)
   }
   const xio_shape shape = member_shape(mb, m);
   int rc = 0; /* an indexed one's file is opened by read_member */
-  if (!mb->index && xio_nc3_signature(mb->path) >= 0)
+  if (mb->raw_at && (mb->raw.fd = open(mb->path, O_RDONLY | O_CLOEXEC)) < 0)
+    rc = xio_fail(err, "%s: cannot open: %s", mb->path, strerror(errno));
+  else if (mb->raw_at)
+    rc = 0;
+  else if (!mb->index && xio_nc3_signature(mb->path) >= 0)
     rc = xio_nc3_source_open(mb->path, m->dataset, &shape, mb->path, &mb->netcdf3, err) ||
          set_host_order(mb, m, err);
   else if (!mb->index)
@@ -114,6 +125,7 @@ static int read_stored(join *j, member *mb, const xio_matrix *m, int64_t row, in
     const xio_shape shape = member_shape(mb, m);
     return xio_chunk_index_read(mb->index, &shape, m->elem_size, row, nrows, col, ncols, buf, err);
   }
+  if (mb->raw_at) return xio_raw_read(&mb->raw, row, nrows, col, ncols, buf, NULL, err);
   if (mb->netcdf3)
     return xio_nc3_source_read(mb->netcdf3, m->cols, m->elem_size, row, nrows, col, ncols, buf,
                                err);
@@ -167,19 +179,34 @@ static void free_join(void *state) {
   free(j);
 }
 
-/* Where each chunk of netCDF-4 input mb lies, for the codec to read them
- * with no HDF5 call during the passes (its file closed again): 1; 0 where
- * HDF5 must read them (not compressed, a chunk not written, a filter the
- * codec does not run); -1 with a message. */
+/* Where contiguous input mb's values lie in its file (h, folded as m),
+ * for reads at their offsets: 1; 0 where HDF5 must read them (external
+ * or unallocated storage); -1 with a message. */
+static int locate_raw(member *mb, const xio_matrix *m, xio_matrix *h, xio_error *err) {
+  uint64_t base = 0;
+  if (xio_matrix_fold(h, m->shape.lead, m->shape.split, m->shape.trail, err)) return -1;
+  if (!xio_raw_usable(h, &base)) return 0;
+  if (xio_raw_open(h, base, 0, &mb->raw, err)) return -1;
+  xio_raw_close(&mb->raw); /* opened again with the member */
+  mb->raw_at = 1;
+  return 1;
+}
+
+/* Where input mb's values lie, for reads with no HDF5 call during the
+ * passes (its file closed again): compressed chunks located for the
+ * codec, a contiguous dataset at its offsets: 1; 0 where HDF5 must read
+ * them (a chunk not written, a filter the codec does not run, chunks not
+ * compressed); -1 with a message. */
 static int index_member(member *mb, const xio_matrix *m, xio_error *err) {
   xio_matrix h;
   xio_matrix_reset(&h);
   int usable = open_hdf5(mb, m, &h, err);
+  if (usable == 0 && !h.chunked) usable = locate_raw(mb, m, &h, err);
   xio_chunk_index *ix = usable == 0 && h.filtered ? xio_chunk_index_new() : NULL;
   if (ix)
     usable = xio_chunk_index_build(ix, MPI_COMM_SELF, h.file, h.dset, &h.shape, h.type_size,
                                    m->dataset, err);
-  if (usable == 1) {
+  if (ix && usable == 1) {
     xio_chunk_index_close_file(ix);
     mb->index = ix;
   } else {
@@ -190,15 +217,15 @@ static int index_member(member *mb, const xio_matrix *m, xio_error *err) {
   return usable;
 }
 
-/* Collective: every compressed netCDF-4 input with records indexed on
- * each rank (a netCDF-3 one is read at its offsets), their reads alone
- * where all are. */
+/* Collective: every HDF5 input with records located on each rank (a
+ * netCDF-3 one is read at its offsets), their reads alone where all are. */
 static int prepare_joined(xio_block_source *source, const xio_matrix *m, xio_error *err) {
   join *j = source->state;
   int alone = 1, rc = 0;
   for (int i = 0; rc == 0 && i < j->count; i++) {
     member *mb = &j->members[i];
-    const int indexed = mb->index || mb->records == 0 || xio_nc3_signature(mb->path) >= 0
+    const int indexed = mb->index || mb->raw_at || mb->records == 0 ||
+                                xio_nc3_signature(mb->path) >= 0
                             ? 1 /* indexed already, never read, or read at its offsets */
                             : index_member(mb, m, err);
     if (indexed < 0) rc = -1;
@@ -222,6 +249,7 @@ int xio_join_attach(xio_matrix *m, const char *const *inputs, const int64_t *rec
     member *mb = &j->members[i];
     xio_matrix_reset(&mb->hdf5);
     mb->order = H5I_INVALID_HID;
+    mb->raw.fd = -1;
     mb->path = strdup(inputs[i]);
     mb->first_record = first;
     mb->records = records[i];

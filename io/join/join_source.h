@@ -5,10 +5,10 @@
  * its offsets, netCDF-4's chunks through the chunk codec or HDF5), on
  * each rank alone.  At most XIO_JOIN_OPEN_INPUTS inputs are open at once,
  * the least recently read closed first, so archives of thousands of files
- * run.  Where every input is netCDF-3 or has compressed chunks the codec
- * reads, those chunks are located before the passes (each rank opening
- * every input once), and the reads, with no HDF5 call, run beside the
- * writes (xio_reads_alone). */
+ * run.  Where every input is netCDF-3, has compressed chunks the codec
+ * reads or is contiguous, their values are located before the passes
+ * (each rank opening every input once), and the reads, with no HDF5
+ * call, run beside the writes (xio_reads_alone). */
 #ifndef XIO_JOIN_SOURCE_H
 #define XIO_JOIN_SOURCE_H
 

@@ -4,7 +4,9 @@
  *     (raw_dataset.h), a read and a write in flight at once on threads of
  *     their own, summed as they move.  For contiguous datasets with every
  *     rank on one node, whose page cache joins the ranks' writes: each
- *     rank writes the transpose of what it read (`local`);
+ *     rank writes the transpose of what it read (`local`).  An input read
+ *     from elsewhere with no HDF5 call (inputs joined: join_source.h) is
+ *     read from there on the same thread;
  *   - collective (pass_io_collective.c): HDF5's collective MPI-IO, the
  *     read and then the write on one I/O thread (or inline).  For chunked
  *     or compressed datasets, several nodes, --io mpi-io, and passes too

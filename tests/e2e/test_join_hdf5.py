@@ -17,7 +17,7 @@ import unittest
 import h5py
 import numpy as np
 
-from harness import XPOSE, ToolTestCase, finish, start, wait_for_record
+from harness import XPOSE, ToolTestCase, finish, pattern, start, wait_for_record
 
 try:
     import netCDF4
@@ -33,14 +33,15 @@ def strings(values):
 
 class JoinedHDF5(ToolTestCase):
     def matrices(self, rows=(5, 0, 7, 3), extra=None, prefix="part"):
-        """Files of a contiguous /m (rows x COLS, distinct values), a
-        fixed /x and an attribute each; extra(i, file) changes one."""
+        """Files of a contiguous /m (rows x COLS, distinct values; the
+        third big-endian), a fixed /x and an attribute each; extra(i,
+        file) changes one."""
         names, parts = [], []
         for i, n in enumerate(rows):
             names.append(f"{prefix}{i}.h5")
             parts.append(np.arange(n * COLS, dtype="<f8").reshape(n, COLS) + 1000 * i + 0.5)
             with h5py.File(self.path(names[-1]), "w") as f:
-                f["m"] = parts[-1]
+                f["m"] = parts[-1].astype(">f8" if i == 2 else "<f8")  # read in the first's order
                 f["x"] = np.arange(COLS, dtype="<i4")
                 f.attrs["part"] = i
                 if extra:
@@ -68,6 +69,21 @@ class JoinedHDF5(ToolTestCase):
         self.assertIn("inputs: 4 joined, 15 records: part0.h5 (5), part1.h5 (0), part2.h5 (7), "
                       "part3.h5 (3)", planned.stdout)
         self.assertEqual(self.leftovers(), [])
+
+    def test_matrices_large_enough_move_raw(self):
+        # passes of over 1 MiB a rank: the members read at their offsets
+        # (one big-endian, converted) beside the raw writes of the output
+        parts = [pattern((n, 1021), "<f8", seed=n) for n in (700, 0, 611, 523)]
+        names = []
+        for i, part in enumerate(parts):
+            names.append(f"big{i}.h5")
+            self.write_h5(names[-1], {"/m": part.astype(">f8" if i == 2 else "<f8")})
+        result = self.xpose(2, "-v", "--memory", "12M", "--concat", "/m", "--axes", "1,0", *names,
+                            "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("raw I/O at the datasets' file offsets", result.stderr)
+        with h5py.File(self.path("out.h5")) as out:
+            np.testing.assert_array_equal(out["m"][...], np.concatenate(parts).T)
 
     def test_what_cannot_be_joined_is_refused_naming_it(self):
         names, _ = self.matrices(rows=(4, 3))
