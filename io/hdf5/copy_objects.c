@@ -281,6 +281,7 @@ static herr_t visit_member(hid_t group, const char *name, const xio_link_info *i
     const H5I_type_t kind = object >= 0 ? H5Iget_type(object) : H5I_BADID;
     const int variable = kind == H5I_DATASET && holds_variable_length(object);
     if (object >= 0) walk->seen[walk->seen_count - 1].deferred = variable && !walk->serial;
+    walk->variable += variable;
     /* variable-length data is the serial walk's, and only that */
     const int ours = walk->mode == MEASURING || variable == walk->serial;
     if (rc == 0 && kind == H5I_GROUP) rc = xio_copy_walk_group(walk, object, path, exists > 0);

@@ -149,13 +149,14 @@ int xio_compare_values(hid_t from, hid_t to, const char *shown, const xio_path_l
                        uint64_t budget, char *differs, size_t size, xio_error *err) {
   xio_copy_stats stats;
   differs[0] = '\0';
-  /* the fixed-size data, then the variable-length (the serial walk's) */
-  for (int serial = 0; serial < 2 && !differs[0]; serial++) {
+  /* the fixed-size data, then the variable-length (the serial walk's), if any */
+  for (int serial = 0, variable = 1; serial < 2 && variable && !differs[0]; serial++) {
     copy_walk walk = new_walk(MPI_COMM_SELF, from, to, shown, skip, budget, COMPARING, &stats, err);
     walk.serial = serial;
     walk.values_only = 1;
     if (walk_rest(&walk)) return -1;
     snprintf(differs, size, "%s", walk.differs);
+    variable = walk.variable;
   }
   return 0;
 }

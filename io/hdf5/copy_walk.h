@@ -39,6 +39,7 @@ typedef struct {
   int stopped;              /* agreed by every rank: the walk returns XIO_STOPPED */
   char differs[PATH_BYTES]; /* comparing: the first copy found unlike its source, on this rank */
   int values_only;          /* comparing: the datasets' values alone, no attributes */
+  int variable;             /* datasets of variable-length data met */
 } copy_walk;
 
 /* Collective.  The group `source` at `path` and what it holds, walked as
