@@ -279,9 +279,8 @@ int tool_share_paths(MPI_Comm comm, char (**paths)[512], int count, xio_error *e
 }
 
 int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *shown, const char *dims,
-                               const char *chunks, const xio_path_list *joined,
-                               const char *dataset, tool_dataset_list *list, int *usage,
-                               xio_error *err) {
+                               const char *chunks, const xio_path_list *joined, const char *dataset,
+                               tool_dataset_list *list, int *usage, xio_error *err) {
   tool_dataset_list_free(list);
   dataset_choice choice = {path, shown, dims, chunks, joined, dataset, list, 0};
   int rc = xio_on_root(comm, choose_on_root, &choice, err);

@@ -34,9 +34,8 @@ typedef struct {
  * line is at fault (none to rearrange, several to choose from; an
  * unknown name). */
 int tool_choose_input_datasets(MPI_Comm comm, const char *path, const char *shown, const char *dims,
-                               const char *chunks, const xio_path_list *joined,
-                               const char *dataset, tool_dataset_list *list, int *usage,
-                               xio_error *err);
+                               const char *chunks, const xio_path_list *joined, const char *dataset,
+                               tool_dataset_list *list, int *usage, xio_error *err);
 
 /* Collective.  Rank 0's `count` paths given to every rank: *paths (with
  * room for them) on the others, malloc'd by this call. */

@@ -20,14 +20,14 @@
 static int make_on_root(void *arg, xio_error *err) {
   transpose_run *run = arg;
   xio_path_array *joined = &run->joined_datasets;
-  if (run->joined && (run->join_hdf5 = xio_join_h5_wanted(run->in_path.file, run->opt->concat,
-                                                          err)) < 0)
+  if (run->joined &&
+      (run->join_hdf5 = xio_join_h5_wanted(run->in_path.file, run->opt->concat, err)) < 0)
     return -1;
   if (run->join_hdf5) {
     char warning[1024];
     if (xio_join_h5_view_create(run->input_files, run->input_count, run->opt->concat,
-                                run->output.view_path, piece_budget(run), joined,
-                                run->records, warning, sizeof warning, err))
+                                run->output.view_path, piece_budget(run), joined, run->records,
+                                warning, sizeof warning, err))
       return -1;
     if (warning[0]) tool_report_warning("%s", warning);
     return 0;
@@ -48,9 +48,9 @@ static int fill_on_root(void *arg, xio_error *err) {
   char warning[2048] = "";
   int rc = 0;
   if (run->join_hdf5)
-    rc = xio_join_h5_view_fill(run->input_files, run->input_count, run->output.view_path, &joined,
-                               &skip, piece_budget(run), run->records, warning, sizeof warning,
-                               err);
+    rc =
+        xio_join_h5_view_fill(run->input_files, run->input_count, run->output.view_path, &joined,
+                              &skip, piece_budget(run), run->records, warning, sizeof warning, err);
 #ifdef XIO_HAVE_NETCDF
   else if (!run->joined)
     rc = xio_nc3_view_fill(run->in_path.file, run->output.view_path, &skip, piece_budget(run), err);

@@ -70,8 +70,8 @@ int tool_fold_input(transpose_run *run, const xio_matrix *like, xio_error *err) 
   const int own_order_checked = opt->check && like && found == 0 && shape->ndims > 2 &&
                                 xio_shape_same_dims(shape, &like->shape);
   const tool_rechunk rechunk = rechunks_in_place(run) || own_order_checked ? TOOL_RECHUNK_BY_DEFAULT
-                               : tool_rechunks(opt) || opt->check       ? TOOL_RECHUNK_IF_ASKED
-                                                                        : TOOL_RECHUNK_NEVER;
+                               : tool_rechunks(opt) || opt->check          ? TOOL_RECHUNK_IF_ASKED
+                                                                           : TOOL_RECHUNK_NEVER;
   if (found == 1) {
     run->moves = 1;
   } else if ((run->moves =
@@ -272,8 +272,13 @@ int tool_choose_datasets(transpose_run *run, xio_error *err) {
   if (run->rearranged.count > 1 && run->out_path.dataset[0]) {
     const tool_options *opt = run->opt;
     char asked[600];
-    snprintf(asked, sizeof asked, "%s%s", opt->dims ? "--dims " : opt->chunks ? "--chunks " : "",
-             opt->dims ? opt->dims : opt->chunks ? opt->chunks : "joining the inputs");
+    snprintf(asked, sizeof asked, "%s%s",
+             opt->dims     ? "--dims "
+             : opt->chunks ? "--chunks "
+                           : "",
+             opt->dims     ? opt->dims
+             : opt->chunks ? opt->chunks
+                           : "joining the inputs");
     xio_fail(err,
              "%s rearranges %d datasets of %s (%s, %s, ...), and %s names one output "
              "dataset: give the output file alone (each keeps its path), or name one input "

@@ -21,8 +21,8 @@ int xio_path_array_add(xio_path_array *a, const char *path) {
     a->paths = bigger;
     a->capacity = larger;
   }
-  const int written = snprintf(a->paths[a->count], sizeof *a->paths, "%s%s",
-                               path[0] == '/' ? "" : "/", path);
+  const int written =
+      snprintf(a->paths[a->count], sizeof *a->paths, "%s%s", path[0] == '/' ? "" : "/", path);
   if (written < 0 || written >= (int)sizeof *a->paths) return -1;
   a->count++;
   return 0;

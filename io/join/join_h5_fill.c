@@ -39,7 +39,8 @@ static void describe_shape(int ndims, const hsize_t *dims, int joined, char *tex
 static int same_type(hid_t a, hid_t b) {
   if (H5Tequal(a, b) > 0) return 1;
   if (H5Tget_class(a) != H5Tget_class(b) || H5Tget_size(a) != H5Tget_size(b)) return 0;
-  const hid_t na = H5Tget_native_type(a, H5T_DIR_DEFAULT), nb = H5Tget_native_type(b, H5T_DIR_DEFAULT);
+  const hid_t na = H5Tget_native_type(a, H5T_DIR_DEFAULT),
+              nb = H5Tget_native_type(b, H5T_DIR_DEFAULT);
   const int same = na >= 0 && nb >= 0 && H5Tequal(na, nb) > 0;
   if (na >= 0) (void)H5Tclose(na);
   if (nb >= 0) (void)H5Tclose(nb);
@@ -87,17 +88,20 @@ static herr_t check_link(hid_t group, const char *name, const xio_link_info *inf
   if (H5Lexists(c->input, name, H5P_DEFAULT) <= 0 ||
       H5Lget_info(c->input, name, &theirs, H5P_DEFAULT) < 0 || theirs.type != info->type) {
     c->failed = 1;
-    return xio_fail(c->err, "%s and %s differ: /%s is in the first, not in the other (or not as "
-                    "such a link)", c->first, c->path, name);
+    return xio_fail(c->err,
+                    "%s and %s differ: /%s is in the first, not in the other (or not as "
+                    "such a link)",
+                    c->first, c->path, name);
   }
   if (info->type != H5L_TYPE_HARD) return 0;
   hid_t ours = H5Oopen(group, name, H5P_DEFAULT), other = H5Oopen(c->input, name, H5P_DEFAULT);
   const H5I_type_t kind = ours >= 0 ? H5Iget_type(ours) : H5I_BADID;
-  int rc = ours < 0 || other < 0 ? xio_fail_h5(c->err, "%s:/%s: cannot open it", c->path, name)
-                                 : 0;
+  int rc = ours < 0 || other < 0 ? xio_fail_h5(c->err, "%s:/%s: cannot open it", c->path, name) : 0;
   if (rc == 0 && kind != H5Iget_type(other))
-    rc = xio_fail(c->err, "%s and %s differ: /%s is a group, a dataset or a datatype in the "
-                  "first, another kind in the other", c->first, c->path, name);
+    rc = xio_fail(c->err,
+                  "%s and %s differ: /%s is a group, a dataset or a datatype in the "
+                  "first, another kind in the other",
+                  c->first, c->path, name);
   if (rc == 0 && kind == H5I_DATASET) rc = same_dataset(c, ours, other, name);
   if (ours >= 0) (void)H5Oclose(ours); /* only read */
   if (other >= 0) (void)H5Oclose(other);
@@ -156,18 +160,19 @@ static int copy_records(const input_check *c, const char *name, hsize_t at, uint
   const hid_t source = H5Dopen2(c->input, name, H5P_DEFAULT);
   const hid_t target = H5Dopen2(c->view, name, H5P_DEFAULT);
   const hid_t stored = target >= 0 ? H5Dget_type(target) : H5I_INVALID_HID;
-  const hid_t memory = stored < 0                              ? H5I_INVALID_HID
-                       : xio_type_is_variable_length(stored) ? H5Tget_native_type(stored,
-                                                                                  H5T_DIR_ASCEND)
-                                                               : H5Tcopy(stored);
+  const hid_t memory = stored < 0 ? H5I_INVALID_HID
+                       : xio_type_is_variable_length(stored)
+                           ? H5Tget_native_type(stored, H5T_DIR_ASCEND)
+                           : H5Tcopy(stored);
   hsize_t dims[H5S_MAX_RANK];
   const hid_t space = source >= 0 ? H5Dget_space(source) : H5I_INVALID_HID;
   const int ndims = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
   uint64_t slab = memory >= 0 ? H5Tget_size(memory) : 0;
   for (int i = 1; i < ndims; i++) slab *= dims[i];
   const hsize_t step = slab == 0 ? 1 : slab >= piece_bytes ? 1 : piece_bytes / slab;
-  void *buf = ndims > 0 && slab ? malloc((size_t)(slab * (step < c->records ? step : c->records)) + 1)
-                                : NULL;
+  void *buf = ndims > 0 && slab
+                  ? malloc((size_t)(slab * (step < c->records ? step : c->records)) + 1)
+                  : NULL;
   int ok = ndims > 0 && memory >= 0 && target >= 0 && (buf || !slab || !c->records);
   for (hsize_t done = 0; ok && slab && done < c->records; done += step) {
     const hsize_t n = c->records - done < step ? c->records - done : step;
@@ -189,7 +194,8 @@ static int copy_records(const input_check *c, const char *name, hsize_t at, uint
 static int record_span(const input_check *c, double *first, double *last) {
   for (int j = 0; c->records && j < c->joined->count; j++) {
     const hid_t d = H5Dopen2(c->input, c->joined->paths[j], H5P_DEFAULT);
-    const hid_t space = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID, type = d >= 0 ? H5Dget_type(d) : -1;
+    const hid_t space = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID,
+                type = d >= 0 ? H5Dget_type(d) : -1;
     const H5T_class_t kind = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
     int found = space >= 0 && H5Sget_simple_extent_ndims(space) == 1 && H5DSis_scale(d) > 0 &&
                 (kind == H5T_INTEGER || kind == H5T_FLOAT);

@@ -90,11 +90,13 @@ static int joinable(hid_t file, const char *shown, const char *path, xio_error *
   if (rc == 0 && shape_of(d, dims, maxdims) < 1)
     rc = xio_fail(err, "%s:%s has no axis to join the inputs along (a scalar)", shown, path);
   if (rc == 0 && xio_type_has_reference(type))
-    rc = xio_fail(err, "%s:%s holds references, which point into its own file: it cannot be "
-                  "joined", shown, path);
+    rc = xio_fail(err,
+                  "%s:%s holds references, which point into its own file: it cannot be "
+                  "joined",
+                  shown, path);
   if (rc == 0 && info.rc > 1)
-    rc = xio_fail(err, "%s:%s has %u names (hard links): xpose joins datasets of one name",
-                  shown, path, info.rc);
+    rc = xio_fail(err, "%s:%s has %u names (hard links): xpose joins datasets of one name", shown,
+                  path, info.rc);
   if (type >= 0) (void)H5Tclose(type); /* only read */
   (void)H5Dclose(d);
   return rc;
@@ -108,8 +110,7 @@ typedef struct {
 } unlimited_listing;
 
 /* A link visit's: every dataset whose first axis is unlimited, listed. */
-static herr_t list_unlimited(hid_t group, const char *name, const xio_link_info *info,
-                             void *data) {
+static herr_t list_unlimited(hid_t group, const char *name, const xio_link_info *info, void *data) {
   unlimited_listing *l = data;
   if (info->type != H5L_TYPE_HARD || H5Oexists_by_name(group, name, H5P_DEFAULT) <= 0) return 0;
   const hid_t object = H5Oopen(group, name, H5P_DEFAULT);
@@ -140,8 +141,8 @@ static int list_named(hid_t file, const char *shown, const char *concat, xio_pat
                       "to join by their paths, each from the root (/matrix,/g/x)",
                       concat, shown);
     snprintf(path, sizeof path, "%.*s", (int)length, p);
-    if (xio_path_index(&(xio_path_list){(const char(*)[512])joined->paths, joined->count},
-                       path) >= 0)
+    if (xio_path_index(&(xio_path_list){(const char(*)[512])joined->paths, joined->count}, path) >=
+        0)
       return xio_fail(err, "--concat %s names %s twice", concat, path);
     if (joinable(file, shown, path, err)) return -1;
     if (xio_path_array_add(joined, path)) return xio_fail(err, "out of memory");
@@ -184,8 +185,8 @@ static int list_joined(hid_t first, const char *shown, const char *concat, xio_p
 
 /* Input `path`'s records: the first-axis length of its dataset `dataset`
  * (the fill checks the others'). */
-static int count_records(const char *path, const char *dataset, const char *first,
-                         hsize_t *records, xio_error *err) {
+static int count_records(const char *path, const char *dataset, const char *first, hsize_t *records,
+                         xio_error *err) {
   if (xio_nc3_signature(path) >= 0)
     return xio_fail(err,
                     "%s is a netCDF-3 file, which cannot be joined to %s, read as an HDF5 file "
@@ -252,8 +253,8 @@ static int make_joined(void *user, int index, xio_error *err) {
     maxdims[0] = vm->records > chunk[0] ? vm->records : chunk[0];
   if (rc == 0 && (space = H5Screate_simple(ndims, dims, maxdims)) < 0)
     rc = xio_fail_h5(err, "%s:%s: cannot shape its view", vm->shown, path);
-  if (rc == 0 && (copy = H5Dcreate2(vm->view, path, type, space, H5P_DEFAULT, dcpl,
-                                    H5P_DEFAULT)) < 0)
+  if (rc == 0 &&
+      (copy = H5Dcreate2(vm->view, path, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
     rc = xio_fail_h5(err, "%s:%s: cannot make its view", vm->shown, path);
   if (rc == 0) rc = xio_copy_object_attributes(source, copy, vm->shown, &vm->skipped, err);
   hid_t opened = source;
@@ -300,8 +301,7 @@ static int copy_first(view_maker *vm, const char *view, uint64_t piece_bytes, xi
 
 int xio_join_h5_view_create(const char *const *inputs, int count, const char *concat,
                             const char *view, uint64_t piece_bytes, xio_path_array *joined,
-                            int64_t *records, char *warning, size_t warning_size,
-                            xio_error *err) {
+                            int64_t *records, char *warning, size_t warning_size, xio_error *err) {
   view_maker vm = {.first = H5Fopen(inputs[0], H5F_ACC_RDONLY, H5P_DEFAULT),
                    .view = H5I_INVALID_HID,
                    .shown = inputs[0],

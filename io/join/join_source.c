@@ -140,8 +140,8 @@ static int read_member(join *j, member *mb, const xio_matrix *m, int64_t row, in
                        int64_t col, int64_t ncols, void *buf, xio_error *err) {
   if (read_stored(j, mb, m, row, nrows, col, ncols, buf, err)) return -1;
   const size_t values = (size_t)nrows * (size_t)ncols * (m->elem_size / m->type_size);
-  if (mb->order < 0 || values == 0 || H5Tconvert(mb->order, m->type, values, buf, NULL,
-                                                 H5P_DEFAULT) >= 0)
+  if (mb->order < 0 || values == 0 ||
+      H5Tconvert(mb->order, m->type, values, buf, NULL, H5P_DEFAULT) >= 0)
     return 0;
   return xio_fail_h5(err, "%s:%s: cannot convert its values to the first input's byte order",
                      mb->path, m->dataset);
@@ -224,10 +224,10 @@ static int prepare_joined(xio_block_source *source, const xio_matrix *m, xio_err
   int alone = 1, rc = 0;
   for (int i = 0; rc == 0 && i < j->count; i++) {
     member *mb = &j->members[i];
-    const int indexed = mb->index || mb->raw_at || mb->records == 0 ||
-                                xio_nc3_signature(mb->path) >= 0
-                            ? 1 /* indexed already, never read, or read at its offsets */
-                            : index_member(mb, m, err);
+    const int indexed =
+        mb->index || mb->raw_at || mb->records == 0 || xio_nc3_signature(mb->path) >= 0
+            ? 1 /* indexed already, never read, or read at its offsets */
+            : index_member(mb, m, err);
     if (indexed < 0) rc = -1;
     alone &= indexed == 1;
   }

@@ -153,8 +153,7 @@ static int record_span(int nc, int unlimited, size_t records, double *first, dou
 }
 
 /* The variables of nc whose first dimension is `join`, into *joined. */
-static int list_joined(int nc, int join, const char *path, xio_path_array *joined,
-                       xio_error *err) {
+static int list_joined(int nc, int join, const char *path, xio_path_array *joined, xio_error *err) {
   int nvars = 0;
   if (xio_nc_failed(nc_inq_nvars(nc, &nvars), "reading its header", path, err)) return -1;
   for (int v = 0; v < nvars; v++) {

@@ -16,8 +16,8 @@ static int source_read(xio_pass_io *io, const xio_pass_geometry *p, void *buf,
                        const xio_block_sum *keys, xio_error *err) {
   const xio_matrix *in = io->in;
   if (p->read_rows <= 0 || p->read_cols <= 0) return 0;
-  if (in->source->read(in->source->state, in, p->read_row, p->read_rows, p->read_col,
-                       p->read_cols, buf, err))
+  if (in->source->read(in->source->state, in, p->read_row, p->read_rows, p->read_col, p->read_cols,
+                       buf, err))
     return -1;
   if (keys->sum)
     *keys->sum += xio_checksum_block(buf, p->read_rows, p->read_cols, in->elem_size,
