@@ -152,16 +152,20 @@ static int record_span(int nc, int unlimited, size_t records, double *first, dou
   return nc_get_var1_double(nc, v, &at, last) == NC_NOERR;
 }
 
-/* The variables of nc whose first dimension is `join`, into *joined. */
+/* The datasets of the variables of nc whose first dimension is `join`,
+ * into *joined: a variable of a dimension's name that is not its
+ * coordinate is netCDF-4's "_nc4_non_coord_NAME". */
 static int list_joined(int nc, int join, const char *path, xio_path_array *joined, xio_error *err) {
   int nvars = 0;
   if (xio_nc_failed(nc_inq_nvars(nc, &nvars), "reading its header", path, err)) return -1;
   for (int v = 0; v < nvars; v++) {
-    char name[NC_MAX_NAME + 1];
-    int nd = 0, dimids[NC_MAX_VAR_DIMS];
+    char name[NC_MAX_NAME + 1], dataset[NC_MAX_NAME + 32];
+    int nd = 0, dimids[NC_MAX_VAR_DIMS], dim = -1;
     if (xio_nc_failed(nc_inq_var(nc, v, name, NULL, &nd, dimids, NULL), "a variable", path, err))
       return -1;
-    if (nd > 0 && dimids[0] == join && xio_path_array_add(joined, name))
+    const int renamed = nc_inq_dimid(nc, name, &dim) == NC_NOERR && (nd != 1 || dimids[0] != dim);
+    snprintf(dataset, sizeof dataset, "%s%s", renamed ? "_nc4_non_coord_" : "", name);
+    if (nd > 0 && dimids[0] == join && xio_path_array_add(joined, dataset))
       return xio_fail(err, "out of memory listing the variables of %s", path);
   }
   return 0;

@@ -35,6 +35,9 @@ int xio_nc3_source_open(const char *path, const char *name, const xio_shape *sha
   xio_nc3_layout l;
   if (xio_nc3_layout_read(path, &l, err)) return -1;
   const char *bare = name[0] == '/' ? name + 1 : name;
+  /* a variable of a dimension's name, not its coordinate: netCDF-4's dataset for it */
+  const char *renamed = "_nc4_non_coord_";
+  if (strncmp(bare, renamed, strlen(renamed)) == 0) bare += strlen(renamed);
   const xio_nc3_var *v = NULL;
   for (int i = 0; i < l.nvars && !v; i++)
     if (strcmp(l.vars[i].name, bare) == 0) v = &l.vars[i];

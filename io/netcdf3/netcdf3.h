@@ -59,7 +59,8 @@ int xio_nc3_header_check(const char *path, xio_error *err);
 /* One variable opened for reading. */
 typedef struct xio_nc3_source xio_nc3_source;
 
-/* Opens variable `name` (a dataset path "/name" is accepted) of path,
+/* Opens variable `name` (its netCDF-4 view's dataset path, "/name" or
+ * "/_nc4_non_coord_name", is accepted) of path,
  * whose axes must be `shape`'s; messages call it `shown`. */
 int xio_nc3_source_open(const char *path, const char *name, const xio_shape *shape,
                         const char *shown, xio_nc3_source **source, xio_error *err);

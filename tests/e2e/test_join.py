@@ -237,6 +237,8 @@ class Joined(ToolTestCase):
                     if fmt == "NETCDF4" else {}
                 stored = ">f4" if endian == "big" else "f4"
                 nc.createVariable("tas", stored, ("time", "lat", "lon"), **extra)[:] = values
+                # a record variable of a dimension's name: netCDF-4's _nc4_non_coord_lat
+                nc.createVariable("lat", "f4", ("time", "lat"))[:] = values[:, :, 0]
         for order in (names, names[1:] + names[:1]):
             with self.subTest(first=order[0]):
                 result = self.xpose(2, "--force", "--dims", "lat,lon,time", *order, "out.nc")
@@ -244,6 +246,7 @@ class Joined(ToolTestCase):
                 joined = np.concatenate([expected[names.index(n)] for n in order])
                 with netCDF4.Dataset(self.path("out.nc")) as out:
                     np.testing.assert_array_equal(out["tas"][...], joined.transpose(1, 2, 0))
+                    np.testing.assert_array_equal(out["lat"][...], joined[:, :, 0].T)
 
     def test_inputs_that_differ_are_refused_naming_both(self):
         write_piece(self.path("a.nc"), 0, 4)
