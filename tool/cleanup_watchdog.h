@@ -9,9 +9,11 @@
 #define TOOL_CLEANUP_WATCHDOG_H
 
 /* Local.  After XPOSE_ABORT_TIMEOUT seconds (default 120: xio_agree's
- * wait) says so on stderr, unlinks the `count` paths in `remove` (NULL
- * ones skipped; copied now), and exits with status 1. */
-void tool_watchdog_arm(const char *const *remove, int count);
+ * wait) says so on stderr, writes `last_words` (NULL: nothing; --json's
+ * object, which the exit would otherwise lose) as a line on stdout,
+ * unlinks the `count` paths in `remove` (NULL ones skipped), and exits
+ * with status 1.  Everything is copied now. */
+void tool_watchdog_arm(const char *const *remove, int count, const char *last_words);
 
 /* Local.  The cleanup finished: nothing happens. */
 void tool_watchdog_disarm(void);

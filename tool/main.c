@@ -12,10 +12,10 @@
 #include "h5_types.h"
 #include "host_threads.h"
 #include "input_file.h"
+#include "input_view.h"
 #include "make_output.h"
 #include "moves.h"
 #include "mpi_hints.h"
-#include "input_view.h"
 #include "node_memory.h"
 #include "options.h"
 #include "output_file.h"
@@ -219,6 +219,26 @@ static int check_and_publish(transpose_run *run, double *verify_seconds, xio_err
   return run->published ? TOOL_EXIT_OK : TOOL_EXIT_ERROR;
 }
 
+/* --json's object for a run that did not succeed. */
+static void error_json(tool_json *j, int exit_code, const char *message) {
+  static const char *const status[] = {"ok", "error", "usage error", "verification failed",
+                                       "stopped"};
+  tool_json_begin(j);
+  tool_json_string(j, "status", status[exit_code]);
+  tool_json_int(j, "exit_code", exit_code);
+  tool_json_string(j, "message", message);
+}
+
+/* --json's object should the watchdog end this rank (rank 0 only): its
+ * exit status is 1 whatever the run's was. */
+static const char *watchdog_json(const transpose_run *run) {
+  static tool_json j; /* 64 KiB: not on the stack */
+  if (!run->opt->json || run->rank != 0) return NULL;
+  const char *why = tool_report_last_error();
+  error_json(&j, TOOL_EXIT_ERROR, why[0] ? why : "cleaning up after the run's end did not finish");
+  return tool_json_end(&j);
+}
+
 /* Collective.  What the run made and does not keep removed (a watchdog
  * removes it should this hang), the files closed, the output's name
  * given back. */
@@ -231,7 +251,7 @@ static void release_run(transpose_run *run) {
                                              run->view_made ? out->view_path : NULL};
   for (int j = 0; j + 1 < run->moves; j++)
     all[4 + j] = drop && run->rank == 0 ? scratch_path(run, j) : NULL;
-  tool_watchdog_arm(all, 4 + TOOL_SCRATCH_FILES);
+  tool_watchdog_arm(all, 4 + TOOL_SCRATCH_FILES, watchdog_json(run));
   xio_error ignored;
   xio_close(&run->out, &ignored);
   xio_close(&run->in, &ignored);
@@ -314,16 +334,11 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   return end_run(run, code, &err);
 }
 
-/* --json's object for a run that did not succeed: rank 0's, or with
- * `here` the calling rank's. */
+/* --json's object for a run that did not succeed, printed: rank 0's, or
+ * with `here` the calling rank's. */
 static void print_error_json(int exit_code, const char *message, int here) {
-  static const char *const status[] = {"ok", "error", "usage error", "verification failed",
-                                       "stopped"};
   tool_json j;
-  tool_json_begin(&j);
-  tool_json_string(&j, "status", status[exit_code]);
-  tool_json_int(&j, "exit_code", exit_code);
-  tool_json_string(&j, "message", message);
+  error_json(&j, exit_code, message);
   if (here)
     tool_json_print_here(&j);
   else

@@ -184,14 +184,16 @@ void tool_json_print(tool_json *j) {
   if (report.rank == 0) tool_json_print_here(j);
 }
 
-void tool_json_print_here(tool_json *j) {
+const char *tool_json_end(tool_json *j) {
   json_append(j, "}");
-  if (j->used >= sizeof j->text) { /* never cut an object: say so instead */
-    printf("{\"status\": \"error\", \"message\": \"summary too long\"}\n");
-  } else {
-    fputs(j->text, stdout);
-    fputc('\n', stdout);
-  }
+  if (j->used >= sizeof j->text)
+    return "{\"status\": \"error\", \"message\": \"summary too long\"}";
+  return j->text;
+}
+
+void tool_json_print_here(tool_json *j) {
+  fputs(tool_json_end(j), stdout);
+  fputc('\n', stdout);
   fflush(stdout);
 }
 void tool_report_warning(const char *format, ...) {

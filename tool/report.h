@@ -45,6 +45,9 @@ void tool_json_array_begin(tool_json *j, const char *key);
 void tool_json_object_begin(tool_json *j);
 void tool_json_object_end(tool_json *j);
 void tool_json_array_end(tool_json *j);
+/* Closes the object: its one line, without the newline (an object too
+ * long for the buffer is replaced by one that says so, never cut). */
+const char *tool_json_end(tool_json *j);
 /* Rank 0: closes the object and prints it on one line. */
 void tool_json_print(tool_json *j);
 /* The same from whichever rank calls it (one about to abort the job). */
