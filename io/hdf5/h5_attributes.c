@@ -60,7 +60,10 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
   } else if (is_dimension_scale_link(name) || (copy->history && strcmp(name, "history") == 0) ||
              H5Aexists(copy->to, name) > 0) {
     /* made anew, or already: by the run this one resumes, stopped before publishing */
-  } else if (xio_type_has_reference(type) || (copy->source && strcmp(name, "_Netcdf4Dimid") == 0)) {
+  } else if (copy->source && strcmp(name, "_Netcdf4Dimid") == 0) {
+    /* netCDF-C's hidden numbering of the input's dimensions, which a
+     * rearranged dataset no longer follows: left out, as ncdump never shows it */
+  } else if (xio_type_has_reference(type)) {
     skip(copy->skipped, name); /* references cannot point into another file */
   } else {
     const int has_data = points > 0 && kind != H5S_NULL;

@@ -166,9 +166,12 @@ class RechunkNetcdf(ToolTestCase):
 
     def test_whole_file_rechunked_as_nccopy_would(self):
         self.write_nc()
+        with h5py.File(self.path("in.nc"), "a") as f:  # as the benchmarks' hourly year has it
+            f["time_bnds"].attrs.create("_Netcdf4Dimid", 3, dtype="<i4")
         spec = "time/60,lat/8,lon/8"
         result = self.xpose(2, "--chunks", spec, "in.nc", "out.nc")
         self.assertEqual(result.returncode, 0, result)
+        self.assertNotIn("warning", result.stderr)  # netCDF-C's hidden ids are no references
         self.assertIn("3 datasets rearranged", result.stdout)  # tas, pr and time_bnds
         with netCDF4.Dataset(self.path("in.nc")) as a, netCDF4.Dataset(self.path("out.nc")) as b:
             self.assertEqual(list(a.dimensions), list(b.dimensions))
