@@ -10,6 +10,7 @@
 #include "h5_copy.h"
 #include "h5_types.h"
 #include "join_h5_view.h"
+#include "record_order.h"
 
 /* One input held against the view: the names in messages, and what the
  * check learns. */
@@ -237,21 +238,6 @@ static int fill_from(input_check *c, int i, const xio_path_list *skip, hsize_t a
   return 0;
 }
 
-/* The record coordinate running backwards from input i - 1 to input i:
- * the first time, said in `warning`. */
-static void check_order(const input_check *c, const char *before, double *last, int *known,
-                        char *warning, size_t warning_size) {
-  double head = 0, tail = 0;
-  const int here = record_span(c, &head, &tail);
-  if (here && *known && !(head > *last) && !warning[0])
-    snprintf(warning, warning_size,
-             "the record coordinate does not increase from %s to %s (%g, then %g): a file out of "
-             "order, or a duplicate",
-             before, c->path, *last, head);
-  if (here) *last = tail;
-  *known = here;
-}
-
 int xio_join_h5_view_fill(const char *const *inputs, int count, const char *view,
                           const xio_path_list *joined, const xio_path_list *skip,
                           uint64_t piece_bytes, const int64_t *records, char *warning,
@@ -259,8 +245,7 @@ int xio_join_h5_view_fill(const char *const *inputs, int count, const char *view
   warning[0] = '\0';
   hid_t file = H5Fopen(view, H5F_ACC_RDWR, H5P_DEFAULT);
   hsize_t at = 0;
-  double last = 0;
-  int known = 0;
+  xio_record_order order = {0};
   int rc = file < 0 || joined->count == 0
                ? xio_fail_h5(err, "%s: cannot open the inputs' view %s", inputs[0], view)
                : 0;
@@ -276,7 +261,10 @@ int xio_join_h5_view_fill(const char *const *inputs, int count, const char *view
     if (rc == 0 && c.records != (hsize_t)records[i])
       rc = xio_fail(err, "%s changed while the inputs were read: %llu records, %lld before",
                     inputs[i], (unsigned long long)c.records, (long long)records[i]);
-    if (rc == 0) check_order(&c, i ? inputs[i - 1] : "", &last, &known, warning, warning_size);
+    double head = 0, tail = 0; /* set first: a call's arguments come in no set order */
+    const int spanned = rc == 0 && record_span(&c, &head, &tail);
+    if (rc == 0)
+      xio_record_order_next(&order, inputs[i], spanned, head, tail, warning, warning_size);
     at += c.records;
     xio_release(H5Fclose, &c.input, &rc, err);
   }

@@ -8,6 +8,7 @@
 #include "join_h5_input.h"
 #include "nc_copy.h"
 #include "netcdf3.h"
+#include "record_order.h"
 
 /* Opens an input read-only, a netCDF-3 one's header checked first
  * (netCDF-C trusts it: netcdf3.h). */
@@ -244,20 +245,6 @@ static int fill_from(int in, int view, int join, int i, const char *const *input
   return rc;
 }
 
-/* The record coordinate running backwards from input i - 1 to input i
- * (whose first and last values `here` are, where it has them): the
- * first time, said in `warning`. */
-static void check_order(int here, double head, double tail, const char *const *inputs, int i,
-                        double *last, int *known, char *warning, size_t warning_size) {
-  if (here && *known && !(head > *last) && !warning[0])
-    snprintf(warning, warning_size,
-             "the record coordinate does not increase from %s to %s (%g, then %g): a file out of "
-             "order, or a duplicate",
-             inputs[i - 1], inputs[i], *last, head);
-  if (here) *last = tail;
-  *known = here;
-}
-
 /* Input i read with netCDF-C: checked against the first (open as
  * `first`; i 0: it is the first), its variables into the view from
  * record `at` of `join_name`, the dimension joined along. */
@@ -281,8 +268,8 @@ static int fill_with_netcdf(const char *const *inputs, int i, const char *join_n
 int xio_join_view_fill(const char *const *inputs, int count, const char *view,
                        const xio_path_list *skip, uint64_t piece_bytes, int64_t *records,
                        char *warning, size_t warning_size, xio_error *err) {
-  int out = -1, first = -1, known = 0;
-  double last = 0;
+  int out = -1, first = -1;
+  xio_record_order order = {0};
   warning[0] = '\0';
   int rc = xio_nc_failed(nc_open(view, NC_WRITE, &out), "cannot open the inputs' view", view, err);
   int join = -1; /* the view's record dimension: the one joined along */
@@ -301,8 +288,8 @@ int xio_join_view_fill(const char *const *inputs, int count, const char *view,
       rc = fill_with_netcdf(inputs, i, join_name, out, &first, at, skip, piece_bytes,
                             &found.records, &found, err);
     if (rc == 0)
-      check_order(found.spanned, found.first, found.last, inputs, i, &last, &known, warning,
-                  warning_size);
+      xio_record_order_next(&order, inputs[i], found.spanned, found.first, found.last, warning,
+                            warning_size);
     records[i] = (int64_t)found.records;
     at += found.records;
   }
