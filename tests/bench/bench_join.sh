@@ -22,15 +22,11 @@ dir="$(mktemp -d "${TMPDIR:-/var/tmp}/xpose-join-XXXXXX")"
 trap 'rm -rf "$dir"' EXIT
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 . "$here/evict.sh"
+. "$here/split_records.sh"
 py=/usr/bin/python3 # Debian's, with netCDF4
 
 $py "$here/make_climate.py" "$dir/one.nc" "$times" "$lats" "$lons" >/dev/null
-per=$(((times + 9) / 10))
-for y in $(seq 0 9); do
-  first=$((y * per)) last=$((y * per + per - 1))
-  [ "$last" -lt "$times" ] || last=$((times - 1))
-  ncks -O -d "time,$first,$last" "$dir/one.nc" "$dir/year$y.nc"
-done
+split_records "$dir/one.nc" "$times" 10 "$dir/year"
 ls "$dir"/year?.nc >"$dir/yearly.txt"
 $py "$here/make_climate.py" "$dir/one-daily.nc" "$daily" 90 180 >/dev/null
 $py - "$dir" "$daily" <<'EOF'

@@ -25,6 +25,7 @@ dir="$(mktemp -d "${TMPDIR:-/var/tmp}/xpose-join-hdf5-XXXXXX")"
 trap 'rm -rf "$dir"' EXIT
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 . "$here/evict.sh"
+. "$here/split_records.sh"
 py=/usr/bin/python3 # Debian's, with h5py and netCDF4
 
 $py - "$dir" "$rows" "$cols" "$parts" <<'EOF'
@@ -41,12 +42,7 @@ with h5py.File(f"{d}/matrix-one.h5", "w") as one:
             f["m"] = block
 EOF
 $py "$here/make_climate.py" "$dir/grouped-one.nc" "$times" "$lats" "$lons" >/dev/null
-per=$(((times + 9) / 10))
-for y in $(seq 0 9); do
-  first=$((y * per)) last=$((y * per + per - 1))
-  [ "$last" -lt "$times" ] || last=$((times - 1))
-  ncks -O -d "time,$first,$last" "$dir/grouped-one.nc" "$dir/grouped-$y.nc"
-done
+split_records "$dir/grouped-one.nc" "$times" 10 "$dir/grouped-"
 $py - "$dir" <<'EOF'
 import glob, sys, netCDF4, numpy as np
 for path in sorted(glob.glob(f"{sys.argv[1]}/grouped-*.nc")):
