@@ -16,10 +16,10 @@
 # and on pretend nodes; its benchmark beside NCCL on 2 GPUs), ncu (hardware counters),
 # e2e (the end-to-end tests, on GPUs; there mpirun forwards no signal to the
 # ranks and PMIx warns on stderr, so the stop tests and those reading stderr
-# whole fail: a fact of those machines, seen with a shell rank), io-bench (out of core against
-# cp + sync: tests/bench/bench_io.sh, one rank per GPU, 16 GiB), year (the
-# hourly year of compressed tas: tests/bench/bench_year.sh, its RUNS and
-# XPOSE_YEAR_REPS, beside zproto and NCO from .device/).
+# whole fail: a fact of those machines, seen with a shell rank), io-bench
+# (out of core against cp + sync: tests/bench/bench_io.sh, one rank per GPU,
+# 16 GiB), year (the hourly year of compressed tas: tests/bench/bench_year.sh,
+# its RUNS and XPOSE_YEAR_REPS, beside zproto and NCO from .device/).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/gpu-logs}"
