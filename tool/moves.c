@@ -13,6 +13,7 @@
 #include "input_view.h"
 #include "output_file.h"
 #include "passes.h"
+#include "rechunk_phases.h"
 #include "report.h"
 #include "stop_signals.h"
 #include "summary.h"
@@ -226,10 +227,27 @@ int tool_begin_move(transpose_run *run, int resuming, xio_error *err) {
   return 0;
 }
 
+/* Collective.  Move run->move of the dataset: by the pass engine, or a
+ * rechunk no pass holds whole output chunks of in two phases, through a
+ * scratch file (the one move has no other). */
+static int move_once(transpose_run *run, const xio_transpose_options *topt,
+                     xio_transpose_stats *stats, xio_error *err) {
+  xio_phases_plan plan;
+  const int phased =
+      run->moves == 1 ? xio_phases_wanted(run->src, run->dst, topt, &plan, err) : 0;
+  if (phased < 0) return -1;
+  if (!phased) return xio_transpose(run->src, run->dst, topt, stats, err);
+  tool_say_phases(run, &plan);
+  if (!topt->resume_from &&
+      tool_output_check_room(run->comm, &run->output, plan.scratch_bytes, "its scratch file", err))
+    return -1;
+  return xio_rechunk_in_phases(run->src, run->dst, scratch_path(run, 0), &plan, topt, stats, err);
+}
+
 int tool_move_dataset(transpose_run *run, xio_transpose_options *topt, xio_transpose_stats *stats,
                       xio_error *err) {
   for (;;) {
-    int rc = xio_transpose(run->src, run->dst, topt, stats, err);
+    int rc = move_once(run, topt, stats, err);
     run->record.progress = stats->done;
     if (rc == 0 && run->move + 1 == run->moves) tool_drop_scratch(run, 1);
     if (rc != 0 || run->move + 1 == run->moves) return rc;

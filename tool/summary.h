@@ -4,6 +4,7 @@
 #define TOOL_SUMMARY_H
 
 #include "h5_transpose.h"
+#include "phases_plan.h"
 #include "report.h"
 #include "run.h"
 
@@ -21,6 +22,9 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
 
 /* Verbose: what is moved now. */
 void tool_say_dataset(const transpose_run *run, const char *type_text);
+
+/* Verbose: the plan of a rechunk in two phases (rechunk_phases.h). */
+void tool_say_phases(const transpose_run *run, const xio_phases_plan *plan);
 
 /* The progress lines of run's move now begin: they name its dataset
  * (where the run moves several) and the move (where it takes several). */

@@ -166,6 +166,35 @@ static int encode_chunk(void *arg, int64_t k, int worker) {
   return 0;
 }
 
+/* Local.  Room in the arena and the records for n chunks, and a codec
+ * scratch for each thread: -1 where it cannot be had. */
+static int reserve(xio_chunk_writer *w, size_t n) {
+  if (n * w->bound > w->arena_bytes) {
+    free(w->arena);
+    w->arena_bytes = (w->arena = xio_host_alloc(n * w->bound)) ? n * w->bound : 0;
+  }
+  if (n > w->record_room) {
+    free(w->records);
+    w->record_room = (w->records = malloc(n * sizeof *w->records * (size_t)(w->ndims + 1))) ? n : 0;
+  }
+  return !w->arena_bytes || !w->record_room ||
+                 xio_codec_scratches_reserve(&w->scratch, xio_pool_threads())
+             ? -1
+             : 0;
+}
+
+/* Local.  The n chunks encoded at k * bound in the arena packed one after
+ * another from its start: their bytes. */
+static uint64_t pack_arena(xio_chunk_writer *w, size_t n) {
+  uint64_t bytes = 0;
+  for (size_t k = 0; k < n; k++) { /* packed: each moves down, never over one not yet moved */
+    const size_t size = (size_t)w->records[k * (size_t)(w->ndims + 1) + (size_t)w->ndims];
+    memmove(w->arena + bytes, w->arena + k * w->bound, size);
+    bytes += size;
+  }
+  return bytes;
+}
+
 /* Local.  The block's chunks encoded, packed one after another from the
  * arena's start: how many in *count, their bytes in *bytes. */
 static int encode_block(xio_chunk_writer *w, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
@@ -176,27 +205,14 @@ static int encode_block(xio_chunk_writer *w, int64_t row, int64_t nrows, int64_t
   atomic_init(&e.failed, 0);
   xio_chunk_box_of(&e.box, w->shape, w->chunk, w->type_size, w->elem_size, row, nrows, col, ncols);
   const size_t n = (size_t)e.box.chunks;
-  if (n * w->bound > w->arena_bytes) {
-    free(w->arena);
-    w->arena_bytes = (w->arena = xio_host_alloc(n * w->bound)) ? n * w->bound : 0;
-  }
-  if (n > w->record_room) {
-    free(w->records);
-    w->record_room = (w->records = malloc(n * sizeof *w->records * (size_t)(w->ndims + 1))) ? n : 0;
-  }
-  if (!w->arena_bytes || !w->record_room ||
-      xio_codec_scratches_reserve(&w->scratch, xio_pool_threads()))
+  if (reserve(w, n))
     return xio_fail(err, "cannot allocate %zu bytes to compress %s's chunks in on rank %d",
                     n * w->bound, w->name, w->rank);
   if (xio_pool_run((int64_t)n, encode_chunk, &e)) {
     *err = e.err;
     return -1;
   }
-  for (size_t k = 0; k < n; k++) { /* packed: each moves down, never over one not yet moved */
-    const size_t size = (size_t)w->records[k * (size_t)(w->ndims + 1) + (size_t)w->ndims];
-    memmove(w->arena + *bytes, w->arena + k * w->bound, size);
-    *bytes += size;
-  }
+  *bytes = pack_arena(w, n);
   *count = (int64_t)n;
   return 0;
 }
@@ -283,15 +299,12 @@ static int send_chunks(xio_chunk_writer *w, int64_t count, uint64_t bytes, xio_e
              : 0;
 }
 
-int xio_chunk_writer_write(xio_chunk_writer *w, hid_t dset, int64_t row, int64_t nrows, int64_t col,
-                           int64_t ncols, const void *buf, xio_error *err) {
-  const double began = MPI_Wtime();
-  int64_t count = 0;
-  uint64_t bytes = 0;
-  int rc = encode_block(w, row, nrows, col, ncols, buf, &count, &bytes, err);
+/* Collective.  This rank's `count` chunks, encoded and packed in the
+ * arena (`bytes` of them; none after a failure here, rc), written: rank
+ * 0's own first, then every other rank's, received in turn. */
+static int store_everyone(xio_chunk_writer *w, hid_t dset, int64_t count, uint64_t bytes, int rc,
+                          double encoded, xio_error *err) {
   if (rc) count = 0, bytes = 0; /* still takes part, with nothing */
-  const double encoded = MPI_Wtime();
-  w->encode_seconds += encoded - began;
   /* rank 0's own first, while the others may still be compressing theirs */
   if (w->rank == 0 && rc == 0) rc = store_chunks(w, dset, count, w->records, w->arena, err);
   int64_t mine[2] = {count, (int64_t)bytes}, *all = NULL, *records = NULL;
@@ -318,3 +331,67 @@ int xio_chunk_writer_write(xio_chunk_writer *w, hid_t dset, int64_t row, int64_t
   free(incoming);
   return rc;
 }
+
+int xio_chunk_writer_write(xio_chunk_writer *w, hid_t dset, int64_t row, int64_t nrows, int64_t col,
+                           int64_t ncols, const void *buf, xio_error *err) {
+  const double began = MPI_Wtime();
+  int64_t count = 0;
+  uint64_t bytes = 0;
+  const int rc = encode_block(w, row, nrows, col, ncols, buf, &count, &bytes, err);
+  const double encoded = MPI_Wtime();
+  w->encode_seconds += encoded - began;
+  return store_everyone(w, dset, count, bytes, rc, encoded, err);
+}
+
+/* Chunks given whole: each an item of a pool job, into the arena at
+ * k * bound. */
+typedef struct {
+  block_encode e;
+  const int64_t *origins;
+  unsigned char *const *values;
+} whole_encode;
+
+static int encode_whole(void *arg, int64_t k, int worker) {
+  whole_encode *we = arg;
+  xio_chunk_writer *w = we->e.w;
+  xio_codec_scratch *s = xio_codec_scratches_get(&w->scratch, worker);
+  size_t size = 0;
+  if (!s || xio_chunk_encode(&w->filters, we->values[k], w->chunk_bytes,
+                             w->arena + (size_t)k * w->bound, w->bound, &size, s))
+    return encode_failed(&we->e, "out of memory");
+  int64_t *record = w->records + (size_t)k * (size_t)(w->ndims + 1);
+  memcpy(record, we->origins + k * w->ndims, sizeof *record * (size_t)w->ndims);
+  record[w->ndims] = (int64_t)size;
+  return 0;
+}
+
+/* Local.  `count` whole chunks encoded and packed in the arena. */
+static int encode_given(xio_chunk_writer *w, int64_t count, const int64_t *origins,
+                        unsigned char *const *values, uint64_t *bytes, xio_error *err) {
+  *bytes = 0;
+  if (count <= 0) return 0;
+  whole_encode we = {.e = {.w = w, .dataset = w->name}, .origins = origins, .values = values};
+  atomic_init(&we.e.failed, 0);
+  if (reserve(w, (size_t)count))
+    return xio_fail(err, "cannot allocate %zu bytes to compress %s's chunks in on rank %d",
+                    (size_t)count * w->bound, w->name, w->rank);
+  if (xio_pool_run(count, encode_whole, &we)) {
+    *err = we.e.err;
+    return -1;
+  }
+  *bytes = pack_arena(w, (size_t)count);
+  return 0;
+}
+
+int xio_chunk_writer_write_chunks(xio_chunk_writer *w, hid_t dset, int64_t count,
+                                  const int64_t *origins, unsigned char *const *values,
+                                  xio_error *err) {
+  const double began = MPI_Wtime();
+  uint64_t bytes = 0;
+  const int rc = encode_given(w, count, origins, values, &bytes, err);
+  const double encoded = MPI_Wtime();
+  w->encode_seconds += encoded - began;
+  return store_everyone(w, dset, rc ? 0 : count, bytes, rc, encoded, err);
+}
+
+const unsigned char *xio_chunk_writer_fill(const xio_chunk_writer *w) { return w->fill; }

@@ -59,6 +59,18 @@ int xio_chunk_writer_open(const xio_chunked_dataset *d, xio_chunk_writer **write
 int xio_chunk_writer_write(xio_chunk_writer *writer, hid_t dset, int64_t row, int64_t nrows,
                            int64_t col, int64_t ncols, const void *buf, xio_error *err);
 
+/* Collective.  This rank's `count` chunks (none on ranks that have none
+ * now), each given whole: chunk k's values, a full chunk row-major (what
+ * lies past the dataset's edge holding its fill value), at values[k], its
+ * first value's position at origins[k * ndims].  Encoded on the pool and
+ * written as xio_chunk_writer_write writes. */
+int xio_chunk_writer_write_chunks(xio_chunk_writer *writer, hid_t dset, int64_t count,
+                                  const int64_t *origins, unsigned char *const *values,
+                                  xio_error *err);
+
+/* Local.  A whole chunk of the dataset's fill value. */
+const unsigned char *xio_chunk_writer_fill(const xio_chunk_writer *writer);
+
 /* This rank's time encoding, and (rank 0) storing, and the bytes stored. */
 void xio_chunk_writer_times(const xio_chunk_writer *writer, double *encode_seconds,
                             double *store_seconds, uint64_t *stored_bytes);

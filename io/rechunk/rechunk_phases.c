@@ -1,0 +1,442 @@
+/* A rechunk in two phases through a scratch file (rechunk_phases.h). */
+#define _POSIX_C_SOURCE 200809L /* fsync */
+#include "rechunk_phases.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "chunk_writer.h"
+#include "file_at.h"
+#include "filters.h"
+#include "h5_one_writer.h"
+#include "host_memory.h"
+#include "pass_io.h"
+#include "pool.h"
+
+/* The intermediate's codec: deflate's fastest level after a shuffle. */
+#define SCRATCH_LEVEL 1
+
+typedef struct {
+  const xio_matrix *in;
+  xio_matrix *out;
+  const xio_phases_plan *p;
+  const xio_transpose_options *options;
+  xio_transpose_stats *stats;
+  MPI_Comm comm;
+  int rank, nranks, one_node;
+  const char *path;
+  int fd;
+  xio_filters codec;           /* the pieces' */
+  xio_codec_scratches scratch; /* a thread's, for the pieces */
+  uint64_t region;             /* bytes a batch's pieces may take: batch b's at b * region */
+  uint64_t *piece_at;          /* where piece t of a full batch may start in its region */
+  int64_t *place;              /* piece (b, t): offset, then size, at 2 * (b * tiles + t) */
+  uint64_t sum;                /* this rank's, of the values read */
+  int64_t rounds, rounds_done; /* both phases' */
+  atomic_int failed;
+  xio_error item_err;
+} phases;
+
+static int item_failed(phases *ph, const xio_error *why) {
+  int none = 0;
+  if (atomic_compare_exchange_strong(&ph->failed, &none, 1)) ph->item_err = *why;
+  return -1;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* ---- phase 1: slabs of records cut into pieces ---- */
+
+typedef struct {
+  phases *ph;
+  const unsigned char *slab;
+  int64_t batch, records;
+  unsigned char *arena;
+  uint64_t *sizes;
+} cut_job;
+
+static int cut_piece(void *arg, int64_t t, int worker) {
+  cut_job *j = arg;
+  phases *ph = j->ph;
+  const xio_phases_plan *p = ph->p;
+  int64_t origin[XIO_MAX_DIMS], extent[XIO_MAX_DIMS], zero[XIO_MAX_DIMS] = {0};
+  int64_t slab_dims[XIO_MAX_DIMS];
+  xio_phases_tile(p, t, origin, extent);
+  extent[0] = j->records;
+  for (int a = 0; a < p->ndims; a++) slab_dims[a] = a ? p->dims[a] : j->records;
+  const size_t bytes = (size_t)xio_phases_piece_bytes(p, t, j->records);
+  xio_codec_scratch *s = xio_codec_scratches_get(&ph->scratch, worker);
+  unsigned char *values = s ? xio_codec_scratch_buffer(s, bytes) : NULL;
+  xio_error why;
+  if (!values) return item_failed(ph, (xio_fail(&why, "out of memory cutting pieces"), &why));
+  xio_copy_box(p->ndims, extent, p->type_size, j->slab, slab_dims, origin, values, extent, zero);
+  const uint64_t room = ph->piece_at[t + 1] - ph->piece_at[t];
+  size_t size = 0;
+  if (xio_chunk_encode(&ph->codec, values, bytes, j->arena + ph->piece_at[t], (size_t)room, &size,
+                       s))
+    return item_failed(ph, (xio_fail(&why, "out of memory encoding pieces"), &why));
+  j->sizes[t] = size;
+  return 0;
+}
+
+/* Local.  Batch b's slab cut into pieces, packed and written at the
+ * batch's place in the scratch file; their places noted. */
+static int write_pieces(phases *ph, int64_t b, int64_t records, const unsigned char *slab,
+                        unsigned char *arena, uint64_t *sizes, xio_error *err) {
+  const xio_phases_plan *p = ph->p;
+  cut_job j = {ph, slab, b, records, arena, sizes};
+  if (xio_pool_run(p->tiles, cut_piece, &j)) {
+    *err = ph->item_err;
+    return -1;
+  }
+  uint64_t packed = 0;
+  for (int64_t t = 0; t < p->tiles; t++) { /* each moves down, never over one not yet moved */
+    memmove(arena + packed, arena + ph->piece_at[t], sizes[t]);
+    ph->place[2 * (b * p->tiles + t)] = (int64_t)(b * ph->region + packed);
+    ph->place[2 * (b * p->tiles + t) + 1] = (int64_t)sizes[t];
+    packed += sizes[t];
+  }
+  return xio_write_at(ph->fd, arena, packed, b * ph->region, ph->path, err);
+}
+
+/* Collective.  Whether any rank was asked to stop. */
+static int stop_agreed(phases *ph) {
+  int mine = ph->options->stop_requested && ph->options->stop_requested(), any = 0;
+  return MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, ph->comm) == MPI_SUCCESS && any;
+}
+
+/* Collective.  A round done: progress said, a stop asked for agreed. */
+static int round_done(phases *ph) {
+  const xio_transpose_options *o = ph->options;
+  const uint64_t total = (uint64_t)ph->in->rows * (uint64_t)ph->in->cols * ph->in->elem_size;
+  ph->rounds_done++;
+  if (o->progress)
+    o->progress(ph->rounds_done, ph->rounds,
+                (uint64_t)((double)total * (double)ph->rounds_done / (double)ph->rounds), total,
+                o->progress_user_data);
+  return stop_agreed(ph) ? XIO_STOPPED : 0;
+}
+
+/* Collective.  Phase 1: rank r reads batches r, r + P, ..., all of them
+ * together, each a slab of whole records. */
+static int phase_one(phases *ph, xio_error *err) {
+  const xio_phases_plan *p = ph->p;
+  const double began = MPI_Wtime();
+  unsigned char *slab = xio_host_alloc((size_t)(p->batch * p->record_bytes));
+  unsigned char *arena = xio_host_alloc((size_t)ph->region);
+  uint64_t *sizes = malloc(sizeof *sizes * (size_t)p->tiles);
+  int rc = slab && arena && sizes
+               ? 0
+               : xio_fail(err, "cannot allocate a slab of %llu bytes on rank %d",
+                          (unsigned long long)(p->batch * p->record_bytes), ph->rank);
+  rc = xio_agree(ph->comm, rc, err);
+  for (int64_t round = 0; rc == 0 && round < ceil_div(p->batches, ph->nranks); round++) {
+    const int64_t b = round * ph->nranks + ph->rank;
+    int64_t first = 0, records = 0;
+    if (b < p->batches) xio_phases_batch(p, b, &first, &records);
+    rc = xio_read_block(ph->in, first, records, 0, ph->in->cols, slab, err);
+    if (rc == 0 && records) {
+      ph->sum +=
+          xio_checksum_block(slab, records, ph->in->cols, ph->in->elem_size,
+                             (uint64_t)first * (uint64_t)ph->in->cols, (uint64_t)ph->in->cols, 1);
+      rc = write_pieces(ph, b, records, slab, arena, sizes, err);
+    }
+    if ((rc = xio_agree(ph->comm, rc, err)) == 0) rc = round_done(ph);
+  }
+  if (rc == 0 && !ph->one_node && fsync(ph->fd) != 0)
+    rc = xio_fail(err, "cannot sync the scratch file %s: %s", ph->path, strerror(errno));
+  free(slab);
+  free(arena);
+  free(sizes);
+  ph->stats->read_seconds = MPI_Wtime() - began;
+  return rc == XIO_STOPPED ? rc : xio_agree(ph->comm, rc, err);
+}
+
+/* Collective.  Every rank's pieces' places, known to every rank. */
+static int share_places(phases *ph, xio_error *err) {
+  const int64_t n = 2 * ph->p->batches * ph->p->tiles, most = (int64_t)1 << 26;
+  for (int64_t at = 0; at < n; at += most) {
+    const int count = (int)(n - at < most ? n - at : most);
+    if (XIO_MPICHECK(
+            MPI_Allreduce(MPI_IN_PLACE, ph->place + at, count, MPI_INT64_T, MPI_SUM, ph->comm),
+            err))
+      return -1;
+  }
+  return 0;
+}
+
+/* ---- phase 2: each output chunk gathered from its pieces ---- */
+
+typedef struct {
+  phases *ph;
+  int64_t first; /* the round's first chunk on this rank */
+  unsigned char **values;
+  int64_t *origins;
+  unsigned char **stored; /* each thread's piece as stored */
+  size_t *stored_room;
+  const unsigned char *fill;
+} gather_job;
+
+/* Local.  Piece (b, t) read, decoded and copied into chunk `values` of
+ * run j. */
+static int gather_piece(gather_job *g, int64_t b, int64_t t, int64_t run, unsigned char *values,
+                        int worker, xio_error *err) {
+  phases *ph = g->ph;
+  const xio_phases_plan *p = ph->p;
+  int64_t first, records, origin[XIO_MAX_DIMS], extent[XIO_MAX_DIMS];
+  xio_phases_batch(p, b, &first, &records);
+  if (!records) return 0;
+  const int64_t offset = ph->place[2 * (b * p->tiles + t)];
+  const size_t size = (size_t)ph->place[2 * (b * p->tiles + t) + 1];
+  if (size > g->stored_room[worker]) {
+    free(g->stored[worker]);
+    g->stored_room[worker] = (g->stored[worker] = malloc(size)) ? size : 0;
+    if (!g->stored[worker]) return xio_fail(err, "out of memory reading pieces");
+  }
+  if (xio_read_at(ph->fd, g->stored[worker], size, (uint64_t)offset, ph->path, err)) return -1;
+  xio_codec_scratch *s = xio_codec_scratches_get(&ph->scratch, worker);
+  const unsigned char *piece = NULL;
+  char why[128];
+  const size_t bytes = (size_t)xio_phases_piece_bytes(p, t, records);
+  if (!s ||
+      xio_chunk_decode(&ph->codec, 0, g->stored[worker], size, bytes, s, &piece, why, sizeof why))
+    return xio_fail(err, "a piece of the scratch file %s, read back, does not decode: %s", ph->path,
+                    s ? why : "out of memory");
+  int64_t zero[XIO_MAX_DIMS] = {0}, at[XIO_MAX_DIMS] = {0};
+  xio_phases_tile(p, t, origin, extent);
+  extent[0] = records;
+  at[0] = first - run * p->chunk[0];
+  xio_copy_box(p->ndims, extent, p->type_size, piece, extent, zero, values, p->chunk, at);
+  return 0;
+}
+
+static int gather_chunk(void *arg, int64_t k, int worker) {
+  gather_job *g = arg;
+  phases *ph = g->ph;
+  const xio_phases_plan *p = ph->p;
+  const int64_t c = g->first + k, run = c / p->tiles, t = c % p->tiles;
+  int64_t origin[XIO_MAX_DIMS], extent[XIO_MAX_DIMS];
+  xio_phases_tile(p, t, origin, extent);
+  origin[0] = run * p->chunk[0];
+  int edge = origin[0] + p->chunk[0] > p->dims[0];
+  for (int a = 1; a < p->ndims; a++) edge |= extent[a] < p->chunk[a];
+  if (edge) memcpy(g->values[k], g->fill, (size_t)p->chunk_bytes);
+  memcpy(g->origins + k * p->ndims, origin, sizeof *origin * (size_t)p->ndims);
+  xio_error err;
+  for (int64_t b = run * p->per_run; b < (run + 1) * p->per_run; b++)
+    if (gather_piece(g, b, t, run, g->values[k], worker, &err)) return item_failed(ph, &err);
+  return 0;
+}
+
+/* Collective.  Phase 2: rank r gathers chunks_at_once chunks a round,
+ * the r-th group of each round's, and the writer writes them. */
+static int phase_two(phases *ph, xio_chunk_writer *writer, xio_error *err) {
+  const xio_phases_plan *p = ph->p;
+  const double began = MPI_Wtime();
+  const int64_t g_n = p->chunks_at_once, threads = xio_pool_threads();
+  gather_job g = {.ph = ph, .fill = xio_chunk_writer_fill(writer)};
+  g.values = calloc((size_t)g_n, sizeof *g.values);
+  g.origins = malloc(sizeof *g.origins * (size_t)(g_n * p->ndims));
+  g.stored = calloc((size_t)threads, sizeof *g.stored);
+  g.stored_room = calloc((size_t)threads, sizeof *g.stored_room);
+  int rc = g.values && g.origins && g.stored && g.stored_room ? 0 : -1;
+  for (int64_t k = 0; rc == 0 && k < g_n; k++)
+    if (!(g.values[k] = xio_host_alloc((size_t)p->chunk_bytes))) rc = -1;
+  if (rc)
+    rc = xio_fail(err, "cannot allocate %lld chunks of %llu bytes on rank %d", (long long)g_n,
+                  (unsigned long long)p->chunk_bytes, ph->rank);
+  const int64_t per_round = g_n * ph->nranks;
+  for (int64_t round = 0; round < ceil_div(p->chunks, per_round); round++) {
+    g.first = round * per_round + ph->rank * g_n;
+    const int64_t left = p->chunks - g.first;
+    const int64_t count = rc || left <= 0 ? 0 : left < g_n ? left : g_n;
+    if (count && xio_pool_run(count, gather_chunk, &g)) rc = -1, *err = ph->item_err;
+    if (xio_chunk_writer_write_chunks(writer, ph->out->dset, rc ? 0 : count, g.origins, g.values,
+                                      err))
+      rc = -1;
+    if (xio_agree(ph->comm, rc, err)) {
+      rc = -1;
+      break;
+    }
+    if ((rc = round_done(ph)) != 0) break;
+  }
+  for (int64_t k = 0; g.values && k < g_n; k++) free(g.values[k]);
+  for (int64_t k = 0; g.stored && k < threads; k++) free(g.stored[k]);
+  free(g.values), free(g.origins), free(g.stored), free(g.stored_room);
+  ph->stats->write_seconds = MPI_Wtime() - began;
+  return rc;
+}
+
+/* ---- the move ---- */
+
+int xio_phases_wanted(const xio_matrix *in, const xio_matrix *out,
+                      const xio_transpose_options *options, xio_phases_plan *plan, xio_error *err) {
+  memset(plan, 0, sizeof *plan);
+  const xio_progress *resumed = options->resume_from;
+  if (!in->shape.rechunk || in->shape.lead != 0 || in->shape.split != 1 || in->items != 1 ||
+      !out->codec || out->shape.ndims != in->shape.ndims ||
+      options->config.backend == XPOSE_BACKEND_CUDA || /* its passes hold the GPU's budget */
+      (resumed && (resumed->grid.row_passes != 1 || resumed->grid.col_passes != 1)))
+    return 0;
+  int nranks, raw = 0;
+  int64_t unit = 1;
+  xio_pass_grid grid;
+  xio_transpose_options fresh = *options;
+  fresh.resume_from = NULL;
+  if (XIO_MPICHECK(MPI_Comm_size(in->comm, &nranks), err) ||
+      xio_pass_plan_with_codec(in, out, &fresh, nranks, 1, &raw, &grid, &unit, err))
+    return -1;
+  if (unit > 1) return 0; /* the passes give every rank whole chunks */
+  const int fits =
+      xio_phases_plan_make(in->shape.ndims, in->shape.dims, out->chunk_dims, in->type_size,
+                           in->chunked ? in->chunk_dims[0] : 1, options->memory_budget, nranks,
+                           xio_pool_threads(), plan) == 0;
+  const int one_writer = fits ? xio_one_writer_possible(out, err) : 0;
+  return one_writer < 0 ? -1 : fits && one_writer;
+}
+
+static int remove_scratch(void *path, xio_error *err) {
+  if (unlink(path) != 0 && errno != ENOENT)
+    return xio_fail(err, "cannot remove the scratch file %s: %s", (char *)path, strerror(errno));
+  return 0;
+}
+
+static int make_scratch(void *arg, xio_error *err) {
+  phases *ph = arg;
+  if (remove_scratch((void *)ph->path, err)) return -1; /* a killed run's */
+  ph->fd = open(ph->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  return ph->fd < 0
+             ? xio_fail(err, "cannot make the scratch file %s: %s", ph->path, strerror(errno))
+             : 0;
+}
+
+/* Collective.  The scratch file made by rank 0, opened by the others. */
+static int open_scratch(phases *ph, xio_error *err) {
+  if (xio_on_root(ph->comm, make_scratch, ph, err)) return -1;
+  if (ph->rank != 0 && (ph->fd = open(ph->path, O_RDWR | O_CLOEXEC)) < 0)
+    xio_fail(err, "cannot open the scratch file %s: %s", ph->path, strerror(errno));
+  return xio_agree(ph->comm, ph->fd < 0 ? -1 : 0, err);
+}
+
+/* Local.  The pieces' codec and where each piece of a batch may lie. */
+static int plan_pieces(phases *ph, xio_error *err) {
+  const xio_phases_plan *p = ph->p;
+  ph->codec = (xio_filters){.count = 2,
+                            .id = {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE},
+                            .value = {(unsigned)p->type_size, SCRATCH_LEVEL},
+                            .known = 1};
+  ph->piece_at = malloc(sizeof *ph->piece_at * (size_t)(p->tiles + 1));
+  ph->place = calloc((size_t)(2 * p->batches * p->tiles), sizeof *ph->place);
+  if (!ph->piece_at || !ph->place || xio_codec_scratches_reserve(&ph->scratch, xio_pool_threads()))
+    return xio_fail(err, "cannot allocate the places of %lld pieces on rank %d",
+                    (long long)(p->batches * p->tiles), ph->rank);
+  ph->piece_at[0] = 0;
+  for (int64_t t = 0; t < p->tiles; t++)
+    ph->piece_at[t + 1] =
+        ph->piece_at[t] +
+        xio_chunk_encode_bound(&ph->codec, (size_t)xio_phases_piece_bytes(p, t, p->batch));
+  ph->region = ph->piece_at[p->tiles];
+  return 0;
+}
+
+/* Collective.  Phase 2 with the output held by its one writer. */
+static int write_output(phases *ph, xio_error *err) {
+  const xio_chunked_dataset d = {ph->in->comm,    ph->out->dset,      ph->out->type,
+                                 &ph->out->shape, ph->out->elem_size, ph->out->dataset};
+  xio_chunk_writer *writer = NULL;
+  char held[4096];
+  if (xio_chunk_writer_open(&d, &writer, err)) return -1;
+  if (xio_one_writer_begin(ph->out, held, err)) {
+    xio_chunk_writer_close(writer);
+    return -1;
+  }
+  int rc = phase_two(ph, writer, err);
+  xio_transpose_stats *stats = ph->stats;
+  stats->codec_wrote = 1;
+  xio_chunk_writer_times(writer, &stats->encode_seconds, &stats->store_seconds,
+                         &stats->stored_bytes);
+  xio_chunk_writer_close(writer);
+  xio_error end_err;
+  if (xio_one_writer_end(ph->out, held, &end_err) && rc == 0) *err = end_err, rc = -1;
+  return rc;
+}
+
+/* Collective.  A checkpoint of stats->done, agreed. */
+static int checkpoint(phases *ph, xio_error *err) {
+  const xio_transpose_options *o = ph->options;
+  const int rc =
+      o->checkpoint ? o->checkpoint(&ph->stats->done, 0, o->checkpoint_user_data, err) : 0;
+  return xio_agree(ph->comm, rc, err);
+}
+
+/* Collective.  Both phases, then the sums of every rank. */
+static int run_phases(phases *ph, xio_error *err) {
+  const xio_phases_plan *p = ph->p;
+  ph->rounds =
+      ceil_div(p->batches, ph->nranks) + ceil_div(p->chunks, p->chunks_at_once * ph->nranks);
+  int rc = xio_agree(ph->comm, plan_pieces(ph, err), err);
+  if (rc == 0) rc = open_scratch(ph, err);
+  if (rc == 0) rc = checkpoint(ph, err);
+  if (rc == 0) rc = xio_prepare_reads(ph->in, err);
+  if (rc == 0) rc = phase_one(ph, err);
+  if (rc == 0) rc = share_places(ph, err);
+  if (rc == 0) rc = write_output(ph, err);
+  if (rc) return rc;
+  uint64_t sum = 0;
+  if (XIO_MPICHECK(MPI_Allreduce(&ph->sum, &sum, 1, MPI_UINT64_T, MPI_SUM, ph->comm), err))
+    return -1;
+  ph->stats->done.sums = (xio_checksums){sum, sum};
+  ph->stats->done.passes_done = 1;
+  return checkpoint(ph, err);
+}
+
+int xio_rechunk_in_phases(const xio_matrix *in, xio_matrix *out, const char *scratch_path,
+                          const xio_phases_plan *plan, const xio_transpose_options *options,
+                          xio_transpose_stats *stats, xio_error *err) {
+  const double entered = MPI_Wtime();
+  *stats = (xio_transpose_stats){0};
+  stats->exchange = "none", stats->io = "two phases through a scratch file";
+  stats->summed_by = "the main thread";
+  const int64_t rows = xio_item_rows(in);
+  stats->done.grid = (xio_pass_grid){in->items, rows, in->cols, 1, 1, rows, in->cols};
+  if (options->resume_from && options->resume_from->passes_done == 1) {
+    stats->done = *options->resume_from; /* done before the stop */
+    return 0;
+  }
+  phases ph = {.in = in,
+               .out = out,
+               .p = plan,
+               .options = options,
+               .stats = stats,
+               .comm = MPI_COMM_NULL,
+               .path = scratch_path,
+               .fd = -1};
+  atomic_init(&ph.failed, 0);
+  int node_ranks = 0;
+  MPI_Comm node = MPI_COMM_NULL;
+  if (XIO_MPICHECK(MPI_Comm_dup(in->comm, &ph.comm), err) ||
+      XIO_MPICHECK(MPI_Comm_rank(ph.comm, &ph.rank), err) ||
+      XIO_MPICHECK(MPI_Comm_size(ph.comm, &ph.nranks), err) ||
+      XIO_MPICHECK(MPI_Comm_split_type(ph.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+                   err) ||
+      XIO_MPICHECK(MPI_Comm_size(node, &node_ranks), err) ||
+      XIO_MPICHECK(MPI_Comm_free(&node), err))
+    return -1;
+  ph.one_node = node_ranks == ph.nranks;
+  stats->setup_seconds = MPI_Wtime() - entered;
+  const int rc = run_phases(&ph, err);
+  if (ph.fd >= 0) (void)close(ph.fd);
+  xio_error ignored; /* the outcome is decided; a stale scratch file is made anew */
+  (void)xio_on_root(ph.comm, remove_scratch, (void *)scratch_path, &ignored);
+  xio_codec_scratches_free(&ph.scratch);
+  free(ph.piece_at);
+  free(ph.place);
+  (void)MPI_Comm_free(&ph.comm);
+  return rc;
+}

@@ -1,0 +1,39 @@
+/* A rechunk moved in two phases through a scratch file (phases_plan.h),
+ * where the pass engine (h5_transpose.h) could write the output's chunks
+ * only in parts: every chunk of the intermediate and of the output is
+ * encoded once, on every thread of every rank, and written once.
+ *
+ * The scratch file is xpose's own, beside the output: each batch's pieces
+ * at the batch's place, each piece encoded with shuffle and deflate at
+ * level 1 (a fast codec: a third of the values' size on climate fields),
+ * their places and sizes exchanged between the phases.  The output's
+ * chunks are written as stored by rank 0, their one writer
+ * (chunk_writer.h).
+ *
+ * The checksums are those of the pass engine: of every value read, keyed
+ * by its position, which in a rechunk is its position in the output too,
+ * so that reading the output back proves it holds them. */
+#ifndef XIO_RECHUNK_PHASES_H
+#define XIO_RECHUNK_PHASES_H
+
+#include "h5_transpose.h"
+#include "phases_plan.h"
+
+/* Collective.  1 where in -> out (in->shape.rechunk: axis 0's records are
+ * its rows) goes in phases: its chunks written by the codec, no pass of
+ * options' budget giving every rank whole output chunks, and the phases'
+ * plan (*plan) fitting the budget; else 0, plan->least_budget set where
+ * a plan was tried.  A resumed grid the pass engine planned keeps to it.
+ * -1 with a message. */
+int xio_phases_wanted(const xio_matrix *in, const xio_matrix *out,
+                      const xio_transpose_options *options, xio_phases_plan *plan, xio_error *err);
+
+/* Collective.  in -> out as planned, through the file scratch_path (made
+ * anew, removed however the move ends).  Returns as xio_transpose does:
+ * stats->done is one pass of the whole matrix, done or not (a stopped or
+ * killed move starts over when resumed). */
+int xio_rechunk_in_phases(const xio_matrix *in, xio_matrix *out, const char *scratch_path,
+                          const xio_phases_plan *plan, const xio_transpose_options *options,
+                          xio_transpose_stats *stats, xio_error *err);
+
+#endif
