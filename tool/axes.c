@@ -261,12 +261,8 @@ int tool_axes_moves(int ndims, const int *order, const int64_t *dims, int max_mo
   return depth;
 }
 
-tool_move tool_rechunk_move(int ndims, const int64_t *lengths) {
-  tool_move move = {.lead = 0, .split = 1, .trail = 2, .rechunk = 1};
-  double inside = 1;
-  for (int i = 2; lengths && i < ndims; i++) inside *= (double)lengths[i];
-  if (ndims == 2 || inside > (double)(4 << 20)) move.trail = ndims;
-  return move;
+tool_move tool_rechunk_move(int ndims) {
+  return (tool_move){.lead = 0, .split = 1, .trail = ndims, .rechunk = 1};
 }
 
 int tool_axes_plan(int ndims, const char *const *names, const int64_t *lengths, const char *axes,
@@ -292,7 +288,7 @@ int tool_axes_plan(int ndims, const char *const *names, const int64_t *lengths, 
   const int count = tool_axes_moves(ndims, order, lengths, TOOL_MAX_MOVES, moves);
   const char *option = axes ? "axes" : "dims", *list = axes ? axes : dims;
   if (count == 0 && rechunk != TOOL_RECHUNK_NEVER) {
-    moves[0] = tool_rechunk_move(ndims, lengths);
+    moves[0] = tool_rechunk_move(ndims);
     return 1;
   }
   if (count == 0)

@@ -45,11 +45,15 @@ int tool_axes_plan(int ndims, const char *const *names, const int64_t *lengths, 
                    const char *dims, tool_rechunk rechunk, const char *shown, int *order,
                    tool_move *moves, char *error, size_t error_size);
 
-/* Local.  The move that rechunks a dataset of these axes' lengths: folded
- * at 0, 1, 2 (its first axis read in slabs, its second written in them,
- * the rest inside each element), or at 0, 1, ndims where the elements would
- * pass 4 Mi values. */
-tool_move tool_rechunk_move(int ndims, const int64_t *lengths);
+/* Local.  The move that rechunks a dataset of ndims axes: folded at 0, 1,
+ * ndims, its first axis read in slabs and the others written in them as
+ * single values, so that any chunk holds whole elements (the read-back
+ * sums chunk by chunk) and a rechunk in phases (rechunk_phases.h) keys
+ * its sums as the passes do.  Faster than whole rows of the trailing axes
+ * as elements, too: 7300 x 90 x 180 float32 into 7300 x 16 x 16 chunks,
+ * 2-core VM, 1 rank 8.1 s -> 7.6 s, 2 ranks 5.0-5.7 s -> 4.6-4.8 s
+ * (tests/bench/RESULTS.md). */
+tool_move tool_rechunk_move(int ndims);
 
 /* Local.  The fewest moves that make `order` (order[i]: the input axis
  * that becomes axis i), each of the dataset as the moves before it left
