@@ -27,7 +27,7 @@ struct xio_chunk_writer {
   xio_filters filters;
   int64_t chunk[XIO_MAX_DIMS];
   size_t chunk_bytes, bound; /* a chunk's values, and the most they encode to */
-  unsigned char *fill;       /* a chunk of the fill value: edge chunks start as it */
+  unsigned char *fill;       /* the fill value: edge chunks start as it */
   xio_codec_scratches scratch;
   /* A block's encoded chunks: chunk k's record is its origin, then its
    * length; their bytes one after another in `arena`. */
@@ -68,17 +68,18 @@ int xio_chunk_writer_usable(hid_t dcpl, size_t type_size, char *why, size_t why_
   return usable;
 }
 
-/* Local.  A chunk of the dataset's fill value (its default, zeros, where
- * its creator set none), as HDF5 fills what an edge chunk holds past the
- * dataset's end. */
+/* Local.  The dataset's fill value (its default, zeros, where its creator
+ * set none), as HDF5 fills what an edge chunk holds past the dataset's
+ * end. */
 static int make_fill(xio_chunk_writer *w, hid_t dcpl, hid_t type) {
-  unsigned char *value = calloc(1, w->type_size);
-  w->fill = xio_host_alloc(w->chunk_bytes);
-  int rc = value && w->fill && H5Pget_fill_value(dcpl, type, value) >= 0 ? 0 : -1;
-  for (size_t at = 0; rc == 0 && at < w->chunk_bytes; at += w->type_size)
-    memcpy(w->fill + at, value, w->type_size);
-  free(value);
-  return rc;
+  w->fill = calloc(1, w->type_size);
+  return w->fill && H5Pget_fill_value(dcpl, type, w->fill) >= 0 ? 0 : -1;
+}
+
+void xio_chunk_writer_fill(const xio_chunk_writer *w, unsigned char *chunk) {
+  memcpy(chunk, w->fill, w->type_size);
+  for (size_t done = w->type_size; done < w->chunk_bytes; done *= 2) /* doubling copies */
+    memcpy(chunk + done, chunk, done < w->chunk_bytes - done ? done : w->chunk_bytes - done);
 }
 
 int xio_chunk_writer_open(const xio_chunked_dataset *d, xio_chunk_writer **writer, xio_error *err) {
@@ -154,7 +155,7 @@ static int encode_chunk(void *arg, int64_t k, int worker) {
   xio_codec_scratch *s = xio_codec_scratches_get(&w->scratch, worker);
   unsigned char *values = s ? xio_codec_scratch_buffer(s, w->chunk_bytes) : NULL;
   if (!values) return encode_failed(e, "out of memory");
-  if (xio_chunk_box_at_edge(&e->box, origin)) memcpy(values, w->fill, w->chunk_bytes);
+  if (xio_chunk_box_at_edge(&e->box, origin)) xio_chunk_writer_fill(w, values);
   xio_chunk_box_copy(&e->box, origin, values, (unsigned char *)e->buf, 0);
   size_t size = 0;
   if (xio_chunk_encode(&w->filters, values, w->chunk_bytes, w->arena + (size_t)k * w->bound,
@@ -394,4 +395,3 @@ int xio_chunk_writer_write_chunks(xio_chunk_writer *w, hid_t dset, int64_t count
   return store_everyone(w, dset, rc ? 0 : count, bytes, rc, encoded, err);
 }
 
-const unsigned char *xio_chunk_writer_fill(const xio_chunk_writer *w) { return w->fill; }

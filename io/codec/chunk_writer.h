@@ -68,8 +68,9 @@ int xio_chunk_writer_write_chunks(xio_chunk_writer *writer, hid_t dset, int64_t 
                                   const int64_t *origins, unsigned char *const *values,
                                   xio_error *err);
 
-/* Local.  A whole chunk of the dataset's fill value. */
-const unsigned char *xio_chunk_writer_fill(const xio_chunk_writer *writer);
+/* Local.  `chunk` (a whole chunk's bytes) filled with the dataset's fill
+ * value. */
+void xio_chunk_writer_fill(const xio_chunk_writer *writer, unsigned char *chunk);
 
 /* This rank's time encoding, and (rank 0) storing, and the bytes stored. */
 void xio_chunk_writer_times(const xio_chunk_writer *writer, double *encode_seconds,

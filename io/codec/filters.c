@@ -53,7 +53,7 @@ struct xio_codec_scratch {
   xio_deflater *deflater;
   int level; /* the deflater's */
   unsigned char *work[2], *extra;
-  size_t work_bytes, extra_bytes;
+  size_t work_size[2], extra_bytes;
 };
 
 xio_codec_scratch *xio_codec_scratch_new(void) { return calloc(1, sizeof(xio_codec_scratch)); }
@@ -100,14 +100,19 @@ void xio_codec_scratches_free(xio_codec_scratches *set) {
 }
 
 /* Two work buffers of at least `bytes` each. */
-static int work_buffers(xio_codec_scratch *s, size_t bytes) {
-  if (s->work_bytes >= bytes) return 0;
-  for (int i = 0; i < 2; i++) {
-    free(s->work[i]);
-    s->work[i] = xio_host_alloc(bytes);
+/* Work buffer k (0 or 1) of at least `bytes`, kept for the next chunk:
+ * NULL when out of memory. */
+static unsigned char *work_buffer(xio_codec_scratch *s, int k, size_t bytes) {
+  if (s->work_size[k] < bytes) {
+    free(s->work[k]);
+    s->work[k] = xio_host_alloc(bytes);
+    s->work_size[k] = s->work[k] ? bytes : 0;
   }
-  s->work_bytes = s->work[0] && s->work[1] ? bytes : 0;
-  return s->work_bytes ? 0 : -1;
+  return s->work[k];
+}
+
+static int work_buffers(xio_codec_scratch *s, size_t bytes) {
+  return work_buffer(s, 0, bytes) && work_buffer(s, 1, bytes) ? 0 : -1;
 }
 
 /* Values of `size` bytes, a constant where inlined: the compiler then
@@ -230,12 +235,13 @@ int xio_chunk_decode(const xio_filters *f, unsigned mask, const unsigned char *s
     } else { /* deflate: to the size that went into it, where known */
       const size_t want = sizes[i];
       size_t got = 0;
-      const xio_inflate_result r = xio_inflate(s->inflater, now, have, next, s->work_bytes, &got);
+      const size_t capacity = s->work_size[next == s->work[1]];
+      const xio_inflate_result r = xio_inflate(s->inflater, now, have, next, capacity, &got);
       if (r != XIO_INFLATED || (want && got != want)) {
         if (r == XIO_INFLATE_BAD)
           snprintf(why, why_size, "do not inflate");
         else if (r == XIO_INFLATE_LONG)
-          snprintf(why, why_size, "inflate to more than %zu bytes, not %zu", s->work_bytes,
+          snprintf(why, why_size, "inflate to more than %zu bytes, not %zu", capacity,
                    want ? want : chunk_bytes);
         else
           snprintf(why, why_size, "inflate to %zu bytes, not %zu", got, want ? want : chunk_bytes);
@@ -273,11 +279,15 @@ static xio_deflater *deflater_for(xio_codec_scratch *s, int level) {
 int xio_chunk_encode(const xio_filters *f, const unsigned char *values, size_t chunk_bytes,
                      unsigned char *out, size_t room, size_t *size, xio_codec_scratch *s) {
   const size_t bound = xio_chunk_encode_bound(f, chunk_bytes);
-  if (work_buffers(s, bound)) return -1;
   const unsigned char *now = values;
   size_t have = chunk_bytes;
   for (int i = 0; i < f->count; i++) {
-    unsigned char *next = now == s->work[0] ? s->work[1] : s->work[0];
+    /* the last filter straight into out, where its worst case fits: one
+     * chunk's buffer less on each thread (a rechunk's whole-series chunks
+     * are megabytes) */
+    const int last = i + 1 == f->count && room >= bound;
+    unsigned char *next = last ? out : work_buffer(s, now == s->work[0], bound);
+    if (!next) return -1;
     if (f->id[i] == H5Z_FILTER_FLETCHER32) {
       const uint32_t sum = fletcher32(now, have);
       if (now != next) memcpy(next, now, have);
@@ -289,14 +299,14 @@ int xio_chunk_encode(const xio_filters *f, const unsigned char *values, size_t c
     } else {
       xio_deflater *d = deflater_for(s, (int)f->value[i]);
       if (!d) return -1;
-      const size_t packed = xio_deflate(d, now, have, next, s->work_bytes);
+      const size_t packed = xio_deflate(d, now, have, next, bound);
       if (!packed) return -1; /* the bound holds: only a failed allocation lands here */
       have = packed;
     }
     now = next;
   }
   if (have > room) return -1;
-  memcpy(out, now, have);
+  if (now != out) memcpy(out, now, have);
   *size = have;
   return 0;
 }
