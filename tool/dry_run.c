@@ -17,6 +17,7 @@
 #include "pass_io.h"
 #include "pass_plan.h"
 #include "raw_dataset.h"
+#include "rechunk_phases.h"
 #include "report.h"
 #include "sample_rates.h"
 #include "size.h"
@@ -46,6 +47,35 @@ static int on_one_node(MPI_Comm comm, int nranks, xio_error *err) {
   return XIO_MPICHECK(MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_MIN, comm), err) ? -1 : all;
 }
 
+/* Local.  A rechunk in two phases (rechunk_phases.h), planned into
+ * `text` (and the JSON); its scratch file counted. */
+static int plan_phases(const transpose_run *run, const xio_phases_plan *p, plan_totals *t,
+                       char *text, size_t size) {
+  char scratch[32], least[32];
+  tool_format_bytes(p->scratch_bytes, scratch, sizeof scratch);
+  tool_format_bytes(p->least_budget, least, sizeof least);
+  const size_t used = strlen(text);
+  snprintf(text + used, size - used,
+           "in two phases through %.1000s (at most %s): %lld slab(s) of %lld record(s) cut into "
+           "pieces, then %lld output chunk(s) gathered, %lld at once per rank (--memory %s at "
+           "least)",
+           scratch_path(run, 0), scratch, (long long)p->batches, (long long)p->batch,
+           (long long)p->chunks, (long long)p->chunks_at_once, least);
+  if (p->scratch_bytes > t->scratch) t->scratch = p->scratch_bytes;
+  t->storage += 2 * p->scratch_bytes; /* written, read */
+  if (t->json) {
+    tool_json_object_begin(t->json);
+    tool_json_string(t->json, "io", "two phases");
+    tool_json_int(t->json, "slabs", (long long)p->batches);
+    tool_json_int(t->json, "slab_records", (long long)p->batch);
+    tool_json_int(t->json, "chunks_at_once", (long long)p->chunks_at_once);
+    tool_json_int(t->json, "scratch_bytes", (long long)p->scratch_bytes);
+    tool_json_int(t->json, "least_memory_bytes", (long long)p->least_budget);
+    tool_json_object_end(t->json);
+  }
+  return 0;
+}
+
 /* Local.  Move j of run->in's order planned into `text` (and the JSON):
  * its passes as xio_transpose would plan them, into `dst` (described). */
 static int plan_move(transpose_run *run, const xio_transpose_options *topt, int j, int one_node,
@@ -61,6 +91,10 @@ static int plan_move(transpose_run *run, const xio_transpose_options *topt, int 
   int raw = one_node && !run->opt->io_mpi_only && !src.shape.rechunk && !dst->chunked &&
             (j > 0 || xio_raw_usable(&run->in, &base));
   const int codec = !raw && xio_pass_codec_writes(&src, dst, &planned, run->nranks);
+  xio_phases_plan phases;
+  const int phased =
+      run->moves == 1 ? xio_phases_planned(&src, dst, &planned, run->nranks, &phases, err) : 0;
+  if (phased) return phased < 0 ? -1 : plan_phases(run, &phases, t, text, size);
   xio_pass_grid grid;
   int64_t unit = 1;
   if (xio_pass_plan_with_codec(&src, dst, &planned, run->nranks, codec, &raw, &grid, &unit, err))

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "h5_one_writer.h"
 #include "h5_scales.h"
 #include "h5_verify.h"
 #include "input_view.h"
@@ -15,6 +16,7 @@
 #include "passes.h"
 #include "rechunk_phases.h"
 #include "report.h"
+#include "size.h"
 #include "stop_signals.h"
 #include "summary.h"
 
@@ -227,14 +229,34 @@ int tool_begin_move(transpose_run *run, int resuming, xio_error *err) {
   return 0;
 }
 
+/* Collective.  Whether run->src -> run->dst goes in two phases (plan):
+ * planned so, and its one writer can take the output.  A budget under
+ * what the phases need is said, with what they need. */
+static int moves_in_phases(transpose_run *run, const xio_transpose_options *topt,
+                           xio_phases_plan *plan, xio_error *err) {
+  if (run->moves != 1) return 0; /* the scratch file's name is a move's */
+  const int planned = xio_phases_planned(run->src, run->dst, topt, run->nranks, plan, err);
+  if (planned < 0) return -1;
+  if (!planned && plan->least_budget > topt->memory_budget) {
+    char given[32], least[32];
+    tool_format_bytes(topt->memory_budget, given, sizeof given);
+    tool_format_bytes(plan->least_budget, least, sizeof least);
+    tool_report_note("%s: no pass of --memory %s holds whole output chunks, and the two phases "
+                     "that would write each once need %s per rank: its chunks are written in "
+                     "parts, each again for every pass (slow); --memory %s or more avoids that",
+                     run->in.dataset, given, least, least);
+  }
+  const int alone = planned ? xio_one_writer_possible(run->dst, err) : 0;
+  return alone < 0 ? -1 : planned && alone;
+}
+
 /* Collective.  Move run->move of the dataset: by the pass engine, or a
  * rechunk no pass holds whole output chunks of in two phases, through a
  * scratch file (the one move has no other). */
 static int move_once(transpose_run *run, const xio_transpose_options *topt,
                      xio_transpose_stats *stats, xio_error *err) {
   xio_phases_plan plan;
-  const int phased =
-      run->moves == 1 ? xio_phases_wanted(run->src, run->dst, topt, &plan, err) : 0;
+  const int phased = moves_in_phases(run, topt, &plan, err);
   if (phased < 0) return -1;
   if (!phased) return xio_transpose(run->src, run->dst, topt, stats, err);
   tool_say_phases(run, &plan);

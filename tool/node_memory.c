@@ -145,3 +145,13 @@ uint64_t tool_budget_floor(uint64_t budget, uint64_t bytes, int nranks) {
   const uint64_t kib = (uint64_t)1 << 10;
   return budget >= least ? budget : (least + kib - 1) / kib * kib;
 }
+
+uint64_t tool_resident_bytes(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  unsigned long long kib = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "VmRSS: %llu kB", &kib) == 1) break;
+  if (f) fclose(f);
+  return (uint64_t)kib << 10;
+}

@@ -43,4 +43,9 @@ enum { TOOL_MOST_PASSES = 10000 };
  * `budget` itself where it does, else a larger one. */
 uint64_t tool_budget_floor(uint64_t budget, uint64_t bytes, int nranks);
 
+/* Local.  This process's resident memory now (0 where the system does not
+ * say): before the passes, what the libraries (MPI, HDF5, netCDF-C) and
+ * the open files hold beside the budget of xpose's own buffers. */
+uint64_t tool_resident_bytes(void);
+
 #endif

@@ -11,6 +11,7 @@
 #include "h5_verify.h"
 #include "moves.h"
 #include "pass_plan.h"
+#include "rechunk_phases.h"
 #include "report.h"
 #include "size.h"
 #include "stop_signals.h"
@@ -129,27 +130,42 @@ static void note_storage_kept(const transpose_run *run) {
         run->output.partial_path, kept, asked[0] ? asked : "refused");
 }
 
+/* Collective.  Whether the record's passes fit this run's budget (moved
+ * in phases, its one pass of the whole matrix needs no more than the
+ * phases' plan: rechunk_phases.h); where not, 0 with why. */
+static int fits_budget(const transpose_run *run, const xio_transpose_options *topt,
+                       const xio_matrix *source, xio_error *err) {
+  const char *partial = run->output.partial_path;
+  const xio_pass_grid *grid = &run->record.progress.grid;
+  const uint64_t budget = xio_transpose_budget(topt);
+  xio_transpose_options resumed = *topt;
+  resumed.resume_from = &run->record.progress;
+  xio_phases_plan plan;
+  if (xio_pass_grid_fits(grid, source->elem_size, run->nranks, 1, budget) ||
+      (run->moves == 1 && xio_phases_planned(run->src, run->dst, &resumed, run->nranks, &plan,
+                                             err) == 1))
+    return 1;
+  char need[32], have[32];
+  tool_format_bytes(
+      xio_pass_bytes(grid->block_rows, grid->block_cols, source->elem_size, run->nranks, 1), need,
+      sizeof need);
+  tool_format_bytes(budget, have, sizeof have);
+  xio_fail(err,
+           "cannot resume from %s: its passes need %s per rank on %d rank(s), and "
+           "this run's budget is %s; give more memory (or ranks), or --force to "
+           "start over",
+           partial, need, run->nranks, have);
+  return 0;
+}
+
 int tool_resume_partial(transpose_run *run, const xio_transpose_options *topt,
                         const char *out_dataset, xio_error *err) {
   const char *partial = run->output.partial_path, *shown = run->output.final_path;
   const xio_pass_grid *grid = &run->record.progress.grid;
-  const uint64_t budget = xio_transpose_budget(topt);
   xio_matrix source; /* what the move the record is at reads */
   if (run->record.move >= run->moves || tool_planned_source(run, run->record.move, &source, err))
     return xio_fail(err, "cannot resume from %s: its record is at move %d of an order of %d",
                     partial, run->record.move + 1, run->moves);
-  if (!xio_pass_grid_fits(grid, source.elem_size, run->nranks, 1, budget)) {
-    char need[32], have[32];
-    tool_format_bytes(
-        xio_pass_bytes(grid->block_rows, grid->block_cols, source.elem_size, run->nranks, 1), need,
-        sizeof need);
-    tool_format_bytes(budget, have, sizeof have);
-    return xio_fail(err,
-                    "cannot resume from %s: its passes need %s per rank on %d rank(s), and "
-                    "this run's budget is %s; give more memory (or ranks), or --force to "
-                    "start over",
-                    partial, need, run->nranks, have);
-  }
   int checked = 1;
   run->move = run->record.move;
   if (xio_open_existing(run->comm, partial, shown, out_dataset, 1, &run->out, err))
@@ -160,6 +176,11 @@ int tool_resume_partial(transpose_run *run, const xio_transpose_options *topt,
                     partial);
   else if (tool_begin_move(run, 1, err))
     ; /* a scratch file lost: started over */
+  else if (!fits_budget(run, topt, &source, err)) {
+    xio_error ignored;
+    xio_close(&run->out, &ignored);
+    return -1;
+  }
   else if (run->dst->filtered && !writes_whole_chunks(run, grid))
     xio_fail(err, "they cut its compressed chunks (%lld x %lld), which a new run cannot rewrite",
              (long long)run->dst->chunk_rows, (long long)run->dst->chunk_cols);

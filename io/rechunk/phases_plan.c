@@ -31,24 +31,32 @@ uint64_t xio_phases_gather_bytes(const xio_phases_plan *p, int64_t chunks, int t
   const uint64_t bound = encoded_bound(p->chunk_bytes);
   const uint64_t piece = encoded_bound(largest_piece(p, p->batch));
   const int64_t encoding = chunks < threads ? chunks : threads;
-  /* each chunk's values and its encoded bytes; each encoding thread's two
-   * work buffers; each gathering thread's piece as stored and decoded */
-  return (uint64_t)chunks * (p->chunk_bytes + bound) + (uint64_t)encoding * 2 * bound +
+  /* each chunk's values and its encoded bytes; each encoding thread's
+   * shuffled chunk (chunk_writer.h: deflated straight into place); each
+   * gathering thread's piece as stored and decoded */
+  return (uint64_t)chunks * (p->chunk_bytes + bound) + (uint64_t)encoding * bound +
          (uint64_t)threads * (3 * piece + THREAD_STATE_BYTES);
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* Whether batches of `batch` records fit `budget` in both phases (phase
+ * 2 reads their pieces, one chunk at a least). */
+static int batch_fits(xio_phases_plan *p, int64_t batch, uint64_t budget, int threads) {
+  p->batch = batch;
+  return xio_phases_batch_bytes(p, batch, threads) <= budget &&
+         xio_phases_gather_bytes(p, 1, threads) <= budget &&
+         (batch == 1 || (uint64_t)batch * p->record_bytes <= MOST_SLAB_BYTES);
+}
+
 /* The most records a batch may hold within `budget` (0: not one), in
  * whole input chunks where one fits. */
-static int64_t batch_for(const xio_phases_plan *p, uint64_t budget, int64_t run, int64_t in_chunk0,
+static int64_t batch_for(xio_phases_plan *p, uint64_t budget, int64_t run, int64_t in_chunk0,
                          int threads) {
   int64_t lo = 0, hi = run;
   while (lo < hi) { /* the largest batch that fits */
     const int64_t mid = lo + (hi - lo + 1) / 2;
-    const int fits = xio_phases_batch_bytes(p, mid, threads) <= budget &&
-                     (mid == 1 || (uint64_t)mid * p->record_bytes <= MOST_SLAB_BYTES);
-    if (fits)
+    if (batch_fits(p, mid, budget, threads))
       lo = mid;
     else
       hi = mid - 1;

@@ -4,6 +4,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* malloc_trim */
+#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,7 +183,7 @@ typedef struct {
   int64_t *origins;
   unsigned char **stored; /* each thread's piece as stored */
   size_t *stored_room;
-  const unsigned char *fill;
+  xio_chunk_writer *writer; /* its fill value */
 } gather_job;
 
 /* Local.  Piece (b, t) read, decoded and copied into chunk `values` of
@@ -226,7 +229,7 @@ static int gather_chunk(void *arg, int64_t k, int worker) {
   origin[0] = run * p->chunk[0];
   int edge = origin[0] + p->chunk[0] > p->dims[0];
   for (int a = 1; a < p->ndims; a++) edge |= extent[a] < p->chunk[a];
-  if (edge) memcpy(g->values[k], g->fill, (size_t)p->chunk_bytes);
+  if (edge) xio_chunk_writer_fill(g->writer, g->values[k]);
   memcpy(g->origins + k * p->ndims, origin, sizeof *origin * (size_t)p->ndims);
   xio_error err;
   for (int64_t b = run * p->per_run; b < (run + 1) * p->per_run; b++)
@@ -240,7 +243,7 @@ static int phase_two(phases *ph, xio_chunk_writer *writer, xio_error *err) {
   const xio_phases_plan *p = ph->p;
   const double began = MPI_Wtime();
   const int64_t g_n = p->chunks_at_once, threads = xio_pool_threads();
-  gather_job g = {.ph = ph, .fill = xio_chunk_writer_fill(writer)};
+  gather_job g = {.ph = ph, .writer = writer};
   g.values = calloc((size_t)g_n, sizeof *g.values);
   g.origins = malloc(sizeof *g.origins * (size_t)(g_n * p->ndims));
   g.stored = calloc((size_t)threads, sizeof *g.stored);
@@ -275,30 +278,25 @@ static int phase_two(phases *ph, xio_chunk_writer *writer, xio_error *err) {
 
 /* ---- the move ---- */
 
-int xio_phases_wanted(const xio_matrix *in, const xio_matrix *out,
-                      const xio_transpose_options *options, xio_phases_plan *plan, xio_error *err) {
+int xio_phases_planned(const xio_matrix *in, const xio_matrix *out,
+                       const xio_transpose_options *options, int nranks, xio_phases_plan *plan,
+                       xio_error *err) {
   memset(plan, 0, sizeof *plan);
   const xio_progress *resumed = options->resume_from;
   if (!in->shape.rechunk || in->shape.lead != 0 || in->shape.split != 1 || in->items != 1 ||
       !out->codec || out->shape.ndims != in->shape.ndims ||
-      options->config.backend == XPOSE_BACKEND_CUDA || /* its passes hold the GPU's budget */
       (resumed && (resumed->grid.row_passes != 1 || resumed->grid.col_passes != 1)))
     return 0;
-  int nranks, raw = 0;
+  int raw = 0;
   int64_t unit = 1;
   xio_pass_grid grid;
   xio_transpose_options fresh = *options;
   fresh.resume_from = NULL;
-  if (XIO_MPICHECK(MPI_Comm_size(in->comm, &nranks), err) ||
-      xio_pass_plan_with_codec(in, out, &fresh, nranks, 1, &raw, &grid, &unit, err))
-    return -1;
+  if (xio_pass_plan_with_codec(in, out, &fresh, nranks, 1, &raw, &grid, &unit, err)) return -1;
   if (unit > 1) return 0; /* the passes give every rank whole chunks */
-  const int fits =
-      xio_phases_plan_make(in->shape.ndims, in->shape.dims, out->chunk_dims, in->type_size,
-                           in->chunked ? in->chunk_dims[0] : 1, options->memory_budget, nranks,
-                           xio_pool_threads(), plan) == 0;
-  const int one_writer = fits ? xio_one_writer_possible(out, err) : 0;
-  return one_writer < 0 ? -1 : fits && one_writer;
+  return xio_phases_plan_make(in->shape.ndims, in->shape.dims, out->chunk_dims, in->type_size,
+                              in->chunked ? in->chunk_dims[0] : 1, options->memory_budget, nranks,
+                              xio_pool_threads(), plan) == 0;
 }
 
 static int remove_scratch(void *path, xio_error *err) {
@@ -405,6 +403,9 @@ int xio_rechunk_in_phases(const xio_matrix *in, xio_matrix *out, const char *scr
   stats->summed_by = "the main thread";
   const int64_t rows = xio_item_rows(in);
   stats->done.grid = (xio_pass_grid){in->items, rows, in->cols, 1, 1, rows, in->cols};
+  const uint64_t slabs = xio_phases_batch_bytes(plan, plan->batch, xio_pool_threads()),
+                 chunks = xio_phases_gather_bytes(plan, plan->chunks_at_once, xio_pool_threads());
+  stats->buffer_bytes = slabs > chunks ? slabs : chunks;
   if (options->resume_from && options->resume_from->passes_done == 1) {
     stats->done = *options->resume_from; /* done before the stop */
     return 0;
@@ -438,5 +439,11 @@ int xio_rechunk_in_phases(const xio_matrix *in, xio_matrix *out, const char *scr
   free(ph.piece_at);
   free(ph.place);
   (void)MPI_Comm_free(&ph.comm);
+#ifdef __GLIBC__
+  /* the chunks' buffers back to the system: glibc keeps freed ones of a few
+   * MiB in its heap, where they stayed resident beside the next dataset's
+   * passes (a whole file at --memory 28M peaked 131 MiB, tas alone 69) */
+  (void)malloc_trim(0);
+#endif
   return rc;
 }

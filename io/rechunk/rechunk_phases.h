@@ -19,17 +19,21 @@
 #include "h5_transpose.h"
 #include "phases_plan.h"
 
-/* Collective.  1 where in -> out (in->shape.rechunk: axis 0's records are
- * its rows) goes in phases: its chunks written by the codec, no pass of
- * options' budget giving every rank whole output chunks, and the phases'
- * plan (*plan) fitting the budget; else 0, plan->least_budget set where
- * a plan was tried.  A resumed grid the pass engine planned keeps to it.
- * -1 with a message. */
-int xio_phases_wanted(const xio_matrix *in, const xio_matrix *out,
-                      const xio_transpose_options *options, xio_phases_plan *plan, xio_error *err);
+/* Local (every rank plans the same).  1 where in -> out (a rechunk: axis
+ * 0's records are in's rows) goes in phases on `nranks` ranks: its chunks
+ * written by the codec, no pass of options' budget giving every rank
+ * whole output chunks (pass_io.h), and the phases' plan (*plan) fitting
+ * the budget.  Else 0, plan->least_budget set (over the budget) where
+ * the phases were planned and do not fit.  A resumed grid the pass engine
+ * planned keeps to it.  -1 with a message. */
+int xio_phases_planned(const xio_matrix *in, const xio_matrix *out,
+                       const xio_transpose_options *options, int nranks, xio_phases_plan *plan,
+                       xio_error *err);
 
-/* Collective.  in -> out as planned, through the file scratch_path (made
- * anew, removed however the move ends).  Returns as xio_transpose does:
+/* Collective, out open for writing on every rank with no other object of
+ * its file open (its one writer takes it: h5_one_writer.h).  in -> out as
+ * planned, through the file scratch_path (made anew, removed however the
+ * move ends).  Returns as xio_transpose does:
  * stats->done is one pass of the whole matrix, done or not (a stopped or
  * killed move starts over when resumed). */
 int xio_rechunk_in_phases(const xio_matrix *in, xio_matrix *out, const char *scratch_path,
