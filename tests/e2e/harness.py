@@ -61,6 +61,21 @@ def finish(proc, timeout=TIMEOUT):
     return Result(proc.returncode, out, err)
 
 
+def ranks_of(proc):
+    """The rank processes under a started mpirun."""
+    out = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def wait_for_session_end(proc, timeout=60):
+    """Orphaned ranks of a killed mpirun notice and end; then none is left."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and subprocess.run(
+            ["pgrep", "-s", str(proc.pid)], capture_output=True).returncode == 0:
+        time.sleep(0.1)
+    subprocess.run(["pkill", "-9", "-s", str(proc.pid)])
+
+
 def with_environment(extra):
     """This process's environment with `extra` (a dict, or None) on top."""
     return {**os.environ, **(extra or {})}

@@ -21,8 +21,9 @@ import unittest
 import h5py
 import numpy as np
 
-from harness import (XPOSE, ToolTestCase, digest, finish, pattern, resume_record,
-                     set_end_of_allocation, start, wait_for_record, with_environment)
+from harness import (XPOSE, ToolTestCase, digest, finish, pattern, ranks_of, resume_record,
+                     set_end_of_allocation, start, wait_for_record, wait_for_session_end,
+                     with_environment)
 
 OK, ERROR, USAGE, VERIFY, STOPPED = 0, 1, 2, 3, 4
 SEED = int(os.environ.get("XPOSE_TEST_SEED", "22"))
@@ -31,21 +32,6 @@ SLOW = ["--memory", "8K", "--checkpoint", "0"]
 # mpirun's default: SIGKILL a second after the SIGTERM it sends (the suite
 # sets 0 elsewhere, to tear failed jobs down fast).
 MPIRUN_DEFAULTS = {"OMPI_MCA_odls_base_sigkill_timeout": "1"}
-
-
-def ranks_of(proc):
-    """The rank processes under a started mpirun."""
-    out = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
-
-
-def wait_for_session_end(proc, timeout=60):
-    """Orphaned ranks of a killed mpirun notice and end; then none is left."""
-    deadline = time.time() + timeout
-    while time.time() < deadline and subprocess.run(
-            ["pgrep", "-s", str(proc.pid)], capture_output=True).returncode == 0:
-        time.sleep(0.1)
-    subprocess.run(["pkill", "-9", "-s", str(proc.pid)])
 
 
 class Hostile(ToolTestCase):

@@ -1,0 +1,201 @@
+"""End to end: rechunks whose output chunks no pass of the budget holds
+whole, moved in two phases through a scratch file (io/rechunk/): every
+value and chunk checked by h5py and netCDF4-python, odd shapes, 4 axes,
+1 to 3 ranks (some owning nothing), whole netCDF-4 files, a full disk,
+stops and kills in either phase resumed, and nothing left behind."""
+
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+import h5py
+import numpy as np
+
+from harness import (XPOSE, ToolTestCase, finish, ranks_of, start, wait_for_session_end,
+                     with_environment)
+
+try:
+    import netCDF4
+except ImportError:  # Debian's python3-netcdf4; jobs/setup.sh installs it
+    netCDF4 = None
+
+STOPPED = 4
+WRITE_FAULT = os.environ.get("XPOSE_WRITE_FAULT", "")
+PHASES = "rechunked in two phases"
+
+
+def field(shape, seed=0):
+    """Smooth float32 values with noise, as model output (not a pattern
+    deflate folds to nothing)."""
+    rng = np.random.default_rng(seed)
+    return (250 + np.cumsum(rng.standard_normal(shape), axis=-1)).astype("<f4")
+
+
+class Phases(ToolTestCase):
+    def write_records(self, a, chunks=None, **kwargs):
+        """in.h5:/c with one record (position of axis 0) a chunk, deflated."""
+        chunks = chunks or (1, *a.shape[1:])
+        with h5py.File(self.path("in.h5"), "w") as f:
+            f.create_dataset("c", data=a, chunks=chunks, compression="gzip", shuffle=True,
+                             fillvalue=np.array(1e20, a.dtype) if a.dtype.kind == "f" else 0,
+                             **kwargs)
+            f["c"].attrs["units"] = "K"
+
+    def rechunk(self, ranks, layout, memory, *extra, phases=True):
+        """in.h5:/c rechunked into out.h5 with -v; its values and chunks
+        checked, and whether it went in phases."""
+        result = self.xpose(ranks, "-v", "--force", "--memory", memory, "--axes",
+                            ",".join(str(i) for i in range(len(layout))), "--layout",
+                            "chunked=" + "x".join(map(str, layout)), *extra, "in.h5:/c", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertEqual(PHASES in result.stderr, phases, result)
+        with h5py.File(self.path("in.h5"), "r") as a, h5py.File(self.path("out.h5"), "r") as b:
+            self.assertEqual(b["c"].chunks, tuple(layout), result)
+            self.assertEqual(b["c"].compression, "gzip")
+            self.assertTrue(b["c"].shuffle)
+            self.assertEqual(b["c"].fillvalue, a["c"].fillvalue)
+            self.assertTrue(np.array_equal(b["c"][...], a["c"][...]), f"values differ\n{result}")
+            self.assertEqual(b["c"].attrs["units"], "K")
+        self.assertEqual(self.leftovers(), [])
+        return result
+
+    def test_shapes_types_and_ranks(self):
+        # whole-series chunks; a series chunk that does not divide the
+        # records; tiles cut at both edges; 8-byte values; input chunks of
+        # several records; 4 axes
+        cases = [
+            ((400, 48, 64), "<f4", None, (400, 8, 8)),
+            ((397, 45, 61), "<f4", None, (150, 8, 16)),
+            ((203, 31, 37), "<f8", (7, 31, 37), (203, 5, 9)),
+            ((120, 3, 30, 40), "<f4", None, (120, 1, 8, 8)),
+        ]
+        for shape, dtype, chunks, layout in cases:
+            self.write_records(field(shape).astype(dtype), chunks)
+            for ranks in (1, 2, 3):
+                with self.subTest(shape=shape, ranks=ranks):
+                    self.rechunk(ranks, layout, "3M")
+
+    def test_whole_chunks_still_take_the_passes(self):
+        self.write_records(field((100, 20, 30)))
+        self.rechunk(2, (100, 4, 5), "1G", phases=False)  # a pass holds them whole
+
+    def test_verify_and_plan_name_the_phases(self):
+        self.write_records(field((400, 48, 64)))
+        self.rechunk(2, (400, 8, 8), "3M")
+        result = self.xpose(2, "verify", "in.h5:/c", "out.h5:/c")
+        self.assertEqual(result.returncode, 0, result)
+        with h5py.File(self.path("out.h5"), "r+") as f:
+            f["c"][399, 47, 63] += 1
+        self.assertEqual(self.xpose(2, "verify", "in.h5:/c", "out.h5:/c").returncode, 3)
+
+    def with_fault(self, **fault):
+        if not WRITE_FAULT:
+            self.skipTest("the write-fault shim was not built")
+        return {"LD_PRELOAD": WRITE_FAULT, "XPOSE_ABORT_TIMEOUT": "2",
+                **{f"WRITE_FAULT_{k.upper()}": str(v) for k, v in fault.items()}}
+
+    def test_scratch_space_and_write_faults(self):
+        self.write_records(field((2000, 48, 64)))
+        args = ("--memory", "3M", "--axes", "0,1,2", "--layout", "chunked=2000x8x8", "in.h5:/c")
+        with self.small_file_system("12m") as mnt:  # under the scratch file's 25 MB at most
+            result = self.xpose(2, *args, os.path.join(mnt, "out.h5"))
+            self.assertEqual(result.returncode, 1, result)
+            self.assertIn("its scratch file", result.stderr)
+            self.assertEqual(os.listdir(mnt), [], result)
+        for path, error in (("xpose-scratch-1", "ENOSPC"), ("xpose-scratch-1", "EIO"),
+                            ("xpose-partial", "ENOSPC")):
+            with self.subTest(path=path, error=error):
+                env = self.with_fault(path=path, after=2 << 20, errno=error)
+                result = self.xpose(2, *args, "out.h5", env=env)
+                self.assertEqual(result.returncode, 1, result)
+                self.assertFalse(os.path.exists(self.path("out.h5")))
+                self.assertEqual(self.leftovers(), [], result)
+
+    def stopped_then_resumed(self, how, phase):
+        """A run stopped (SIGUSR1) or killed (SIGKILL) in phase 1 or 2 (its
+        writes there slowed down: tests/fault/write_fault.c), then the same
+        command with --resume: the exact output."""
+        a = field((1500, 48, 64))
+        self.write_records(a)
+        args = [XPOSE, "-v", "--memory", "3M", "--axes", "0,1,2", "--layout",
+                "chunked=1500x8x8", "in.h5:/c", "out.h5"]
+        slowed = "xpose-scratch-1" if phase == 1 else "xpose-partial"
+        env = with_environment(self.with_fault(path=slowed, delay_us=100000))
+        proc = start(2, args, cwd=self.dir, env=env)
+        scratch = self.path("out.h5.xpose-scratch-1")
+        deadline, size, still = time.time() + 60, -1, 0
+        while time.time() < deadline and proc.poll() is None:
+            now = os.stat(scratch).st_size if os.path.exists(scratch) else -1
+            still = still + 1 if now == size and now > 0 else 0
+            size = now
+            if (phase == 1 and size > 0) or (phase == 2 and still >= 30):
+                break  # phase 1 has written; or its file has stopped growing
+            time.sleep(0.01)
+        for pid in ranks_of(proc) if how == signal.SIGKILL else [proc.pid]:
+            os.kill(pid, how)
+        result = finish(proc)
+        wait_for_session_end(proc)
+        self.assertIn(result.returncode, (STOPPED, -how, 137), result)
+        self.assertFalse(os.path.exists(self.path("out.h5")))
+        result = self.xpose(3, "--resume", *args[1:])
+        self.assertEqual(result.returncode, 0, result)
+        with h5py.File(self.path("out.h5"), "r") as f:
+            self.assertTrue(np.array_equal(f["c"][...], a))
+            self.assertEqual(f["c"].chunks, (1500, 8, 8))
+        self.assertEqual(self.leftovers(), [])
+
+    def test_stop_then_resume(self):
+        for phase in (1, 2):
+            with self.subTest(phase=phase):
+                self.stopped_then_resumed(signal.SIGUSR1, phase)
+                os.remove(self.path("out.h5"))
+
+    def test_kill_then_resume(self):
+        for phase in (1, 2):
+            with self.subTest(phase=phase):
+                self.stopped_then_resumed(signal.SIGKILL, phase)
+                os.remove(self.path("out.h5"))
+
+
+@unittest.skipIf(netCDF4 is None, "netCDF4-python is not installed (Debian: python3-netcdf4)")
+class PhasesNetcdf(ToolTestCase):
+    def test_whole_file_into_time_series(self):
+        times, lats, lons = 500, 36, 48
+        with netCDF4.Dataset(self.path("in.nc"), "w", format="NETCDF4") as nc:
+            nc.title = "phases test"
+            nc.createDimension("time", None)
+            nc.createDimension("lat", lats)
+            nc.createDimension("lon", lons)
+            nc.createVariable("time", "f8", ("time",))[:] = np.arange(times)
+            nc.createVariable("lat", "f4", ("lat",))[:] = np.linspace(-89, 89, lats)
+            nc.createVariable("lon", "f4", ("lon",))[:] = np.linspace(0, 359, lons)
+            for k, v in enumerate(("tas", "pr")):
+                var = nc.createVariable(v, "f4", ("time", "lat", "lon"), zlib=True, complevel=4,
+                                        shuffle=True, chunksizes=(1, lats, lons),
+                                        fill_value=np.float32(1e20))
+                var.units = "K"
+                var[:] = field((times, lats, lons), seed=k)
+        spec = "time/,lat/8,lon/8"
+        result = self.xpose(2, "-v", "--memory", "3M", "--chunks", spec, "in.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertEqual(result.stderr.count(PHASES), 2, result)  # tas and pr
+        with netCDF4.Dataset(self.path("in.nc")) as a, netCDF4.Dataset(self.path("out.nc")) as b:
+            self.assertTrue(b.dimensions["time"].isunlimited())
+            self.assertEqual(b.title, a.title)
+            for name, var in a.variables.items():
+                self.assertTrue(np.array_equal(b[name][...], var[...]), name)
+            for v in ("tas", "pr"):
+                self.assertEqual(b[v].chunking(), [times, 8, 8])
+                self.assertEqual(b[v].filters()["zlib"], True)
+                self.assertEqual(b[v].units, "K")
+        if subprocess.run(["which", "ncdump"], capture_output=True).returncode == 0:
+            dump = subprocess.run(["ncdump", "-hs", "out.nc"], cwd=self.dir, check=True,
+                                  capture_output=True, text=True).stdout
+            self.assertIn(f"tas:_ChunkSizes = {times}, 8, 8 ;", dump)
+        self.assertEqual(self.leftovers(), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
