@@ -10,7 +10,8 @@
 static void check_plan(int ndims, const int64_t *dims, const int64_t *chunk, int64_t in_chunk0,
                        uint64_t budget, int ranks, int threads) {
   xio_phases_plan p;
-  const int rc = xio_phases_plan_make(ndims, dims, chunk, 4, in_chunk0, budget, ranks, threads, &p);
+  const int rc =
+      xio_phases_plan_make(ndims, dims, NULL, chunk, 4, in_chunk0, budget, ranks, threads, &p);
   EXPECT(p.least_budget > 0, "a least budget is always said");
   if (rc != 0) {
     EXPECT(budget < p.least_budget, "refused at %llu, least %llu", (unsigned long long)budget,
@@ -84,9 +85,30 @@ static void test_copy_box(void) {
   EXPECT(copied == 2 * 3 * 4, "%d values in the box", copied);
 }
 
+/* (time, lat, lon) chunks gathered as 5 x 3 x 4 boxes, into (lat, lon,
+ * time): every value at its permuted place. */
+static void test_permute(void) {
+  const int64_t dims[3] = {50, 9, 8}, out_chunk[3] = {3, 4, 5};
+  const int order[3] = {1, 2, 0};
+  xio_phases_plan p;
+  EXPECT(xio_phases_plan_make(3, dims, order, out_chunk, 1, 1, (uint64_t)1 << 30, 1, 1, &p) == 0,
+         "planned");
+  EXPECT(p.permuted && p.chunk[0] == 5 && p.chunk[1] == 3 && p.chunk[2] == 4,
+         "the chunk in the input's axes: %lld %lld %lld", (long long)p.chunk[0],
+         (long long)p.chunk[1], (long long)p.chunk[2]);
+  unsigned char box[60], out[60];
+  for (int i = 0; i < 60; i++) box[i] = (unsigned char)(i + 1);
+  xio_phases_permute(&p, box, out);
+  for (int t = 0; t < 5; t++)
+    for (int y = 0; y < 3; y++)
+      for (int x = 0; x < 4; x++)
+        EXPECT(out[(y * 4 + x) * 5 + t] == box[(t * 3 + y) * 4 + x], "value %d %d %d", t, y, x);
+}
+
 int main(void) {
   test_plans();
   test_copy_box();
+  test_permute();
   if (test_failures) return 1;
   printf("phases plan: all checks passed\n");
   return 0;

@@ -161,9 +161,10 @@ static int move_all(transpose_run *run, xio_transpose_options *topt, xio_transpo
                       MPI_Wtime() - start);
   char resident[32];
   tool_format_bytes(tool_resident_bytes(), resident, sizeof resident);
-  tool_report_verbose("memory: rank 0 holds %s before the passes (MPI, HDF5 and the other "
-                      "libraries, the files open), beside the budget of xpose's buffers",
-                      resident);
+  tool_report_verbose(
+      "memory: rank 0 holds %s before the passes (MPI, HDF5 and the other "
+      "libraries, the files open), beside the budget of xpose's buffers",
+      resident);
   run->keep_partial = run->resumed; /* a new partial goes on failure, unless passes get recorded */
   run->compressed |= run->out.filtered; /* a resumed one's */
   say_storage(run);

@@ -241,18 +241,20 @@ static int moves_in_phases(transpose_run *run, const xio_transpose_options *topt
     char given[32], least[32];
     tool_format_bytes(topt->memory_budget, given, sizeof given);
     tool_format_bytes(plan->least_budget, least, sizeof least);
-    tool_report_note("%s: no pass of --memory %s holds whole output chunks, and the two phases "
-                     "that would write each once need %s per rank: its chunks are written in "
-                     "parts, each again for every pass (slow); --memory %s or more avoids that",
-                     run->in.dataset, given, least, least);
+    tool_report_note(
+        "%s: no pass of --memory %s holds whole output chunks, and the two phases "
+        "that would write each once need %s per rank: its chunks are written in "
+        "parts, each again for every pass (slow); --memory %s or more avoids that",
+        run->in.dataset, given, least, least);
   }
   const int alone = planned ? xio_one_writer_possible(run->dst, err) : 0;
   return alone < 0 ? -1 : planned && alone;
 }
 
-/* Collective.  Move run->move of the dataset: by the pass engine, or a
- * rechunk no pass holds whole output chunks of in two phases, through a
- * scratch file (the one move has no other). */
+/* Collective.  Move run->move of the dataset: by the pass engine, or,
+ * where no pass holds whole output chunks, in two phases through a
+ * scratch file (the one move has no other), its space checked unless the
+ * move is done already. */
 static int move_once(transpose_run *run, const xio_transpose_options *topt,
                      xio_transpose_stats *stats, xio_error *err) {
   xio_phases_plan plan;
@@ -260,7 +262,8 @@ static int move_once(transpose_run *run, const xio_transpose_options *topt,
   if (phased < 0) return -1;
   if (!phased) return xio_transpose(run->src, run->dst, topt, stats, err);
   tool_say_phases(run, &plan);
-  if (!topt->resume_from &&
+  const int done = topt->resume_from && topt->resume_from->passes_done > 0;
+  if (!done &&
       tool_output_check_room(run->comm, &run->output, plan.scratch_bytes, "its scratch file", err))
     return -1;
   return xio_rechunk_in_phases(run->src, run->dst, scratch_path(run, 0), &plan, topt, stats, err);
@@ -280,8 +283,8 @@ int tool_move_dataset(transpose_run *run, xio_transpose_options *topt, xio_trans
       /* from storage: its pages are clean (synced at the checkpoint), and
        * each rank drops its node's */
       (void)tool_drop_cached_pages(scratch_path(run, run->move));
-      rc = xio_checksum_matrix(run->dst, &run->src->shape, run->budget, tool_stop_requested,
-                               &sum, err);
+      rc = xio_checksum_matrix(run->dst, &run->src->shape, run->budget, tool_stop_requested, &sum,
+                               err);
       if (rc) return rc;
       run->scratch_lost = sum != stats->done.sums.written;
       if (run->scratch_lost)

@@ -142,8 +142,8 @@ static int fits_budget(const transpose_run *run, const xio_transpose_options *to
   resumed.resume_from = &run->record.progress;
   xio_phases_plan plan;
   if (xio_pass_grid_fits(grid, source->elem_size, run->nranks, 1, budget) ||
-      (run->moves == 1 && xio_phases_planned(run->src, run->dst, &resumed, run->nranks, &plan,
-                                             err) == 1))
+      (run->moves == 1 &&
+       xio_phases_planned(run->src, run->dst, &resumed, run->nranks, &plan, err) == 1))
     return 1;
   char need[32], have[32];
   tool_format_bytes(
@@ -180,8 +180,7 @@ int tool_resume_partial(transpose_run *run, const xio_transpose_options *topt,
     xio_error ignored;
     xio_close(&run->out, &ignored);
     return -1;
-  }
-  else if (run->dst->filtered && !writes_whole_chunks(run, grid))
+  } else if (run->dst->filtered && !writes_whole_chunks(run, grid))
     xio_fail(err, "they cut its compressed chunks (%lld x %lld), which a new run cannot rewrite",
              (long long)run->dst->chunk_rows, (long long)run->dst->chunk_cols);
   else

@@ -173,7 +173,7 @@ void tool_say_phases(const transpose_run *run, const xio_phases_plan *plan) {
   tool_format_bytes(plan->scratch_bytes, scratch, sizeof scratch);
   tool_format_bytes(plan->least_budget, least, sizeof least);
   tool_report_verbose(
-      "%s: no pass of the budget holds whole output chunks, so it is rechunked in two phases "
+      "%s: no pass of the budget holds whole output chunks, so it moves in two phases "
       "through %s: %lld slab(s) of %lld record(s) cut into pieces of %s (at most %s, shuffle + "
       "deflate 1), then %lld output chunk(s) gathered, %lld at once per rank (these chunks need "
       "--memory %s per rank at least)",

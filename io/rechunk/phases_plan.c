@@ -31,11 +31,12 @@ uint64_t xio_phases_gather_bytes(const xio_phases_plan *p, int64_t chunks, int t
   const uint64_t bound = encoded_bound(p->chunk_bytes);
   const uint64_t piece = encoded_bound(largest_piece(p, p->batch));
   const int64_t encoding = chunks < threads ? chunks : threads;
-  /* each chunk's values and its encoded bytes; each encoding thread's
+  /* each chunk's values (gathered, and permuted where the axes move) and
+   * its encoded bytes; each encoding thread's
    * shuffled chunk (chunk_writer.h: deflated straight into place); each
    * gathering thread's piece as stored and decoded */
-  return (uint64_t)chunks * (p->chunk_bytes + bound) + (uint64_t)encoding * bound +
-         (uint64_t)threads * (3 * piece + THREAD_STATE_BYTES);
+  return (uint64_t)chunks * ((1 + p->permuted) * p->chunk_bytes + bound) +
+         (uint64_t)encoding * bound + (uint64_t)threads * (3 * piece + THREAD_STATE_BYTES);
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -65,23 +66,28 @@ static int64_t batch_for(xio_phases_plan *p, uint64_t budget, int64_t run, int64
   return lo;
 }
 
-int xio_phases_plan_make(int ndims, const int64_t *dims, const int64_t *chunk, size_t type_size,
-                         int64_t in_chunk0, uint64_t budget, int ranks, int threads,
-                         xio_phases_plan *p) {
+int xio_phases_plan_make(int ndims, const int64_t *dims, const int *order, const int64_t *chunk,
+                         size_t type_size, int64_t in_chunk0, uint64_t budget, int ranks,
+                         int threads, xio_phases_plan *p) {
   memset(p, 0, sizeof *p);
   p->ndims = ndims, p->type_size = type_size;
   p->record_bytes = type_size, p->chunk_bytes = type_size, p->tiles = 1;
+  for (int i = 0; i < ndims; i++) {
+    p->order[i] = order ? order[i] : i;
+    p->permuted |= p->order[i] != i;
+    p->chunk[p->order[i]] = chunk[i];
+  }
   for (int a = 0; a < ndims; a++) {
-    p->dims[a] = dims[a], p->chunk[a] = chunk[a];
-    p->chunk_bytes *= (uint64_t)chunk[a];
+    p->dims[a] = dims[a];
+    p->chunk_bytes *= (uint64_t)p->chunk[a];
     if (a == 0) continue;
     p->record_bytes *= (uint64_t)dims[a];
-    p->tile_grid[a] = ceil_div(dims[a], chunk[a]);
+    p->tile_grid[a] = ceil_div(dims[a], p->chunk[a]);
     p->tiles *= p->tile_grid[a];
   }
   p->tile_grid[0] = 1;
-  const int64_t run = chunk[0] < dims[0] ? chunk[0] : dims[0];
-  p->runs = dims[0] > 0 ? ceil_div(dims[0], chunk[0]) : 0;
+  const int64_t run = p->chunk[0] < dims[0] ? p->chunk[0] : dims[0];
+  p->runs = dims[0] > 0 ? ceil_div(dims[0], p->chunk[0]) : 0;
   p->chunks = p->runs * p->tiles;
   p->batch = 1;
   p->least_budget = xio_phases_batch_bytes(p, 1, threads);
@@ -152,5 +158,23 @@ void xio_copy_box(int ndims, const int64_t *count, size_t size, const unsigned c
     int a = ndims - 2;
     while (a >= 0 && ++at[a] == count[a]) at[a--] = 0;
     if (a < 0) return;
+  }
+}
+
+void xio_phases_permute(const xio_phases_plan *p, const unsigned char *box, unsigned char *out) {
+  const int n = p->ndims;
+  const size_t size = p->type_size;
+  int64_t in_step[XIO_MAX_DIMS], step[XIO_MAX_DIMS], count[XIO_MAX_DIMS], at[XIO_MAX_DIMS] = {0};
+  in_step[n - 1] = (int64_t)size;
+  for (int a = n - 2; a >= 0; a--) in_step[a] = in_step[a + 1] * p->chunk[a + 1];
+  for (int i = 0; i < n; i++) step[i] = in_step[p->order[i]], count[i] = p->chunk[p->order[i]];
+  const int64_t last = count[n - 1], last_step = step[n - 1];
+  for (;;) { /* every run along the output's last axis, gathered */
+    int64_t from = 0;
+    for (int i = 0; i + 1 < n; i++) from += at[i] * step[i];
+    for (int64_t k = 0; k < last; k++, out += size) memcpy(out, box + from + k * last_step, size);
+    int i = n - 2;
+    while (i >= 0 && ++at[i] == count[i]) at[i--] = 0;
+    if (i < 0) return;
   }
 }

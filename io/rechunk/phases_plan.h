@@ -23,7 +23,11 @@
 
 typedef struct {
   int ndims;
-  int64_t dims[XIO_MAX_DIMS], chunk[XIO_MAX_DIMS]; /* the dataset's, the output's chunk */
+  /* The input's axes, and the output's chunk along each of them: output
+   * axis i is input axis order[i] (a rechunk: i), so that phase 2 gathers
+   * each chunk in the input's order, then permutes it. */
+  int64_t dims[XIO_MAX_DIMS], chunk[XIO_MAX_DIMS];
+  int order[XIO_MAX_DIMS], permuted;
   size_t type_size;
   uint64_t record_bytes, chunk_bytes; /* one position of axis 0; one output chunk */
   /* phase 1: batches of at most `batch` records, `per_run` of them in each
@@ -42,13 +46,15 @@ uint64_t xio_phases_batch_bytes(const xio_phases_plan *p, int64_t batch, int thr
 uint64_t xio_phases_gather_bytes(const xio_phases_plan *p, int64_t chunks, int threads);
 
 /* Local.  The plan for a dataset of `ndims` axes `dims`, values of
- * type_size bytes, into output chunks `chunk`, read from input chunks of
+ * type_size bytes, into output chunks `chunk` of the input's axes moved in
+ * `order` (order[i]: the input axis that becomes output axis i; NULL: in
+ * place; chunk[i] is output axis i's), read from input chunks of
  * in_chunk0 records (1: any), within `budget` bytes per rank on `ranks`
  * ranks of `threads` threads each.  0, or -1 where the budget is under
  * p->least_budget (which is set either way). */
-int xio_phases_plan_make(int ndims, const int64_t *dims, const int64_t *chunk, size_t type_size,
-                         int64_t in_chunk0, uint64_t budget, int ranks, int threads,
-                         xio_phases_plan *p);
+int xio_phases_plan_make(int ndims, const int64_t *dims, const int *order, const int64_t *chunk,
+                         size_t type_size, int64_t in_chunk0, uint64_t budget, int ranks,
+                         int threads, xio_phases_plan *p);
 
 /* Local.  Batch `index` (0 .. p->batches - 1): its first record and how
  * many (0: past the end of a short last run). */
@@ -60,6 +66,11 @@ void xio_phases_tile(const xio_phases_plan *p, int64_t tile, int64_t *origin, in
 
 /* Local.  The bytes a piece of `records` records of tile `tile` holds. */
 uint64_t xio_phases_piece_bytes(const xio_phases_plan *p, int64_t tile, int64_t records);
+
+/* Local.  A chunk gathered in the input's axis order (p->chunk's box,
+ * row-major) into `out` in the output's: output axis i is input axis
+ * p->order[i]. */
+void xio_phases_permute(const xio_phases_plan *p, const unsigned char *box, unsigned char *out);
 
 /* Local.  The count[] box of values at src_lo in a row-major array of
  * src_dims copied to dst_lo in one of dst_dims (values of `size` bytes). */

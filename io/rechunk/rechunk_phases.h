@@ -19,8 +19,9 @@
 #include "h5_transpose.h"
 #include "phases_plan.h"
 
-/* Local (every rank plans the same).  1 where in -> out (a rechunk: axis
- * 0's records are in's rows) goes in phases on `nranks` ranks: its chunks
+/* Local (every rank plans the same).  1 where in -> out (a rechunk, or a
+ * transpose, of in folded with axis 0's records as its rows) goes in
+ * phases on `nranks` ranks: its chunks
  * written by the codec, no pass of options' budget giving every rank
  * whole output chunks (pass_io.h), and the phases' plan (*plan) fitting
  * the budget.  Else 0, plan->least_budget set (over the budget) where
