@@ -1,8 +1,10 @@
-"""End to end: rechunks whose output chunks no pass of the budget holds
-whole, moved in two phases through a scratch file (io/rechunk/): every
-value and chunk checked by h5py and netCDF4-python, odd shapes, 4 axes,
-1 to 3 ranks (some owning nothing), whole netCDF-4 files, a full disk,
-stops and kills in either phase resumed, and nothing left behind."""
+"""End to end: rechunks (and moves of one step with the chunks given)
+whose output chunks no pass of the budget holds whole, moved in two
+phases through a scratch file (io/rechunk/): every value and chunk checked
+by h5py and netCDF4-python, odd shapes, 4 axes, axes moved, 1 to 3 ranks
+(some owning nothing), pretend nodes, whole netCDF-4 files and files
+joined, the scratch file's space and write faults, stops and kills in
+either phase resumed, and nothing left behind."""
 
 import os
 import signal
@@ -23,7 +25,7 @@ except ImportError:  # Debian's python3-netcdf4; jobs/setup.sh installs it
 
 STOPPED = 4
 WRITE_FAULT = os.environ.get("XPOSE_WRITE_FAULT", "")
-PHASES = "rechunked in two phases"
+PHASES = "moves in two phases through"
 
 
 def field(shape, seed=0):
@@ -43,12 +45,14 @@ class Phases(ToolTestCase):
                              **kwargs)
             f["c"].attrs["units"] = "K"
 
-    def rechunk(self, ranks, layout, memory, *extra, phases=True):
-        """in.h5:/c rechunked into out.h5 with -v; its values and chunks
-        checked, and whether it went in phases."""
+    def rechunk(self, ranks, layout, memory, *extra, phases=True, axes=None, env=None):
+        """in.h5:/c rechunked (or its axes moved: axes) into out.h5 with -v;
+        its values and chunks checked, and whether it went in phases."""
+        axes = axes or list(range(len(layout)))
         result = self.xpose(ranks, "-v", "--force", "--memory", memory, "--axes",
-                            ",".join(str(i) for i in range(len(layout))), "--layout",
-                            "chunked=" + "x".join(map(str, layout)), *extra, "in.h5:/c", "out.h5")
+                            ",".join(map(str, axes)), "--layout",
+                            "chunked=" + "x".join(map(str, layout)), *extra, "in.h5:/c", "out.h5",
+                            env=env)
         self.assertEqual(result.returncode, 0, result)
         self.assertEqual(PHASES in result.stderr, phases, result)
         with h5py.File(self.path("in.h5"), "r") as a, h5py.File(self.path("out.h5"), "r") as b:
@@ -56,7 +60,8 @@ class Phases(ToolTestCase):
             self.assertEqual(b["c"].compression, "gzip")
             self.assertTrue(b["c"].shuffle)
             self.assertEqual(b["c"].fillvalue, a["c"].fillvalue)
-            self.assertTrue(np.array_equal(b["c"][...], a["c"][...]), f"values differ\n{result}")
+            self.assertTrue(np.array_equal(b["c"][...], np.transpose(a["c"][...], axes)),
+                            f"values differ\n{result}")
             self.assertEqual(b["c"].attrs["units"], "K")
         self.assertEqual(self.leftovers(), [])
         return result
@@ -76,6 +81,25 @@ class Phases(ToolTestCase):
             for ranks in (1, 2, 3):
                 with self.subTest(shape=shape, ranks=ranks):
                     self.rechunk(ranks, layout, "3M")
+
+    def test_axes_moved_too(self):
+        # time series of tiles with the axes moved (--dims lat,lon,time
+        # --chunks time/,lat/8,lon/8), and time moved between lat and lon
+        self.write_records(field((400, 45, 61)))
+        for axes, layout in (((1, 2, 0), (8, 8, 400)), ((1, 0, 2), (8, 400, 16)),
+                             ((1, 2, 0), (9, 7, 400))):
+            for ranks in (1, 3):
+                with self.subTest(axes=axes, layout=layout, ranks=ranks):
+                    self.rechunk(ranks, layout, "3M", axes=axes)
+        result = self.xpose(2, "verify", "in.h5:/c", "out.h5:/c")
+        self.assertEqual(result.returncode, 0, result)
+
+    def test_pretend_nodes(self):
+        # each rank its own node: the scratch file synced between the phases
+        self.write_records(field((400, 48, 64)))
+        for ranks in (2, 3):
+            with self.subTest(ranks=ranks):
+                self.rechunk(ranks, (400, 8, 8), "3M", env={"XPOSE_PRETEND_NODES": str(ranks)})
 
     def test_whole_chunks_still_take_the_passes(self):
         self.write_records(field((100, 20, 30)))
@@ -161,14 +185,13 @@ class Phases(ToolTestCase):
 
 @unittest.skipIf(netCDF4 is None, "netCDF4-python is not installed (Debian: python3-netcdf4)")
 class PhasesNetcdf(ToolTestCase):
-    def test_whole_file_into_time_series(self):
-        times, lats, lons = 500, 36, 48
-        with netCDF4.Dataset(self.path("in.nc"), "w", format="NETCDF4") as nc:
+    def write_nc(self, name, times, lats=36, lons=48, first=0):
+        with netCDF4.Dataset(self.path(name), "w", format="NETCDF4") as nc:
             nc.title = "phases test"
             nc.createDimension("time", None)
             nc.createDimension("lat", lats)
             nc.createDimension("lon", lons)
-            nc.createVariable("time", "f8", ("time",))[:] = np.arange(times)
+            nc.createVariable("time", "f8", ("time",))[:] = np.arange(first, first + times)
             nc.createVariable("lat", "f4", ("lat",))[:] = np.linspace(-89, 89, lats)
             nc.createVariable("lon", "f4", ("lon",))[:] = np.linspace(0, 359, lons)
             for k, v in enumerate(("tas", "pr")):
@@ -176,7 +199,11 @@ class PhasesNetcdf(ToolTestCase):
                                         shuffle=True, chunksizes=(1, lats, lons),
                                         fill_value=np.float32(1e20))
                 var.units = "K"
-                var[:] = field((times, lats, lons), seed=k)
+                var[:] = field((times, lats, lons), seed=k + first)
+
+    def test_whole_file_into_time_series(self):
+        times = 500
+        self.write_nc("in.nc", times)
         spec = "time/,lat/8,lon/8"
         result = self.xpose(2, "-v", "--memory", "3M", "--chunks", spec, "in.nc", "out.nc")
         self.assertEqual(result.returncode, 0, result)
@@ -194,6 +221,24 @@ class PhasesNetcdf(ToolTestCase):
             dump = subprocess.run(["ncdump", "-hs", "out.nc"], cwd=self.dir, check=True,
                                   capture_output=True, text=True).stdout
             self.assertIn(f"tas:_ChunkSizes = {times}, 8, 8 ;", dump)
+        self.assertEqual(self.leftovers(), [])
+
+    def test_files_joined_into_time_series(self):
+        for k, name in enumerate(("y1.nc", "y2.nc", "y3.nc")):
+            self.write_nc(name, 200, first=200 * k)
+        result = self.xpose(2, "-v", "--memory", "3M", "--chunks", "time/,lat/8,lon/8", "y1.nc",
+                            "y2.nc", "y3.nc", "out.nc")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertEqual(result.stderr.count(PHASES), 2, result)
+        with netCDF4.Dataset(self.path("out.nc")) as b:
+            for v in ("tas", "pr"):
+                parts = []
+                for name in ("y1.nc", "y2.nc", "y3.nc"):
+                    with netCDF4.Dataset(self.path(name)) as a:
+                        parts.append(a[v][...])
+                self.assertTrue(np.array_equal(b[v][...], np.concatenate(parts)), v)
+                self.assertEqual(b[v].chunking(), [600, 8, 8])
+            self.assertTrue(np.array_equal(b["time"][...], np.arange(600)))
         self.assertEqual(self.leftovers(), [])
 
 
