@@ -8,7 +8,7 @@
 # 64M 28M").  make_climate.py writes the CF file (one record a chunk,
 # shuffle + deflate 4); every run is `--chunks time/T,lat/16,lon/16` of the
 # whole file, each file evicted before it, interleaved:
-#   xpose-B      mpirun -n RANKS xpose --memory B
+#   xpose-B      mpirun -n RANKS xpose --memory B (one rank: --bind-to none, every core)
 #   nccopy       nccopy -c time/T,lat/16,lon/16 (one process, netCDF-C)
 #   rechunker-B  rechunker's rechunk of the variables of a Zarr copy of the
 #                file (made once, shuffle + zlib 4 as the file), max_mem B,
@@ -46,6 +46,9 @@ EOF
 fi
 bytes=$(/usr/bin/python3 -c "print($times * $lats * $lons * 4 * $(echo "$variables" | tr ',' '\n' | wc -l))")
 
+# one rank takes every core (its codec's threads), as Dask's threads do
+launch=(mpirun -q -n "$ranks")
+[ "$ranks" -ne 1 ] || launch+=(--bind-to none)
 gnu_time() { /usr/bin/time -f %M -o "$dir/time.$$.$RANDOM" "$@"; }
 export -f gnu_time
 export dir
@@ -62,7 +65,7 @@ timed() { # name, command...: appends "name seconds max_rss_kb"
 }
 check() { # name: 0 where the output holds the input's values, else 1
   case "$1" in
-    xpose-*) mpirun -q -n "$ranks" "$build/xpose" verify "$dir/in.nc" "$dir/out.nc" \
+    xpose-*) "${launch[@]}" "$build/xpose" verify --chunks "$spec" "$dir/in.nc" "$dir/out.nc" \
       >/dev/null 2>&1 && echo 0 || echo 1 ;;
     nccopy) /usr/bin/python3 -c "
 import sys, netCDF4, numpy as np
@@ -100,7 +103,7 @@ variants+=(nccopy)
 for rep in $(seq "$reps"); do
   for v in "${variants[@]}"; do
     case "$v" in
-      xpose-*) timed "$v" mpirun -q -n "$ranks" bash -c 'gnu_time "$0" "$@"' "$build/xpose" \
+      xpose-*) timed "$v" "${launch[@]}" bash -c 'gnu_time "$0" "$@"' "$build/xpose" \
         --quiet --no-verify --memory "${v#xpose-}" --chunks "$spec" "$dir/in.nc" "$dir/out.nc" ;;
       nccopy) timed "$v" /usr/bin/time -f %M -o "$dir/time.0" nccopy -c "$spec" "$dir/in.nc" \
         "$dir/out.nc" ;;
@@ -116,7 +119,7 @@ echo "|---|---|---|---|---|---|"
 first=""
 for v in "${variants[@]}"; do
   awk -v n="$v" -v bytes="$bytes" '$1 == n {s += $2; c++; if ($3 > m) m = $3; w += $4}
-    END {printf "%s %.3f %.0f %d\n", n, s / c, 2 * bytes / (s / c) / 1e6, m / 1024 + 0.5, w}' \
+    END {printf "%s %.3f %.0f %d %d\n", n, s / c, 2 * bytes / (s / c) / 1e6, m / 1024 + 0.5, w}' \
     "$dir/results" > "$dir/row"
   read -r name secs rate rss wrong < "$dir/row"
   [ -n "$first" ] || first="$rate"
