@@ -21,6 +21,7 @@
 #include "report.h"
 #include "sample_rates.h"
 #include "size.h"
+#include "summary.h"
 
 /* Copied datasets --json lists (its object has a fixed size); the count is
  * always given. */
@@ -51,16 +52,8 @@ static int on_one_node(MPI_Comm comm, int nranks, xio_error *err) {
  * `text` (and the JSON); its scratch file counted. */
 static int plan_phases(const transpose_run *run, const xio_phases_plan *p, plan_totals *t,
                        char *text, size_t size) {
-  char scratch[32], least[32];
-  tool_format_bytes(p->scratch_bytes, scratch, sizeof scratch);
-  tool_format_bytes(p->least_budget, least, sizeof least);
   const size_t used = strlen(text);
-  snprintf(text + used, size - used,
-           "in two phases through %.1000s (at most %s): %lld slab(s) of %lld record(s) cut into "
-           "pieces, then %lld output chunk(s) gathered, %lld at once per rank (--memory %s at "
-           "least)",
-           scratch_path(run, 0), scratch, (long long)p->batches, (long long)p->batch,
-           (long long)p->chunks, (long long)p->chunks_at_once, least);
+  tool_describe_phases(run, p, text + used, size - used);
   if (p->scratch_bytes > t->scratch) t->scratch = p->scratch_bytes;
   t->storage += 2 * p->scratch_bytes; /* written, read */
   if (t->json) {

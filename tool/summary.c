@@ -164,7 +164,8 @@ void tool_say_dataset(const transpose_run *run, const char *type_text) {
       (long long)run->in.rows, (long long)run->in.cols, run->in.elem_size);
 }
 
-void tool_say_phases(const transpose_run *run, const xio_phases_plan *plan) {
+void tool_describe_phases(const transpose_run *run, const xio_phases_plan *plan, char *text,
+                          size_t size) {
   char chunk[256] = "", scratch[32], least[32];
   size_t used = 0;
   for (int a = 0; a < plan->ndims && used < sizeof chunk; a++)
@@ -172,13 +173,19 @@ void tool_say_phases(const transpose_run *run, const xio_phases_plan *plan) {
                              (long long)(a ? plan->chunk[a] : plan->batch));
   tool_format_bytes(plan->scratch_bytes, scratch, sizeof scratch);
   tool_format_bytes(plan->least_budget, least, sizeof least);
-  tool_report_verbose(
-      "%s: no pass of the budget holds whole output chunks, so it moves in two phases "
-      "through %s: %lld slab(s) of %lld record(s) cut into pieces of %s (at most %s, shuffle + "
-      "deflate 1), then %lld output chunk(s) gathered, %lld at once per rank (these chunks need "
-      "--memory %s per rank at least)",
-      run->in.dataset, scratch_path(run, 0), (long long)plan->batches, (long long)plan->batch,
-      chunk, scratch, (long long)plan->chunks, (long long)plan->chunks_at_once, least);
+  snprintf(text, size,
+           "in two phases through %.1000s: %lld slab(s) of %lld record(s) cut into pieces of %s "
+           "(at most %s, shuffle + deflate 1), then %lld output chunk(s) gathered, %lld at once "
+           "per rank (these chunks need --memory %s per rank at least)",
+           scratch_path(run, 0), (long long)plan->batches, (long long)plan->batch, chunk, scratch,
+           (long long)plan->chunks, (long long)plan->chunks_at_once, least);
+}
+
+void tool_say_phases(const transpose_run *run, const xio_phases_plan *plan) {
+  char text[1600];
+  tool_describe_phases(run, plan, text, sizeof text);
+  tool_report_verbose("%s: no pass of the budget holds whole output chunks, so it moves %s",
+                      run->in.dataset, text);
 }
 
 void tool_progress_begin(const transpose_run *run, int64_t passes_before) {

@@ -23,7 +23,12 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
 /* Verbose: what is moved now. */
 void tool_say_dataset(const transpose_run *run, const char *type_text);
 
-/* Verbose: the plan of a rechunk in two phases (rechunk_phases.h). */
+/* Local.  The plan of a move in two phases (rechunk_phases.h), in words,
+ * for -v and --plan: "in two phases through OUT.xpose-scratch-1: ...". */
+void tool_describe_phases(const transpose_run *run, const xio_phases_plan *plan, char *text,
+                          size_t size);
+
+/* Verbose: that plan, and why. */
 void tool_say_phases(const transpose_run *run, const xio_phases_plan *plan);
 
 /* The progress lines of run's move now begin: they name its dataset
