@@ -166,6 +166,51 @@ static void check_masks_and_damage(void) {
   H5Pclose(dcpl);
 }
 
+/* Chunks encoded from their byte planes (shuffled already) into rooms
+ * smaller than the bound, the work buffers each pipeline needs, and a
+ * chunk decoded but for its shuffle. */
+static void check_encode_from(void) {
+  enum { N = 4096, SIZE = 4 };
+  const size_t bytes = N * SIZE;
+  const xio_filters f = {
+      3, {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE, H5Z_FILTER_FLETCHER32}, {SIZE, 4, 0}, 1, ""};
+  const xio_filters netcdf = {
+      3, {H5Z_FILTER_FLETCHER32, H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}, {0, SIZE, 4}, 1, ""};
+  const size_t bound = xio_chunk_encode_bound(&f, bytes);
+  unsigned char *values = malloc(bytes), *planes = malloc(bytes), *whole = malloc(bound),
+                *from = malloc(bound);
+  fill_values(values, N, SIZE);
+  for (size_t i = 0; i < N; i++)
+    for (size_t j = 0; j < SIZE; j++) planes[j * N + i] = values[i * SIZE + j];
+  xio_codec_scratch *s = xio_codec_scratch_new();
+  size_t size = 0, size_from = 0;
+  EXPECT(xio_chunk_encode(&f, values, bytes, whole, bound, &size, s) == 0, "encode");
+  EXPECT(xio_chunk_encode_from(&f, 1, planes, bytes, from, bound, &size_from, s) == 0 &&
+             size_from == size && memcmp(from, whole, size) == 0,
+         "byte planes encoded from the deflate: %zu bytes, not %zu", size_from, size);
+  /* libdeflate writes with a few bytes to spare at the end */
+  EXPECT(xio_chunk_encode_from(&f, 1, planes, bytes, from, size + 16, &size_from, s) == 0,
+         "a room of the chunk's bytes and a few");
+  EXPECT(xio_chunk_encode_from(&f, 1, planes, bytes, from, size - 1, &size_from, s) == 1 &&
+             xio_chunk_encode_from(&f, 1, planes, bytes, from, 64, &size_from, s) == 1,
+         "a room too small: said so");
+  EXPECT(xio_chunk_encode_work(&f, 1, bytes) == 0 && xio_chunk_encode_work(&f, 0, bytes) == bound &&
+             xio_chunk_encode_work(&netcdf, 0, bytes) == 2 * bound,
+         "work buffers: %zu %zu %zu", xio_chunk_encode_work(&f, 1, bytes),
+         xio_chunk_encode_work(&f, 0, bytes), xio_chunk_encode_work(&netcdf, 0, bytes));
+  EXPECT(xio_filters_shuffle_first(&f, SIZE) && !xio_filters_shuffle_first(&f, 8) &&
+             !xio_filters_shuffle_first(&netcdf, SIZE),
+         "which pipelines shuffle first");
+  const unsigned char *out = NULL;
+  char why[200] = "";
+  EXPECT(xio_chunk_decode(&f, 1u, whole, size, bytes, s, &out, why, sizeof why) == 0 &&
+             memcmp(out, planes, bytes) == 0,
+         "decoded but for the shuffle: the byte planes (%s)", why);
+  cases += 6;
+  xio_codec_scratch_free(s);
+  free(values), free(planes), free(whole), free(from);
+}
+
 typedef struct {
   atomic_llong sum;
   atomic_int on[64];
@@ -195,7 +240,8 @@ static void *post_job(void *arg) {
 
 static void check_jobs_at_once(int threads) {
   xio_pool_set_threads(threads);
-  posted_job p[3] = {{.j.fail_at = -1, .items = 5000}, {.j.fail_at = 1234, .items = 3000},
+  posted_job p[3] = {{.j.fail_at = -1, .items = 5000},
+                     {.j.fail_at = 1234, .items = 3000},
                      {.j.fail_at = -1, .items = 7}};
   pthread_t t[3];
   for (int i = 0; i < 3; i++) pthread_create(&t[i], NULL, post_job, &p[i]);
@@ -274,8 +320,8 @@ static void check_btree_walk(void) {
   enum { CHUNKS = 3 * 3 * 3 };
   const struct {
     int latest, v18, order, userblock, attributes, unwritten, walked;
-  } files[] = {{0, 0, 0, 0, 0, 0, 1},  {0, 1, 1, 0, 40, 0, 1}, {0, 0, 0, 512, 40, 0, 1},
-               {0, 1, 0, 0, 0, 0, 1},  {1, 0, 0, 0, 0, 0, 0},  {0, 0, 0, 0, 0, 1, 0}};
+  } files[] = {{0, 0, 0, 0, 0, 0, 1}, {0, 1, 1, 0, 40, 0, 1}, {0, 0, 0, 512, 40, 0, 1},
+               {0, 1, 0, 0, 0, 0, 1}, {1, 0, 0, 0, 0, 0, 0},  {0, 0, 0, 0, 0, 1, 0}};
   const hsize_t dims[3] = {6, 7, 9}, chunk[3] = {2, 3, 4};
   float values[6 * 7 * 9];
   for (int i = 0; i < 6 * 7 * 9; i++) values[i] = (float)(i % 17) * 0.25f;
@@ -290,7 +336,8 @@ static void check_btree_walk(void) {
     H5Pset_shuffle(dcpl);
     H5Pset_deflate(dcpl, 4);
     if (files[f].order) H5Pset_attr_creation_order(dcpl, H5P_CRT_ORDER_TRACKED);
-    const hid_t dset = H5Dcreate2(file, "v", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    const hid_t dset =
+        H5Dcreate2(file, "v", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     const hsize_t some[3] = {0, 0, 0}, first[3] = {2, 3, 4};
     if (files[f].unwritten) H5Sselect_hyperslab(space, H5S_SELECT_SET, some, NULL, first, NULL);
     const hid_t memory = files[f].unwritten ? H5Screate_simple(3, first, NULL) : H5S_ALL;
@@ -313,7 +360,7 @@ static void check_btree_walk(void) {
     const int64_t c[3] = {2, 3, 4}, grid[3] = {3, 3, 3};
     uint64_t addr[CHUNKS], size[CHUNKS];
     unsigned mask[CHUNKS];
-    const xio_chunk_places places = {3, c, grid, CHUNKS, (uint64_t)files[f].userblock,
+    const xio_chunk_places places = {3,    c,    grid, CHUNKS, (uint64_t)files[f].userblock,
                                      addr, size, mask};
     const int walked = xio_chunk_btree_walk(fd, file, d, &places);
     EXPECT(walked == files[f].walked, "file %zu: walked %d", f, walked);
@@ -353,6 +400,7 @@ int main(void) {
     }
   check_pipeline(&pipelines[2], 4, 301, 7, 1, 7);
   check_masks_and_damage();
+  check_encode_from();
   check_pool();
   check_box();
   check_btree_walk();

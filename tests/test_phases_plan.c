@@ -10,8 +10,8 @@
 static void check_plan(int ndims, const int64_t *dims, const int64_t *chunk, int64_t in_chunk0,
                        uint64_t budget, int ranks, int threads) {
   xio_phases_plan p;
-  const int rc =
-      xio_phases_plan_make(ndims, dims, NULL, chunk, 4, in_chunk0, budget, ranks, threads, &p);
+  const xio_phases_problem q = {ndims, dims, chunk, NULL, 4, in_chunk0, 0, budget, ranks, threads};
+  const int rc = xio_phases_plan_make(&q, &p);
   EXPECT(p.least_budget > 0, "a least budget is always said");
   if (rc != 0) {
     EXPECT(budget < p.least_budget, "refused at %llu, least %llu", (unsigned long long)budget,
@@ -21,6 +21,12 @@ static void check_plan(int ndims, const int64_t *dims, const int64_t *chunk, int
   EXPECT(xio_phases_batch_bytes(&p, p.batch, threads) <= budget, "phase 1 over the budget");
   EXPECT(xio_phases_gather_bytes(&p, p.chunks_at_once, threads) <= budget,
          "phase 2 over the budget");
+  const int64_t planned = p.chunks_at_once; /* chunks that compress to a quarter */
+  xio_phases_plan_rooms(&p, p.chunk_bytes / 4, budget, threads);
+  EXPECT(p.chunks_at_once >= planned && p.chunks_at_once <= (threads > 1 ? threads : 1) &&
+             xio_phases_gather_bytes(&p, p.chunks_at_once, threads) <= budget,
+         "phase 2 with rooms: %lld at once, planned %lld", (long long)p.chunks_at_once,
+         (long long)planned);
   EXPECT(in_chunk0 <= 1 || p.batch < in_chunk0 || p.batch % in_chunk0 == 0,
          "batch %lld not whole input chunks of %lld", (long long)p.batch, (long long)in_chunk0);
   int64_t next = 0; /* every record once, in order, no batch across a run */
@@ -91,18 +97,28 @@ static void test_permute(void) {
   const int64_t dims[3] = {50, 9, 8}, out_chunk[3] = {3, 4, 5};
   const int order[3] = {1, 2, 0};
   xio_phases_plan p;
-  EXPECT(xio_phases_plan_make(3, dims, order, out_chunk, 1, 1, (uint64_t)1 << 30, 1, 1, &p) == 0,
-         "planned");
+  const xio_phases_problem q = {3, dims, out_chunk, order, 1, 1, 0, (uint64_t)1 << 30, 1, 1};
+  EXPECT(xio_phases_plan_make(&q, &p) == 0, "planned");
   EXPECT(p.permuted && p.chunk[0] == 5 && p.chunk[1] == 3 && p.chunk[2] == 4,
          "the chunk in the input's axes: %lld %lld %lld", (long long)p.chunk[0],
          (long long)p.chunk[1], (long long)p.chunk[2]);
   unsigned char box[60], out[60];
   for (int i = 0; i < 60; i++) box[i] = (unsigned char)(i + 1);
-  xio_phases_permute(&p, box, out);
+  xio_phases_permute(&p, box, out, 0);
   for (int t = 0; t < 5; t++)
     for (int y = 0; y < 3; y++)
       for (int x = 0; x < 4; x++)
         EXPECT(out[(y * 4 + x) * 5 + t] == box[(t * 3 + y) * 4 + x], "value %d %d %d", t, y, x);
+  /* 2-byte values as byte planes: each plane permuted as the values are */
+  const xio_phases_problem q2 = {3, dims, out_chunk, order, 2, 1, 0, (uint64_t)1 << 30, 1, 1};
+  EXPECT(xio_phases_plan_make(&q2, &p) == 0, "planned");
+  unsigned char planes[120], moved[120], values[120], back[120];
+  for (int i = 0; i < 120; i++) values[i] = (unsigned char)(i * 7 + 3);
+  for (int i = 0; i < 60; i++) planes[i] = values[2 * i], planes[60 + i] = values[2 * i + 1];
+  xio_phases_permute(&p, values, back, 0);
+  xio_phases_permute(&p, planes, moved, 1);
+  for (int i = 0; i < 60; i++)
+    EXPECT(moved[i] == back[2 * i] && moved[60 + i] == back[2 * i + 1], "planes at %d", i);
 }
 
 int main(void) {

@@ -176,7 +176,7 @@ void tool_describe_phases(const transpose_run *run, const xio_phases_plan *plan,
   snprintf(text, size,
            "in two phases through %.1000s: %lld slab(s) of %lld record(s) cut into pieces of %s "
            "(at most %s, shuffle + deflate 1), then %lld output chunk(s) gathered, %lld at once "
-           "per rank (these chunks need --memory %s per rank at least)",
+           "per rank or more as they compress (these chunks need --memory %s per rank at least)",
            scratch_path(run, 0), (long long)plan->batches, (long long)plan->batch, chunk, scratch,
            (long long)plan->chunks, (long long)plan->chunks_at_once, least);
 }

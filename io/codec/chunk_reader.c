@@ -124,14 +124,12 @@ static int locate_chunks(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t d
                          xio_error *err) {
   uint64_t base = 0;
   const int based = base_address(file, &base);
-  const xio_chunk_places places = {ix->ndims, ix->chunk,   ix->grid, ix->count,
-                                   base,      ix->addr,    ix->size, ix->mask};
+  const xio_chunk_places places = {ix->ndims, ix->chunk, ix->grid, ix->count,
+                                   base,      ix->addr,  ix->size, ix->mask};
   int walked = based && xio_chunk_btree_walk(ix->fd, file, dset, &places);
-  if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &walked, 1, MPI_INT, MPI_MIN, comm), err))
-    return -1;
+  if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &walked, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
   if (walked) walked = xio_chunk_btree_agrees(dset, &places);
-  if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &walked, 1, MPI_INT, MPI_MIN, comm), err))
-    return -1;
+  if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &walked, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
   return walked || (ask_hdf5(ix, dset, base) == 0 && based);
 }
 
@@ -186,9 +184,10 @@ static int chunk_failed(chunk_job *job, const int64_t *origin, int64_t index, co
 }
 
 /* On pool thread `worker`: chunk `index` (its first value at origin) read
- * and decoded, *values in the worker's scratch.  0, or -1 (the job says why). */
-static int decoded_chunk(chunk_job *job, int64_t index, const int64_t *origin, int worker,
-                         const unsigned char **values) {
+ * and decoded, but for the filters `skip` names (bit i: filter i), *values
+ * in the worker's scratch.  0, or -1 (the job says why). */
+static int decoded_chunk(chunk_job *job, int64_t index, const int64_t *origin, unsigned skip,
+                         int worker, const unsigned char **values) {
   const xio_chunk_index *ix = job->ix;
   xio_codec_scratch *scratch = xio_codec_scratches_get(&job->ix->scratch, worker);
   const size_t have = (size_t)ix->size[index];
@@ -206,7 +205,7 @@ static int decoded_chunk(chunk_job *job, int64_t index, const int64_t *origin, i
   }
   const uint64_t t1 = now_ns();
   char why[200], damaged[260];
-  const int decoded = xio_chunk_decode(&ix->filters, ix->mask[index], stored, have,
+  const int decoded = xio_chunk_decode(&ix->filters, ix->mask[index] | skip, stored, have,
                                        ix->chunk_bytes, scratch, values, why, sizeof why);
   atomic_fetch_add_explicit(&job->ix->fetch_ns, t1 - t0, memory_order_relaxed);
   atomic_fetch_add_explicit(&job->ix->decode_ns, now_ns() - t1, memory_order_relaxed);
@@ -228,7 +227,7 @@ static int read_chunk(void *arg, int64_t k, int worker) {
   int64_t origin[XIO_MAX_DIMS];
   const int64_t index = xio_chunk_box_chunk(&r->box, k, origin);
   const unsigned char *values = NULL;
-  if (decoded_chunk(&r->job, index, origin, worker, &values)) return -1;
+  if (decoded_chunk(&r->job, index, origin, 0, worker, &values)) return -1;
   xio_chunk_box_copy(&r->box, origin, (unsigned char *)values, r->buf, 1);
   return 0;
 }
@@ -321,11 +320,40 @@ typedef struct {
   xio_chunk_run_fn fn;
   void *arg;
   uint64_t *sums;
+  /* chunks summed from their byte planes, left shuffled: a chunk's
+   * values need one buffer the size of a chunk on each thread, not two */
+  int shuffled;
+  int64_t element_values; /* values in an element: the axes from shape->trail */
 } chunk_sum;
+
+/* Values gathered from byte planes at a time, at most. */
+#define PLANE_RUN_BYTES 4096
+
+/* The n elements from value `offset` of a chunk handed to fn: from
+ * `values`, or gathered back from its byte planes (HDF5's shuffle puts
+ * byte j of value i at j * values + i) a few at a time. */
+static uint64_t sum_run(const chunk_sum *c, const unsigned char *values, int shuffled,
+                        int64_t offset, int64_t row, int64_t col, int64_t n) {
+  const size_t size = c->job.ix->type_size, element = size * (size_t)c->element_values;
+  if (!shuffled) return c->fn(c->arg, values + (size_t)offset * size, row, col, n);
+  const size_t count = c->job.ix->chunk_bytes / size;
+  const int64_t per = (int64_t)(PLANE_RUN_BYTES / element);
+  unsigned char run[PLANE_RUN_BYTES];
+  uint64_t sum = 0;
+  for (int64_t k = 0; k < n; k += per) {
+    const size_t m = (size_t)((n - k < per ? n - k : per) * c->element_values);
+    const size_t from = (size_t)offset + (size_t)(k * c->element_values);
+    for (size_t j = 0; j < size; j++)
+      for (size_t e = 0; e < m; e++) run[e * size + j] = values[j * count + from + e];
+    sum += c->fn(c->arg, run, row, col + k, n - k < per ? n - k : per);
+  }
+  return sum;
+}
 
 /* The runs of whole elements along the last column axis of the chunk
  * whose first value is at origin, decoded in values, each handed to fn. */
-static uint64_t sum_runs(const chunk_sum *c, const int64_t *origin, const unsigned char *values) {
+static uint64_t sum_runs(const chunk_sum *c, const int64_t *origin, const unsigned char *values,
+                         int shuffled) {
   const xio_chunk_index *ix = c->job.ix;
   const xio_shape *s = c->shape;
   const int n = s->ndims, last = s->trail - 1;
@@ -349,8 +377,7 @@ static uint64_t sum_runs(const chunk_sum *c, const int64_t *origin, const unsign
         col += at[i] * step[i];
       offset += (at[i] - origin[i]) * stride[i];
     }
-    sum +=
-        c->fn(c->arg, values + (size_t)offset * ix->type_size, row, col, to[last] - at[last] + 1);
+    sum += sum_run(c, values, shuffled, offset, row, col, to[last] - at[last] + 1);
     int i = last - 1; /* the next run: an odometer over the axes before */
     while (i >= 0 && at[i] == to[i]) at[i] = origin[i], i--;
     if (i < 0) return sum;
@@ -366,8 +393,9 @@ static int sum_chunk(void *arg, int64_t k, int worker) {
   int64_t origin[XIO_MAX_DIMS];
   xio_chunk_origin(ix->ndims, ix->chunk, ix->grid, index, origin);
   const unsigned char *values = NULL;
-  if (decoded_chunk(&c->job, index, origin, worker, &values)) return -1;
-  c->sums[worker] += sum_runs(c, origin, values);
+  const int shuffled = c->shuffled && !(ix->mask[index] & 1u);
+  if (decoded_chunk(&c->job, index, origin, shuffled ? 1u : 0u, worker, &values)) return -1;
+  c->sums[worker] += sum_runs(c, origin, values, shuffled);
   return 0;
 }
 
@@ -378,6 +406,9 @@ int xio_chunk_index_sum(xio_chunk_index *ix, const xio_shape *shape, int64_t fir
   if (count <= 0) return 0;
   const int threads = xio_pool_threads();
   chunk_sum c = {.job = {.ix = ix}, .shape = shape, .first = first, .fn = fn, .arg = arg};
+  c.element_values = xio_dims_product(shape->dims, shape->trail, shape->ndims);
+  c.shuffled = ix->type_size > 1 && ix->type_size * (size_t)c.element_values <= PLANE_RUN_BYTES &&
+               xio_filters_shuffle_first(&ix->filters, ix->type_size);
   atomic_init(&c.job.failed, 0);
   if (xio_codec_scratches_reserve(&ix->scratch, threads) ||
       !(c.sums = calloc((size_t)threads, sizeof *c.sums)))

@@ -76,7 +76,16 @@ static int make_fill(xio_chunk_writer *w, hid_t dcpl, hid_t type) {
   return w->fill && H5Pget_fill_value(dcpl, type, w->fill) >= 0 ? 0 : -1;
 }
 
-void xio_chunk_writer_fill(const xio_chunk_writer *w, unsigned char *chunk) {
+int xio_chunk_writer_shuffles_first(const xio_chunk_writer *w) {
+  return xio_filters_shuffle_first(&w->filters, w->type_size);
+}
+
+void xio_chunk_writer_fill(const xio_chunk_writer *w, unsigned char *chunk, int shuffled) {
+  if (shuffled) { /* byte j of every value in plane j */
+    const size_t values = w->chunk_bytes / w->type_size;
+    for (size_t j = 0; j < w->type_size; j++) memset(chunk + j * values, w->fill[j], values);
+    return;
+  }
   memcpy(chunk, w->fill, w->type_size);
   for (size_t done = w->type_size; done < w->chunk_bytes; done *= 2) /* doubling copies */
     memcpy(chunk + done, chunk, done < w->chunk_bytes - done ? done : w->chunk_bytes - done);
@@ -155,7 +164,7 @@ static int encode_chunk(void *arg, int64_t k, int worker) {
   xio_codec_scratch *s = xio_codec_scratches_get(&w->scratch, worker);
   unsigned char *values = s ? xio_codec_scratch_buffer(s, w->chunk_bytes) : NULL;
   if (!values) return encode_failed(e, "out of memory");
-  if (xio_chunk_box_at_edge(&e->box, origin)) xio_chunk_writer_fill(w, values);
+  if (xio_chunk_box_at_edge(&e->box, origin)) xio_chunk_writer_fill(w, values, 0);
   xio_chunk_box_copy(&e->box, origin, values, (unsigned char *)e->buf, 0);
   size_t size = 0;
   if (xio_chunk_encode(&w->filters, values, w->chunk_bytes, w->arena + (size_t)k * w->bound,
@@ -167,12 +176,12 @@ static int encode_chunk(void *arg, int64_t k, int worker) {
   return 0;
 }
 
-/* Local.  Room in the arena and the records for n chunks, and a codec
- * scratch for each thread: -1 where it cannot be had. */
-static int reserve(xio_chunk_writer *w, size_t n) {
-  if (n * w->bound > w->arena_bytes) {
+/* Local.  An arena of `bytes`, the records of n chunks, and a codec
+ * scratch for each thread: -1 where they cannot be had. */
+static int reserve(xio_chunk_writer *w, size_t n, size_t bytes) {
+  if (bytes > w->arena_bytes) {
     free(w->arena);
-    w->arena_bytes = (w->arena = xio_host_alloc(n * w->bound)) ? n * w->bound : 0;
+    w->arena_bytes = (w->arena = xio_host_alloc(bytes)) ? bytes : 0;
   }
   if (n > w->record_room) {
     free(w->records);
@@ -206,7 +215,7 @@ static int encode_block(xio_chunk_writer *w, int64_t row, int64_t nrows, int64_t
   atomic_init(&e.failed, 0);
   xio_chunk_box_of(&e.box, w->shape, w->chunk, w->type_size, w->elem_size, row, nrows, col, ncols);
   const size_t n = (size_t)e.box.chunks;
-  if (reserve(w, n))
+  if (reserve(w, n, n * w->bound))
     return xio_fail(err, "cannot allocate %zu bytes to compress %s's chunks in on rank %d",
                     n * w->bound, w->name, w->rank);
   if (xio_pool_run((int64_t)n, encode_chunk, &e)) {
@@ -345,53 +354,107 @@ int xio_chunk_writer_write(xio_chunk_writer *w, hid_t dset, int64_t row, int64_t
 }
 
 /* Chunks given whole: each an item of a pool job, into the arena at
- * k * bound. */
+ * k * room; one that does not fit its room has length -1. */
 typedef struct {
   block_encode e;
-  const int64_t *origins;
-  unsigned char *const *values;
+  const xio_whole_chunks *given;
+  size_t room;
 } whole_encode;
+
+/* Local.  Given chunk k encoded into `room` bytes at `out`, its record
+ * at `record`: 1 where it does not fit them. */
+static int encode_one(xio_chunk_writer *w, const xio_whole_chunks *given, int64_t k,
+                      unsigned char *out, size_t room, int64_t *record, int worker) {
+  xio_codec_scratch *s = xio_codec_scratches_get(&w->scratch, worker);
+  const int first = given->shuffled ? 1 : 0;
+  size_t size = 0;
+  const int rc = s ? xio_chunk_encode_from(&w->filters, first, given->values[k], w->chunk_bytes,
+                                           out, room, &size, s)
+                   : -1;
+  memcpy(record, given->origins + k * w->ndims, sizeof *record * (size_t)w->ndims);
+  record[w->ndims] = rc ? -1 : (int64_t)size;
+  return rc;
+}
 
 static int encode_whole(void *arg, int64_t k, int worker) {
   whole_encode *we = arg;
   xio_chunk_writer *w = we->e.w;
-  xio_codec_scratch *s = xio_codec_scratches_get(&w->scratch, worker);
-  size_t size = 0;
-  if (!s || xio_chunk_encode(&w->filters, we->values[k], w->chunk_bytes,
-                             w->arena + (size_t)k * w->bound, w->bound, &size, s))
-    return encode_failed(&we->e, "out of memory");
   int64_t *record = w->records + (size_t)k * (size_t)(w->ndims + 1);
-  memcpy(record, we->origins + k * w->ndims, sizeof *record * (size_t)w->ndims);
-  record[w->ndims] = (int64_t)size;
-  return 0;
+  const int rc =
+      encode_one(w, we->given, k, w->arena + (size_t)k * we->room, we->room, record, worker);
+  return rc < 0 ? encode_failed(&we->e, "out of memory") : 0;
 }
 
-/* Local.  `count` whole chunks encoded and packed in the arena. */
-static int encode_given(xio_chunk_writer *w, int64_t count, const int64_t *origins,
-                        unsigned char *const *values, uint64_t *bytes, xio_error *err) {
-  *bytes = 0;
-  if (count <= 0) return 0;
-  whole_encode we = {.e = {.w = w, .dataset = w->name}, .origins = origins, .values = values};
-  atomic_init(&we.e.failed, 0);
-  if (reserve(w, (size_t)count))
-    return xio_fail(err, "cannot allocate %zu bytes to compress %s's chunks in on rank %d",
-                    (size_t)count * w->bound, w->name, w->rank);
-  if (xio_pool_run(count, encode_whole, &we)) {
-    *err = we.e.err;
-    return -1;
+/* Local.  The chunks encoded at k * room packed one after another from
+ * the arena's start, their records too, those that did not fit left out
+ * (their indexes into `misfits`, how many in *left): their bytes. */
+static uint64_t pack_fitted(xio_chunk_writer *w, int64_t count, size_t room, int64_t *misfits,
+                            int64_t *kept, int64_t *left) {
+  const size_t per = (size_t)(w->ndims + 1);
+  uint64_t bytes = 0;
+  *kept = 0, *left = 0;
+  for (int64_t k = 0; k < count; k++) { /* each moves down, never over one not yet moved */
+    const int64_t *record = w->records + (size_t)k * per;
+    if (record[w->ndims] < 0) {
+      misfits[(*left)++] = k;
+      continue;
+    }
+    memmove(w->arena + bytes, w->arena + (size_t)k * room, (size_t)record[w->ndims]);
+    memmove(w->records + (size_t)*kept * per, record, sizeof *record * per);
+    bytes += (uint64_t)record[w->ndims];
+    (*kept)++;
   }
-  *bytes = pack_arena(w, (size_t)count);
-  return 0;
+  return bytes;
 }
 
-int xio_chunk_writer_write_chunks(xio_chunk_writer *w, hid_t dset, int64_t count,
-                                  const int64_t *origins, unsigned char *const *values,
+/* Collective.  The chunks that did not fit their room, one at a time on
+ * each rank (as many times as the rank with the most has), each encoded
+ * alone in the arena, where a whole chunk's bound fits. */
+static int write_misfits(xio_chunk_writer *w, hid_t dset, const xio_whole_chunks *given,
+                         const int64_t *misfits, int64_t left, int rc, xio_error *err) {
+  int64_t most = rc ? 0 : left;
+  if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT64_T, MPI_MAX, w->comm), err))
+    return -1;
+  for (int64_t i = 0; i < most; i++) {
+    const double began = MPI_Wtime();
+    int one = 0;
+    if (rc == 0 && i < left) {
+      one = 1;
+      if (encode_one(w, given, misfits[i], w->arena, w->bound, w->records, 0))
+        rc = xio_fail(err, "compressing a chunk of %s on rank %d: out of memory", w->name, w->rank);
+    }
+    const double encoded = MPI_Wtime();
+    w->encode_seconds += encoded - began;
+    const uint64_t bytes = rc || !one ? 0 : (uint64_t)w->records[w->ndims];
+    if (store_everyone(w, dset, rc ? 0 : one, bytes, rc, encoded, err)) rc = -1;
+  }
+  return rc;
+}
+
+int xio_chunk_writer_write_chunks(xio_chunk_writer *w, hid_t dset, const xio_whole_chunks *given,
                                   xio_error *err) {
   const double began = MPI_Wtime();
+  const int64_t count = given->count > 0 ? given->count : 0;
+  const size_t room = given->room && given->room < w->bound ? given->room : w->bound;
+  const size_t arena = (size_t)count * room > w->bound ? (size_t)count * room : w->bound;
+  int64_t kept = 0, left = 0, *misfits = malloc(sizeof *misfits * (size_t)count + 1);
   uint64_t bytes = 0;
-  const int rc = encode_given(w, count, origins, values, &bytes, err);
+  whole_encode we = {.e = {.w = w, .dataset = w->name}, .given = given, .room = room};
+  atomic_init(&we.e.failed, 0);
+  int rc = 0;
+  if (!misfits || reserve(w, (size_t)count, arena))
+    rc = xio_fail(err, "cannot allocate %zu bytes to compress %s's chunks in on rank %d", arena,
+                  w->name, w->rank);
+  else if (given->shuffled && !xio_chunk_writer_shuffles_first(w))
+    rc = xio_fail(err, "internal: %s's chunks given shuffled, which its filters do not do first",
+                  w->name);
+  else if (count && xio_pool_run(count, encode_whole, &we))
+    rc = -1, *err = we.e.err;
+  if (rc == 0) bytes = pack_fitted(w, count, room, misfits, &kept, &left);
   const double encoded = MPI_Wtime();
   w->encode_seconds += encoded - began;
-  return store_everyone(w, dset, rc ? 0 : count, bytes, rc, encoded, err);
+  if (store_everyone(w, dset, rc ? 0 : kept, bytes, rc, encoded, err)) rc = -1;
+  rc = write_misfits(w, dset, given, misfits, left, rc, err);
+  free(misfits);
+  return rc;
 }
-

@@ -59,18 +59,34 @@ int xio_chunk_writer_open(const xio_chunked_dataset *d, xio_chunk_writer **write
 int xio_chunk_writer_write(xio_chunk_writer *writer, hid_t dset, int64_t row, int64_t nrows,
                            int64_t col, int64_t ncols, const void *buf, xio_error *err);
 
-/* Collective.  This rank's `count` chunks (none on ranks that have none
- * now), each given whole: chunk k's values, a full chunk row-major (what
- * lies past the dataset's edge holding its fill value), at values[k], its
- * first value's position at origins[k * ndims].  Encoded on the pool and
- * written as xio_chunk_writer_write writes. */
-int xio_chunk_writer_write_chunks(xio_chunk_writer *writer, hid_t dset, int64_t count,
-                                  const int64_t *origins, unsigned char *const *values,
-                                  xio_error *err);
+/* This rank's chunks given whole: chunk k's values, a full chunk
+ * row-major (what lies past the dataset's edge holding its fill value),
+ * at values[k], its first value's position at origins[k * ndims]. */
+typedef struct {
+  int64_t count; /* none on ranks that have none now */
+  const int64_t *origins;
+  unsigned char *const *values;
+  /* shuffled already, byte plane by byte plane, where the first filter
+   * shuffles (xio_chunk_writer_shuffles_first) */
+  int shuffled;
+  /* the bytes kept for each one encoded (0: the most it can take); one
+   * that needs more is encoded again alone once the others are written,
+   * in the room of them all or of one chunk at most, whichever is more */
+  size_t room;
+} xio_whole_chunks;
+
+/* Collective.  This rank's whole chunks encoded on the pool and written
+ * as xio_chunk_writer_write writes. */
+int xio_chunk_writer_write_chunks(xio_chunk_writer *writer, hid_t dset,
+                                  const xio_whole_chunks *chunks, xio_error *err);
+
+/* Whether the first filter shuffles the chunks' values (filters.h), so
+ * that they may be given shuffled. */
+int xio_chunk_writer_shuffles_first(const xio_chunk_writer *writer);
 
 /* Local.  `chunk` (a whole chunk's bytes) filled with the dataset's fill
- * value. */
-void xio_chunk_writer_fill(const xio_chunk_writer *writer, unsigned char *chunk);
+ * value, shuffled where asked. */
+void xio_chunk_writer_fill(const xio_chunk_writer *writer, unsigned char *chunk, int shuffled);
 
 /* This rank's time encoding, and (rank 0) storing, and the bytes stored. */
 void xio_chunk_writer_times(const xio_chunk_writer *writer, double *encode_seconds,

@@ -99,7 +99,6 @@ void xio_codec_scratches_free(xio_codec_scratches *set) {
   set->count = 0;
 }
 
-/* Two work buffers of at least `bytes` each. */
 /* Work buffer k (0 or 1) of at least `bytes`, kept for the next chunk:
  * NULL when out of memory. */
 static unsigned char *work_buffer(xio_codec_scratch *s, int k, size_t bytes) {
@@ -109,10 +108,6 @@ static unsigned char *work_buffer(xio_codec_scratch *s, int k, size_t bytes) {
     s->work_size[k] = s->work[k] ? bytes : 0;
   }
   return s->work[k];
-}
-
-static int work_buffers(xio_codec_scratch *s, size_t bytes) {
-  return work_buffer(s, 0, bytes) && work_buffer(s, 1, bytes) ? 0 : -1;
 }
 
 /* Values of `size` bytes, a constant where inlined: the compiler then
@@ -213,7 +208,7 @@ int xio_chunk_decode(const xio_filters *f, unsigned mask, const unsigned char *s
   sizes_into(f, mask, chunk_bytes, sizes);
   size_t most = chunk_bytes + FLETCHER_BYTES * XIO_MAX_FILTERS;
   if (size > most) most = size;
-  if (work_buffers(s, most) || (!s->inflater && !(s->inflater = xio_inflater_new()))) {
+  if (!s->inflater && !(s->inflater = xio_inflater_new())) {
     snprintf(why, why_size, "out of memory");
     return -1;
   }
@@ -221,7 +216,6 @@ int xio_chunk_decode(const xio_filters *f, unsigned mask, const unsigned char *s
   size_t have = size;
   for (int i = f->count - 1; i >= 0; i--) {
     if (mask >> i & 1u) continue;
-    unsigned char *next = now == s->work[0] ? s->work[1] : s->work[0];
     if (f->id[i] == H5Z_FILTER_FLETCHER32) {
       if (have < FLETCHER_BYTES || !fletcher32_matches(now, have - FLETCHER_BYTES)) {
         snprintf(why, why_size, "fail their Fletcher32 checksum");
@@ -229,6 +223,12 @@ int xio_chunk_decode(const xio_filters *f, unsigned mask, const unsigned char *s
       }
       have -= FLETCHER_BYTES;
       continue; /* the data stays where it is */
+    }
+    /* only the work buffers used: a chunk left shuffled takes one */
+    unsigned char *next = work_buffer(s, now == s->work[0], most);
+    if (!next) {
+      snprintf(why, why_size, "out of memory");
+      return -1;
     }
     if (f->id[i] == H5Z_FILTER_SHUFFLE) {
       shuffle(now, next, have, f->value[i], 1);
@@ -276,37 +276,71 @@ static xio_deflater *deflater_for(xio_codec_scratch *s, int level) {
   return s->deflater = xio_deflater_new(level);
 }
 
-int xio_chunk_encode(const xio_filters *f, const unsigned char *values, size_t chunk_bytes,
-                     unsigned char *out, size_t room, size_t *size, xio_codec_scratch *s) {
+/* Filters after i that are Fletcher32, or -1 where another follows:
+ * filter i then writes straight into the output, and they append there. */
+static int checksums_after(const xio_filters *f, int i) {
+  int n = 0;
+  for (int j = i + 1; j < f->count; j++) {
+    if (f->id[j] != H5Z_FILTER_FLETCHER32) return -1;
+    n++;
+  }
+  return n;
+}
+
+int xio_filters_shuffle_first(const xio_filters *f, size_t type_size) {
+  return f->count > 0 && f->id[0] == H5Z_FILTER_SHUFFLE && f->value[0] == type_size;
+}
+
+size_t xio_chunk_encode_work(const xio_filters *f, int first, size_t chunk_bytes) {
+  int buffers = 0;
+  for (int i = first; i < f->count && buffers < 2; i++) buffers += checksums_after(f, i) < 0;
+  return (size_t)buffers * xio_chunk_encode_bound(f, chunk_bytes);
+}
+
+int xio_chunk_encode_from(const xio_filters *f, int first, const unsigned char *values,
+                          size_t chunk_bytes, unsigned char *out, size_t room, size_t *size,
+                          xio_codec_scratch *s) {
   const size_t bound = xio_chunk_encode_bound(f, chunk_bytes);
   const unsigned char *now = values;
   size_t have = chunk_bytes;
-  for (int i = 0; i < f->count; i++) {
-    /* the last filter straight into out, where its worst case fits: one
-     * chunk's buffer less on each thread (a rechunk's whole-series chunks
-     * are megabytes) */
-    const int last = i + 1 == f->count && room >= bound;
-    unsigned char *next = last ? out : work_buffer(s, now == s->work[0], bound);
+  for (int i = first; i < f->count; i++) {
+    /* straight into out where only checksums follow: no chunk-sized work
+     * buffer on the thread (a rechunk's whole-series chunks are megabytes) */
+    const int after = checksums_after(f, i);
+    unsigned char *next = after >= 0 ? out : work_buffer(s, now == s->work[0], bound);
     if (!next) return -1;
+    /* what this filter may write: in out, the room less the checksums' */
+    const size_t keep = after > 0 ? (size_t)after * FLETCHER_BYTES : 0;
+    const size_t capacity = next != out ? bound : room > keep ? room - keep : 0;
     if (f->id[i] == H5Z_FILTER_FLETCHER32) {
+      if (have + FLETCHER_BYTES > capacity) return 1;
       const uint32_t sum = fletcher32(now, have);
       if (now != next) memcpy(next, now, have);
       for (int b = 0; b < FLETCHER_BYTES; b++)
         next[have + (size_t)b] = (unsigned char)(sum >> 8 * b);
       have += FLETCHER_BYTES;
     } else if (f->id[i] == H5Z_FILTER_SHUFFLE) {
+      if (have > capacity) return 1;
       shuffle(now, next, have, f->value[i], 0);
     } else {
       xio_deflater *d = deflater_for(s, (int)f->value[i]);
       if (!d) return -1;
-      const size_t packed = xio_deflate(d, now, have, next, bound);
-      if (!packed) return -1; /* the bound holds: only a failed allocation lands here */
+      const size_t packed = xio_deflate(d, now, have, next, capacity);
+      /* within the bound it always fits: a failed allocation */
+      if (!packed) return next == out && capacity < bound ? 1 : -1;
       have = packed;
     }
     now = next;
   }
-  if (have > room) return -1;
-  if (now != out) memcpy(out, now, have);
+  if (now != out) { /* no filter ran */
+    if (have > room) return 1;
+    memcpy(out, now, have);
+  }
   *size = have;
   return 0;
+}
+
+int xio_chunk_encode(const xio_filters *f, const unsigned char *values, size_t chunk_bytes,
+                     unsigned char *out, size_t room, size_t *size, xio_codec_scratch *s) {
+  return xio_chunk_encode_from(f, 0, values, chunk_bytes, out, room, size, s) ? -1 : 0;
 }

@@ -72,4 +72,23 @@ size_t xio_chunk_encode_bound(const xio_filters *filters, size_t chunk_bytes);
 int xio_chunk_encode(const xio_filters *filters, const unsigned char *values, size_t chunk_bytes,
                      unsigned char *out, size_t room, size_t *size, xio_codec_scratch *scratch);
 
+/* Local.  As xio_chunk_encode, for values that went through filters
+ * before `first` already, into `room` bytes of out, which may be fewer
+ * than the bound: 1 where the chunk does not fit them (out then holds
+ * nothing of use). */
+int xio_chunk_encode_from(const xio_filters *filters, int first, const unsigned char *values,
+                          size_t chunk_bytes, unsigned char *out, size_t room, size_t *size,
+                          xio_codec_scratch *scratch);
+
+/* The bytes of work buffers a thread needs to encode a chunk of
+ * chunk_bytes from filter `first` on, beside out: none where every filter
+ * but the checksums after it is one, writing into out. */
+size_t xio_chunk_encode_work(const xio_filters *filters, int first, size_t chunk_bytes);
+
+/* Whether the first filter shuffles values of type_size bytes: a chunk's
+ * values can then be gathered shuffled, byte plane by byte plane (HDF5's
+ * shuffle puts byte j of value i at j * values + i), and encoded from
+ * filter 1. */
+int xio_filters_shuffle_first(const xio_filters *filters, size_t type_size);
+
 #endif

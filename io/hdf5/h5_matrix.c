@@ -7,6 +7,7 @@
 
 #include "chunk_reader.h"
 #include "chunk_writer.h"
+#include "filters.h"
 #include "h5_compat.h"
 #include "h5_types.h"
 #include "mpi_hints.h"
@@ -145,6 +146,13 @@ int xio_matrix_take_storage(xio_matrix *m, hid_t dcpl, const char *path, xio_err
   m->filtered = filters > 0;
   m->codec =
       m->filtered && xio_chunk_writer_usable(dcpl, m->type_size, m->codec_why, sizeof m->codec_why);
+  xio_filters f;
+  if (m->codec && xio_filters_of(dcpl, &f) == 0) {
+    size_t chunk_bytes = m->type_size;
+    for (int i = 0; i < m->shape.ndims; i++) chunk_bytes *= (size_t)chunk[i];
+    m->codec_work =
+        xio_chunk_encode_work(&f, xio_filters_shuffle_first(&f, m->type_size), chunk_bytes);
+  }
   return 0;
 }
 

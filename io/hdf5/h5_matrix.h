@@ -29,11 +29,14 @@ typedef struct {
    * each rows / items x cols, transposed one by one (an empty matrix is
    * one item). */
   int64_t rows, cols, items;
-  size_t elem_size;                 /* type_size times the values of the axes inside an element */
-  int chunked;                      /* read independently: see transfer_block */
-  int filtered;                     /* chunked, with filters (compression) */
-  int codec;                        /* filtered, and the chunk codec can write its chunks */
-  char codec_why[128];              /* filtered, not codec: what HDF5's pipeline runs instead */
+  size_t elem_size;    /* type_size times the values of the axes inside an element */
+  int chunked;         /* read independently: see transfer_block */
+  int filtered;        /* chunked, with filters (compression) */
+  int codec;           /* filtered, and the chunk codec can write its chunks */
+  char codec_why[128]; /* filtered, not codec: what HDF5's pipeline runs instead */
+  /* codec: the work buffers a thread encodes a chunk with, given it
+   * shuffled where the first filter shuffles (filters.h) */
+  uint64_t codec_work;
   int64_t chunk_dims[XIO_MAX_DIMS]; /* chunked: the chunk shape */
   /* Compressed and open read-only: its chunks, read raw once indexed
    * (chunk_reader.h); shared by copies of m, freed by xio_close. */

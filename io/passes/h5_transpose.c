@@ -182,8 +182,8 @@ static int transpose_pass(pass_loop *l, int64_t index, xio_error *err) {
 
 /* This rank's part of the k-th pass of the order. */
 static xio_pass_geometry pass_geometry(const pass_loop *l, int64_t k) {
-  return xio_pass_geometry_of(&l->stats->done.grid, &l->in->shape, l->order[k], l->rank,
-                              l->nranks, l->io.local, l->io.unit);
+  return xio_pass_geometry_of(&l->stats->done.grid, &l->in->shape, l->order[k], l->rank, l->nranks,
+                              l->io.local, l->io.unit);
 }
 
 /* Collective.  Step k: pass k read into buffer slot k % 2, pass k - 1
@@ -343,5 +343,7 @@ int xio_transpose(const xio_matrix *in, xio_matrix *out, const xio_transpose_opt
   int rc = begin_loop(&l, err);
   stats->setup_seconds = MPI_Wtime() - entered;
   if (rc == 0) rc = run_passes(&l, err);
-  return end_loop(&l, rc, err);
+  rc = end_loop(&l, rc, err);
+  xio_host_give_back();
+  return rc;
 }

@@ -31,12 +31,15 @@ uint64_t xio_phases_gather_bytes(const xio_phases_plan *p, int64_t chunks, int t
   const uint64_t bound = encoded_bound(p->chunk_bytes);
   const uint64_t piece = encoded_bound(largest_piece(p, p->batch));
   const int64_t encoding = chunks < threads ? chunks : threads;
-  /* each chunk's values (gathered, and permuted where the axes move) and
-   * its encoded bytes; each encoding thread's
-   * shuffled chunk (chunk_writer.h: deflated straight into place); each
-   * gathering thread's piece as stored and decoded */
-  return (uint64_t)chunks * ((1 + p->permuted) * p->chunk_bytes + bound) +
-         (uint64_t)encoding * bound + (uint64_t)threads * (3 * piece + THREAD_STATE_BYTES);
+  /* the writer's arena: each chunk's room, or one chunk's bound for one
+   * that did not fit its room; as much again on rank 0 for another
+   * rank's (chunk_writer.h) */
+  const uint64_t arena = (uint64_t)chunks * p->room > bound ? (uint64_t)chunks * p->room : bound;
+  /* each chunk's values (gathered, and permuted where the axes move);
+   * each encoding thread's work buffers; each gathering thread's piece as
+   * stored and decoded */
+  return (uint64_t)chunks * (1 + p->permuted) * p->chunk_bytes + arena * (p->ranks > 1 ? 2 : 1) +
+         (uint64_t)encoding * p->encode_work + (uint64_t)threads * (3 * piece + THREAD_STATE_BYTES);
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -66,42 +69,50 @@ static int64_t batch_for(xio_phases_plan *p, uint64_t budget, int64_t run, int64
   return lo;
 }
 
-int xio_phases_plan_make(int ndims, const int64_t *dims, const int *order, const int64_t *chunk,
-                         size_t type_size, int64_t in_chunk0, uint64_t budget, int ranks,
-                         int threads, xio_phases_plan *p) {
-  memset(p, 0, sizeof *p);
-  p->ndims = ndims, p->type_size = type_size;
-  p->record_bytes = type_size, p->chunk_bytes = type_size, p->tiles = 1;
-  for (int i = 0; i < ndims; i++) {
-    p->order[i] = order ? order[i] : i;
-    p->permuted |= p->order[i] != i;
-    p->chunk[p->order[i]] = chunk[i];
-  }
-  for (int a = 0; a < ndims; a++) {
-    p->dims[a] = dims[a];
-    p->chunk_bytes *= (uint64_t)p->chunk[a];
-    if (a == 0) continue;
-    p->record_bytes *= (uint64_t)dims[a];
-    p->tile_grid[a] = ceil_div(dims[a], p->chunk[a]);
-    p->tiles *= p->tile_grid[a];
-  }
-  p->tile_grid[0] = 1;
-  const int64_t run = p->chunk[0] < dims[0] ? p->chunk[0] : dims[0];
-  p->runs = dims[0] > 0 ? ceil_div(dims[0], p->chunk[0]) : 0;
-  p->chunks = p->runs * p->tiles;
-  p->batch = 1;
-  p->least_budget = xio_phases_batch_bytes(p, 1, threads);
-  const uint64_t one_chunk = xio_phases_gather_bytes(p, 1, threads);
-  if (one_chunk > p->least_budget) p->least_budget = one_chunk;
-  if (budget < p->least_budget || run < 1) return -1;
-  p->batch = batch_for(p, budget, run, in_chunk0, threads);
-  p->per_run = ceil_div(run, p->batch);
-  p->batches = p->runs * p->per_run;
-  int64_t at_once = 1, most = ceil_div(p->chunks, ranks);
+/* The most chunks at once phase 2 holds within `budget`: one at least,
+ * one a thread at most, and no more than a rank has. */
+static int64_t chunks_at_once(const xio_phases_plan *p, uint64_t budget, int threads) {
+  int64_t at_once = 1;
+  const int64_t most = ceil_div(p->chunks, p->ranks);
   while (at_once < threads && at_once < most &&
          xio_phases_gather_bytes(p, at_once + 1, threads) <= budget)
     at_once++;
-  p->chunks_at_once = at_once;
+  return at_once;
+}
+
+int xio_phases_plan_make(const xio_phases_problem *q, xio_phases_plan *p) {
+  memset(p, 0, sizeof *p);
+  const int ndims = q->ndims;
+  p->ndims = ndims, p->type_size = q->type_size, p->ranks = q->ranks;
+  p->encode_work = q->encode_work;
+  p->record_bytes = q->type_size, p->chunk_bytes = q->type_size, p->tiles = 1;
+  for (int i = 0; i < ndims; i++) {
+    p->order[i] = q->order ? q->order[i] : i;
+    p->permuted |= p->order[i] != i;
+    p->chunk[p->order[i]] = q->chunk[i];
+  }
+  for (int a = 0; a < ndims; a++) {
+    p->dims[a] = q->dims[a];
+    p->chunk_bytes *= (uint64_t)p->chunk[a];
+    if (a == 0) continue;
+    p->record_bytes *= (uint64_t)q->dims[a];
+    p->tile_grid[a] = ceil_div(q->dims[a], p->chunk[a]);
+    p->tiles *= p->tile_grid[a];
+  }
+  p->tile_grid[0] = 1;
+  p->room = encoded_bound(p->chunk_bytes);
+  const int64_t run = p->chunk[0] < q->dims[0] ? p->chunk[0] : q->dims[0];
+  p->runs = q->dims[0] > 0 ? ceil_div(q->dims[0], p->chunk[0]) : 0;
+  p->chunks = p->runs * p->tiles;
+  p->batch = 1;
+  p->least_budget = xio_phases_batch_bytes(p, 1, q->threads);
+  const uint64_t one_chunk = xio_phases_gather_bytes(p, 1, q->threads);
+  if (one_chunk > p->least_budget) p->least_budget = one_chunk;
+  if (q->budget < p->least_budget || run < 1) return -1;
+  p->batch = batch_for(p, q->budget, run, q->in_chunk0, q->threads);
+  p->per_run = ceil_div(run, p->batch);
+  p->batches = p->runs * p->per_run;
+  p->chunks_at_once = chunks_at_once(p, q->budget, q->threads);
   p->scratch_bytes = 0;
   for (int64_t b = 0; b < p->batches; b++) {
     int64_t first, records;
@@ -110,6 +121,12 @@ int xio_phases_plan_make(int ndims, const int64_t *dims, const int *order, const
       p->scratch_bytes += encoded_bound(xio_phases_piece_bytes(p, t, records));
   }
   return 0;
+}
+
+void xio_phases_plan_rooms(xio_phases_plan *p, uint64_t room, uint64_t budget, int threads) {
+  const uint64_t bound = encoded_bound(p->chunk_bytes);
+  p->room = room < bound ? room : bound;
+  p->chunks_at_once = chunks_at_once(p, budget, threads);
 }
 
 void xio_phases_batch(const xio_phases_plan *p, int64_t index, int64_t *first, int64_t *records) {
@@ -161,9 +178,11 @@ void xio_copy_box(int ndims, const int64_t *count, size_t size, const unsigned c
   }
 }
 
-void xio_phases_permute(const xio_phases_plan *p, const unsigned char *box, unsigned char *out) {
+/* One chunk's values of `size` bytes permuted (the values, or one byte
+ * plane of them). */
+static void permute_sized(const xio_phases_plan *p, size_t size, const unsigned char *box,
+                          unsigned char *out) {
   const int n = p->ndims;
-  const size_t size = p->type_size;
   int64_t in_step[XIO_MAX_DIMS], step[XIO_MAX_DIMS], count[XIO_MAX_DIMS], at[XIO_MAX_DIMS] = {0};
   in_step[n - 1] = (int64_t)size;
   for (int a = n - 2; a >= 0; a--) in_step[a] = in_step[a + 1] * p->chunk[a + 1];
@@ -177,4 +196,14 @@ void xio_phases_permute(const xio_phases_plan *p, const unsigned char *box, unsi
     while (i >= 0 && ++at[i] == count[i]) at[i--] = 0;
     if (i < 0) return;
   }
+}
+
+void xio_phases_permute(const xio_phases_plan *p, const unsigned char *box, unsigned char *out,
+                        int shuffled) {
+  if (!shuffled) {
+    permute_sized(p, p->type_size, box, out);
+    return;
+  }
+  const uint64_t values = p->chunk_bytes / p->type_size;
+  for (size_t j = 0; j < p->type_size; j++) permute_sized(p, 1, box + j * values, out + j * values);
 }

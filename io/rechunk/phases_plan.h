@@ -36,8 +36,13 @@ typedef struct {
   int64_t tile_grid[XIO_MAX_DIMS], tiles; /* output chunks along axes 1..n-1 */
   int64_t chunks;                         /* of the output: runs x tiles */
   int64_t chunks_at_once;                 /* per rank, in phase 2 */
-  uint64_t scratch_bytes;                 /* the intermediate, at most */
-  uint64_t least_budget;                  /* per rank, for any plan of these chunks */
+  int ranks;
+  /* phase 2: the bytes kept for each chunk encoded (the bound, until
+   * phase 1 tells how small they come: xio_phases_plan_rooms), and the
+   * work buffers each encoding thread needs */
+  uint64_t room, encode_work;
+  uint64_t scratch_bytes; /* the intermediate, at most */
+  uint64_t least_budget;  /* per rank, for any plan of these chunks */
 } xio_phases_plan;
 
 /* The memory one rank needs for phase 1's batches of `batch` records and
@@ -45,16 +50,31 @@ typedef struct {
 uint64_t xio_phases_batch_bytes(const xio_phases_plan *p, int64_t batch, int threads);
 uint64_t xio_phases_gather_bytes(const xio_phases_plan *p, int64_t chunks, int threads);
 
-/* Local.  The plan for a dataset of `ndims` axes `dims`, values of
+/* What a plan is made for: a dataset of `ndims` axes `dims`, values of
  * type_size bytes, into output chunks `chunk` of the input's axes moved in
  * `order` (order[i]: the input axis that becomes output axis i; NULL: in
  * place; chunk[i] is output axis i's), read from input chunks of
- * in_chunk0 records (1: any), within `budget` bytes per rank on `ranks`
- * ranks of `threads` threads each.  0, or -1 where the budget is under
- * p->least_budget (which is set either way). */
-int xio_phases_plan_make(int ndims, const int64_t *dims, const int *order, const int64_t *chunk,
-                         size_t type_size, int64_t in_chunk0, uint64_t budget, int ranks,
-                         int threads, xio_phases_plan *p);
+ * in_chunk0 records (1: any), each output chunk encoded with encode_work
+ * bytes of work buffers (filters.h), within `budget` bytes per rank on
+ * `ranks` ranks of `threads` threads each. */
+typedef struct {
+  int ndims;
+  const int64_t *dims, *chunk;
+  const int *order;
+  size_t type_size;
+  int64_t in_chunk0;
+  uint64_t encode_work, budget;
+  int ranks, threads;
+} xio_phases_problem;
+
+/* Local.  The plan: 0, or -1 where the budget is under p->least_budget
+ * (which is set either way). */
+int xio_phases_plan_make(const xio_phases_problem *problem, xio_phases_plan *p);
+
+/* Local.  Phase 2's chunks at once again, each encoded into `room` bytes
+ * (at most the bound; one that needs more is encoded again alone in the
+ * room of them all: chunk_writer.h), within `budget` on `threads`. */
+void xio_phases_plan_rooms(xio_phases_plan *p, uint64_t room, uint64_t budget, int threads);
 
 /* Local.  Batch `index` (0 .. p->batches - 1): its first record and how
  * many (0: past the end of a short last run). */
@@ -69,8 +89,9 @@ uint64_t xio_phases_piece_bytes(const xio_phases_plan *p, int64_t tile, int64_t 
 
 /* Local.  A chunk gathered in the input's axis order (p->chunk's box,
  * row-major) into `out` in the output's: output axis i is input axis
- * p->order[i]. */
-void xio_phases_permute(const xio_phases_plan *p, const unsigned char *box, unsigned char *out);
+ * p->order[i].  Shuffled: each byte plane of the values by itself. */
+void xio_phases_permute(const xio_phases_plan *p, const unsigned char *box, unsigned char *out,
+                        int shuffled);
 
 /* Local.  The count[] box of values at src_lo in a row-major array of
  * src_dims copied to dst_lo in one of dst_dims (values of `size` bytes). */

@@ -4,9 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#ifdef __GLIBC__
-#include <malloc.h> /* malloc_trim */
-#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +25,8 @@
 typedef struct {
   const xio_matrix *in;
   xio_matrix *out;
-  const xio_phases_plan *p;
+  xio_phases_plan plan;     /* the caller's, phase 2's chunks at once set again */
+  const xio_phases_plan *p; /* &plan */
   const xio_transpose_options *options;
   xio_transpose_stats *stats;
   MPI_Comm comm;
@@ -157,6 +155,7 @@ static int phase_one(phases *ph, xio_error *err) {
   free(slab);
   free(arena);
   free(sizes);
+  xio_host_give_back();
   ph->stats->read_seconds = MPI_Wtime() - began;
   return rc == XIO_STOPPED ? rc : xio_agree(ph->comm, rc, err);
 }
@@ -178,22 +177,44 @@ static int share_places(phases *ph, xio_error *err) {
 
 typedef struct {
   phases *ph;
-  int64_t first;          /* the round's first chunk on this rank */
+  int64_t first; /* the round's first chunk on this rank */
+  /* gathered byte plane by byte plane, where the output's first filter
+   * shuffles: the pieces are only inflated, and no thread shuffles the
+   * chunk nor holds it shuffled to encode it */
+  int shuffled;
+  xio_filters decode;     /* what the pieces' bytes go through to be gathered */
   unsigned char **values; /* each chunk's, in the output's axis order */
   unsigned char **boxes;  /* where the axes move: each gathered in the input's */
   int64_t *origins;       /* in the output's axes */
   unsigned char **stored; /* each thread's piece as stored */
   size_t *stored_room;
-  xio_chunk_writer *writer; /* its fill value */
 } gather_job;
 
-/* Local.  Piece (b, t) read, decoded and copied into chunk `values` of
- * run j. */
-static int gather_piece(gather_job *g, int64_t b, int64_t t, int64_t run, unsigned char *values,
+/* Local.  A piece's values (or its byte planes, shuffled) of `extent`
+ * copied into chunk box `box` at `at`. */
+static void place_piece(const gather_job *g, const int64_t *extent, const unsigned char *piece,
+                        unsigned char *box, const int64_t *at) {
+  const xio_phases_plan *p = g->ph->p;
+  const int64_t zero[XIO_MAX_DIMS] = {0};
+  if (!g->shuffled) {
+    xio_copy_box(p->ndims, extent, p->type_size, piece, extent, zero, box, p->chunk, at);
+    return;
+  }
+  uint64_t piece_values = 1;
+  for (int a = 0; a < p->ndims; a++) piece_values *= (uint64_t)extent[a];
+  const uint64_t chunk_values = p->chunk_bytes / p->type_size;
+  for (size_t j = 0; j < p->type_size; j++)
+    xio_copy_box(p->ndims, extent, 1, piece + j * piece_values, extent, zero,
+                 box + j * chunk_values, p->chunk, at);
+}
+
+/* Local.  Piece (b, t) read, decoded and copied into chunk box `box` of
+ * run `run`. */
+static int gather_piece(gather_job *g, int64_t b, int64_t t, int64_t run, unsigned char *box,
                         int worker, xio_error *err) {
   phases *ph = g->ph;
   const xio_phases_plan *p = ph->p;
-  int64_t first, records, origin[XIO_MAX_DIMS], extent[XIO_MAX_DIMS];
+  int64_t first, records, origin[XIO_MAX_DIMS], extent[XIO_MAX_DIMS], at[XIO_MAX_DIMS] = {0};
   xio_phases_batch(p, b, &first, &records);
   if (!records) return 0;
   const int64_t offset = ph->place[2 * (b * p->tiles + t)];
@@ -209,75 +230,137 @@ static int gather_piece(gather_job *g, int64_t b, int64_t t, int64_t run, unsign
   char why[128];
   const size_t bytes = (size_t)xio_phases_piece_bytes(p, t, records);
   if (!s ||
-      xio_chunk_decode(&ph->codec, 0, g->stored[worker], size, bytes, s, &piece, why, sizeof why))
+      xio_chunk_decode(&g->decode, 0, g->stored[worker], size, bytes, s, &piece, why, sizeof why))
     return xio_fail(err, "a piece of the scratch file %s, read back, does not decode: %s", ph->path,
                     s ? why : "out of memory");
-  int64_t zero[XIO_MAX_DIMS] = {0}, at[XIO_MAX_DIMS] = {0};
   xio_phases_tile(p, t, origin, extent);
   extent[0] = records;
   at[0] = first - run * p->chunk[0];
-  xio_copy_box(p->ndims, extent, p->type_size, piece, extent, zero, values, p->chunk, at);
+  place_piece(g, extent, piece, box, at);
   return 0;
 }
 
-static int gather_chunk(void *arg, int64_t k, int worker) {
+/* Item i of a round's gathering: piece i % per_run of its chunk i / per_run. */
+static int gather_item(void *arg, int64_t i, int worker) {
   gather_job *g = arg;
   phases *ph = g->ph;
   const xio_phases_plan *p = ph->p;
-  const int64_t c = g->first + k, run = c / p->tiles, t = c % p->tiles;
-  int64_t origin[XIO_MAX_DIMS], extent[XIO_MAX_DIMS];
-  xio_phases_tile(p, t, origin, extent);
-  origin[0] = run * p->chunk[0];
-  int edge = origin[0] + p->chunk[0] > p->dims[0];
-  for (int a = 1; a < p->ndims; a++) edge |= extent[a] < p->chunk[a];
+  const int64_t k = i / p->per_run, c = g->first + k, run = c / p->tiles, t = c % p->tiles;
   unsigned char *box = p->permuted ? g->boxes[k] : g->values[k];
-  if (edge) xio_chunk_writer_fill(g->writer, box);
-  for (int i = 0; i < p->ndims; i++) g->origins[k * p->ndims + i] = origin[p->order[i]];
   xio_error err;
-  for (int64_t b = run * p->per_run; b < (run + 1) * p->per_run; b++)
-    if (gather_piece(g, b, t, run, box, worker, &err)) return item_failed(ph, &err);
-  if (p->permuted) xio_phases_permute(p, box, g->values[k]);
+  if (gather_piece(g, run * p->per_run + i % p->per_run, t, run, box, worker, &err))
+    return item_failed(ph, &err);
   return 0;
+}
+
+static int permute_item(void *arg, int64_t k, int worker) {
+  (void)worker;
+  gather_job *g = arg;
+  xio_phases_permute(g->ph->p, g->boxes[k], g->values[k], g->shuffled);
+  return 0;
+}
+
+/* Local.  The round's `count` chunks gathered, every piece an item of a
+ * pool job: their origins, the fill value where they cross the
+ * dataset's edge, their pieces, then the axes moved. */
+static int gather_chunks(gather_job *g, int64_t count, xio_chunk_writer *writer, xio_error *err) {
+  phases *ph = g->ph;
+  const xio_phases_plan *p = ph->p;
+  for (int64_t k = 0; k < count; k++) {
+    const int64_t c = g->first + k, run = c / p->tiles;
+    int64_t origin[XIO_MAX_DIMS], extent[XIO_MAX_DIMS];
+    xio_phases_tile(p, c % p->tiles, origin, extent);
+    origin[0] = run * p->chunk[0];
+    int edge = origin[0] + p->chunk[0] > p->dims[0];
+    for (int a = 1; a < p->ndims; a++) edge |= extent[a] < p->chunk[a];
+    if (edge) xio_chunk_writer_fill(writer, p->permuted ? g->boxes[k] : g->values[k], g->shuffled);
+    for (int i = 0; i < p->ndims; i++) g->origins[k * p->ndims + i] = origin[p->order[i]];
+  }
+  if (xio_pool_run(count * p->per_run, gather_item, g) ||
+      (p->permuted && xio_pool_run(count, permute_item, g))) {
+    *err = ph->item_err;
+    return -1;
+  }
+  return 0;
+}
+
+/* Local.  The bytes each output chunk is given to be encoded into: what
+ * the most its pieces took, and a sixteenth more.  Their streams are
+ * shorter and their deflate faster, so a chunk comes out smaller as a
+ * rule; one that does not is encoded again alone (chunk_writer.h). */
+static uint64_t chunk_room(const phases *ph) {
+  const xio_phases_plan *p = ph->p;
+  uint64_t most = 0;
+  for (int64_t run = 0; run < p->runs; run++)
+    for (int64_t t = 0; t < p->tiles; t++) {
+      uint64_t sum = 0;
+      for (int64_t b = run * p->per_run; b < (run + 1) * p->per_run; b++)
+        sum += (uint64_t)ph->place[2 * (b * p->tiles + t) + 1];
+      if (sum > most) most = sum;
+    }
+  return most + most / 16 + 4096;
+}
+
+/* Local.  The job's buffers for chunks_at_once chunks: -1 where they
+ * cannot be had. */
+static int gather_buffers(gather_job *g, xio_error *err) {
+  const xio_phases_plan *p = g->ph->p;
+  const int64_t n = p->chunks_at_once, threads = xio_pool_threads();
+  g->values = calloc((size_t)n, sizeof *g->values);
+  g->boxes = calloc((size_t)n, sizeof *g->boxes);
+  g->origins = malloc(sizeof *g->origins * (size_t)(n * p->ndims));
+  g->stored = calloc((size_t)threads, sizeof *g->stored);
+  g->stored_room = calloc((size_t)threads, sizeof *g->stored_room);
+  int rc = g->values && g->boxes && g->origins && g->stored && g->stored_room ? 0 : -1;
+  for (int64_t k = 0; rc == 0 && k < n; k++)
+    if (!(g->values[k] = xio_host_alloc((size_t)p->chunk_bytes)) ||
+        (p->permuted && !(g->boxes[k] = xio_host_alloc((size_t)p->chunk_bytes))))
+      rc = -1;
+  return rc ? xio_fail(err, "cannot allocate %lld chunks of %llu bytes on rank %d", (long long)n,
+                       (unsigned long long)p->chunk_bytes, g->ph->rank)
+            : 0;
+}
+
+static void free_gather_buffers(gather_job *g) {
+  const xio_phases_plan *p = g->ph->p;
+  for (int64_t k = 0; g->values && g->boxes && k < p->chunks_at_once; k++)
+    free(g->values[k]), free(g->boxes[k]);
+  for (int64_t k = 0; g->stored && k < xio_pool_threads(); k++) free(g->stored[k]);
+  free(g->values), free(g->boxes), free(g->origins), free(g->stored), free(g->stored_room);
 }
 
 /* Collective.  Phase 2: rank r gathers chunks_at_once chunks a round,
  * the r-th group of each round's, and the writer writes them. */
 static int phase_two(phases *ph, xio_chunk_writer *writer, xio_error *err) {
-  const xio_phases_plan *p = ph->p;
+  xio_phases_plan *p = &ph->plan;
   const double began = MPI_Wtime();
-  const int64_t g_n = p->chunks_at_once, threads = xio_pool_threads();
-  gather_job g = {.ph = ph, .writer = writer};
-  g.values = calloc((size_t)g_n, sizeof *g.values);
-  g.boxes = calloc((size_t)g_n, sizeof *g.boxes);
-  g.origins = malloc(sizeof *g.origins * (size_t)(g_n * p->ndims));
-  g.stored = calloc((size_t)threads, sizeof *g.stored);
-  g.stored_room = calloc((size_t)threads, sizeof *g.stored_room);
-  int rc = g.values && g.boxes && g.origins && g.stored && g.stored_room ? 0 : -1;
-  for (int64_t k = 0; rc == 0 && k < g_n; k++)
-    if (!(g.values[k] = xio_host_alloc((size_t)p->chunk_bytes)) ||
-        (p->permuted && !(g.boxes[k] = xio_host_alloc((size_t)p->chunk_bytes))))
-      rc = -1;
-  if (rc)
-    rc = xio_fail(err, "cannot allocate %lld chunks of %llu bytes on rank %d", (long long)g_n,
-                  (unsigned long long)p->chunk_bytes, ph->rank);
-  const int64_t per_round = g_n * ph->nranks;
+  xio_phases_plan_rooms(p, chunk_room(ph), ph->options->memory_budget, xio_pool_threads());
+  const char *room = getenv("XPOSE_CHUNK_ROOM"); /* the tests': rooms too small */
+  if (room && atoll(room) > 0) p->room = (uint64_t)atoll(room);
+  const int64_t g_n = p->chunks_at_once, per_round = g_n * ph->nranks;
+  ph->rounds = ph->rounds_done + ceil_div(p->chunks, per_round);
+  const uint64_t held = xio_phases_gather_bytes(p, g_n, xio_pool_threads());
+  if (held > ph->stats->buffer_bytes) ph->stats->buffer_bytes = held;
+  gather_job g = {.ph = ph, .shuffled = xio_chunk_writer_shuffles_first(writer)};
+  const xio_filters inflate_only = {
+      .count = 1, .id = {H5Z_FILTER_DEFLATE}, .value = {SCRATCH_LEVEL}, .known = 1};
+  g.decode = g.shuffled ? inflate_only : ph->codec;
+  int rc = gather_buffers(&g, err);
   for (int64_t round = 0; round < ceil_div(p->chunks, per_round); round++) {
     g.first = round * per_round + ph->rank * g_n;
     const int64_t left = p->chunks - g.first;
     const int64_t count = rc || left <= 0 ? 0 : left < g_n ? left : g_n;
-    if (count && xio_pool_run(count, gather_chunk, &g)) rc = -1, *err = ph->item_err;
-    if (xio_chunk_writer_write_chunks(writer, ph->out->dset, rc ? 0 : count, g.origins, g.values,
-                                      err))
-      rc = -1;
+    if (count && gather_chunks(&g, count, writer, err)) rc = -1;
+    const xio_whole_chunks given = {rc ? 0 : count, g.origins, g.values, g.shuffled,
+                                    (size_t)p->room};
+    if (xio_chunk_writer_write_chunks(writer, ph->out->dset, &given, err)) rc = -1;
     if (xio_agree(ph->comm, rc, err)) {
       rc = -1;
       break;
     }
     if ((rc = round_done(ph)) != 0) break;
   }
-  for (int64_t k = 0; g.values && g.boxes && k < g_n; k++) free(g.values[k]), free(g.boxes[k]);
-  for (int64_t k = 0; g.stored && k < threads; k++) free(g.stored[k]);
-  free(g.values), free(g.boxes), free(g.origins), free(g.stored), free(g.stored_room);
+  free_gather_buffers(&g);
   ph->stats->write_seconds = MPI_Wtime() - began;
   return rc;
 }
@@ -302,9 +385,17 @@ int xio_phases_planned(const xio_matrix *in, const xio_matrix *out,
   if (unit > 1) return 0; /* the passes give every rank whole chunks */
   int order[XIO_MAX_DIMS];
   for (int i = 0; i < in->shape.ndims; i++) order[i] = xio_shape_source_axis(&in->shape, i);
-  return xio_phases_plan_make(in->shape.ndims, in->shape.dims, order, out->chunk_dims,
-                              in->type_size, in->chunked ? in->chunk_dims[0] : 1,
-                              options->memory_budget, nranks, xio_pool_threads(), plan) == 0;
+  const xio_phases_problem problem = {.ndims = in->shape.ndims,
+                                      .dims = in->shape.dims,
+                                      .chunk = out->chunk_dims,
+                                      .order = order,
+                                      .type_size = in->type_size,
+                                      .in_chunk0 = in->chunked ? in->chunk_dims[0] : 1,
+                                      .encode_work = out->codec_work,
+                                      .budget = options->memory_budget,
+                                      .ranks = nranks,
+                                      .threads = xio_pool_threads()};
+  return xio_phases_plan_make(&problem, plan) == 0;
 }
 
 static int remove_scratch(void *path, xio_error *err) {
@@ -420,12 +511,13 @@ int xio_rechunk_in_phases(const xio_matrix *in, xio_matrix *out, const char *scr
   }
   phases ph = {.in = in,
                .out = out,
-               .p = plan,
+               .plan = *plan,
                .options = options,
                .stats = stats,
                .comm = MPI_COMM_NULL,
                .path = scratch_path,
                .fd = -1};
+  ph.p = &ph.plan;
   atomic_init(&ph.failed, 0);
   int node_ranks = 0;
   MPI_Comm node = MPI_COMM_NULL;
@@ -450,11 +542,6 @@ int xio_rechunk_in_phases(const xio_matrix *in, xio_matrix *out, const char *scr
   free(ph.piece_at);
   free(ph.place);
   (void)MPI_Comm_free(&ph.comm);
-#ifdef __GLIBC__
-  /* the chunks' buffers back to the system: glibc keeps freed ones of a few
-   * MiB in its heap, where they stayed resident beside the next dataset's
-   * passes (a whole file at --memory 28M peaked 131 MiB, tas alone 69) */
-  (void)malloc_trim(0);
-#endif
+  xio_host_give_back();
   return rc;
 }

@@ -36,11 +36,11 @@ def field(shape, seed=0):
 
 
 class Phases(ToolTestCase):
-    def write_records(self, a, chunks=None, **kwargs):
+    def write_records(self, a, chunks=None, shuffle=True, **kwargs):
         """in.h5:/c with one record (position of axis 0) a chunk, deflated."""
         chunks = chunks or (1, *a.shape[1:])
         with h5py.File(self.path("in.h5"), "w") as f:
-            f.create_dataset("c", data=a, chunks=chunks, compression="gzip", shuffle=True,
+            f.create_dataset("c", data=a, chunks=chunks, compression="gzip", shuffle=shuffle,
                              fillvalue=np.array(1e20, a.dtype) if a.dtype.kind == "f" else 0,
                              **kwargs)
             f["c"].attrs["units"] = "K"
@@ -58,7 +58,8 @@ class Phases(ToolTestCase):
         with h5py.File(self.path("in.h5"), "r") as a, h5py.File(self.path("out.h5"), "r") as b:
             self.assertEqual(b["c"].chunks, tuple(layout), result)
             self.assertEqual(b["c"].compression, "gzip")
-            self.assertTrue(b["c"].shuffle)
+            self.assertEqual(b["c"].shuffle, a["c"].shuffle)
+            self.assertEqual(b["c"].fletcher32, a["c"].fletcher32)
             self.assertEqual(b["c"].fillvalue, a["c"].fillvalue)
             self.assertTrue(np.array_equal(b["c"][...], np.transpose(a["c"][...], axes)),
                             f"values differ\n{result}")
@@ -93,6 +94,19 @@ class Phases(ToolTestCase):
                     self.rechunk(ranks, layout, "3M", axes=axes)
         result = self.xpose(2, "verify", "in.h5:/c", "out.h5:/c")
         self.assertEqual(result.returncode, 0, result)
+
+    def test_filters_and_chunks_that_outgrow_their_room(self):
+        # chunks gathered as byte planes (shuffle first, a checksum after
+        # gzip as h5py orders them) or as values (gzip alone); every chunk
+        # given too small a room (XPOSE_CHUNK_ROOM), so encoded again alone,
+        # on ranks that hold different numbers of them
+        a = field((400, 48, 64))
+        for filters in ({}, {"fletcher32": True}, {"shuffle": False}):
+            self.write_records(a, **filters)
+            for room, ranks in ((None, 2), ("64", 1), ("64", 3)):
+                env = {"XPOSE_CHUNK_ROOM": room} if room else None
+                with self.subTest(filters=filters, room=room, ranks=ranks):
+                    self.rechunk(ranks, (400, 8, 8), "3M", env=env)
 
     def test_pretend_nodes(self):
         # each rank its own node: the scratch file synced between the phases
@@ -194,10 +208,10 @@ class PhasesNetcdf(ToolTestCase):
             nc.createVariable("time", "f8", ("time",))[:] = np.arange(first, first + times)
             nc.createVariable("lat", "f4", ("lat",))[:] = np.linspace(-89, 89, lats)
             nc.createVariable("lon", "f4", ("lon",))[:] = np.linspace(0, 359, lons)
-            for k, v in enumerate(("tas", "pr")):
+            for k, v in enumerate(("tas", "pr")):  # pr checksummed: netCDF-C's filters
                 var = nc.createVariable(v, "f4", ("time", "lat", "lon"), zlib=True, complevel=4,
                                         shuffle=True, chunksizes=(1, lats, lons),
-                                        fill_value=np.float32(1e20))
+                                        fill_value=np.float32(1e20), fletcher32=v == "pr")
                 var.units = "K"
                 var[:] = field((times, lats, lons), seed=k + first)
 
@@ -216,6 +230,7 @@ class PhasesNetcdf(ToolTestCase):
             for v in ("tas", "pr"):
                 self.assertEqual(b[v].chunking(), [times, 8, 8])
                 self.assertEqual(b[v].filters()["zlib"], True)
+                self.assertEqual(b[v].filters()["fletcher32"], v == "pr")
                 self.assertEqual(b[v].units, "K")
         if subprocess.run(["which", "ncdump"], capture_output=True).returncode == 0:
             dump = subprocess.run(["ncdump", "-hs", "out.nc"], cwd=self.dir, check=True,
