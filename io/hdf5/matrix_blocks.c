@@ -153,9 +153,8 @@ static int transfer_hyperslab(const xio_matrix *m, int writing, int64_t row, int
 static int read_chunked(const xio_matrix *m, int64_t row, int64_t nrows, int64_t col, int64_t ncols,
                         void *buf, xio_error *err) {
   const int64_t unit = m->chunk_rows > 0 ? m->chunk_rows : 1;
-  const int64_t across = (ncols + (m->chunk_cols > 0 ? m->chunk_cols : ncols) - 1) /
-                             (m->chunk_cols > 0 ? m->chunk_cols : ncols) +
-                         1;
+  const int64_t wide = m->chunk_cols > 0 ? m->chunk_cols : ncols;
+  const int64_t across = (ncols + wide - 1) / wide + 1; /* chunks a row touches, at most */
   const int64_t group = unit * (across < MOST_CHUNKS_A_READ ? MOST_CHUNKS_A_READ / across : 1);
   const size_t row_bytes = (size_t)ncols * m->elem_size;
   for (int64_t at = row; at < row + nrows;) {
