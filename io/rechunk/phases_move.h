@@ -1,0 +1,51 @@
+/* What a rechunk's two phases share while they run (rechunk_phases.c
+ * sets it up and runs phase 1; phase_two.c gathers and writes the output
+ * chunks).  Internal to io/rechunk. */
+#ifndef XIO_PHASES_MOVE_H
+#define XIO_PHASES_MOVE_H
+
+#include <stdatomic.h>
+
+#include "filters.h"
+#include "phases_plan.h"
+#include "rechunk_phases.h"
+
+/* The intermediate's codec: deflate's fastest level after a shuffle. */
+#define SCRATCH_LEVEL 1
+
+typedef struct {
+  const xio_matrix *in;
+  xio_matrix *out;
+  xio_phases_plan plan;     /* the caller's, phase 2's chunks at once set again */
+  const xio_phases_plan *p; /* &plan */
+  const xio_transpose_options *options;
+  xio_transpose_stats *stats;
+  MPI_Comm comm;
+  int rank, nranks, one_node;
+  const char *path;
+  int fd;
+  xio_filters codec;           /* the pieces' */
+  xio_codec_scratches scratch; /* a thread's, for the pieces */
+  uint64_t region;             /* bytes a batch's pieces may take: batch b's at b * region */
+  uint64_t *piece_at;          /* where piece t of a full batch may start in its region */
+  int64_t *place;              /* piece (b, t): offset, then size, at 2 * (b * tiles + t) */
+  uint64_t sum;                /* this rank's, of the values read */
+  int64_t rounds, rounds_done; /* both phases' */
+  atomic_int failed;
+  xio_error item_err;
+} xio_phases_move;
+
+static inline int64_t xio_phases_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* On any thread.  An item's failure kept (the first one's why): -1. */
+int xio_phases_item_failed(xio_phases_move *ph, const xio_error *why);
+
+/* Collective.  A round of either phase done: progress said, a stop asked
+ * for agreed (XIO_STOPPED). */
+int xio_phases_round_done(xio_phases_move *ph);
+
+/* Collective.  Phase 2, the output held by its one writer: each output
+ * chunk gathered from its pieces, compressed and written. */
+int xio_phases_write_output(xio_phases_move *ph, xio_error *err);
+
+#endif
