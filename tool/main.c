@@ -363,11 +363,13 @@ static int asks_for_json(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   int rank;
+  const int held = tool_stop_signals_hold(); /* until the handlers are in */
   int exit_code = tool_session_start("xpose", &argc, &argv, &rank);
   if (exit_code != TOOL_EXIT_OK) {
     if (asks_for_json(argc, argv)) print_error_json(exit_code, "MPI could not start", 1);
     return exit_code;
   }
+  const int signals_handled = held == 0 && tool_stop_signals_install() == 0;
   tool_options opt;
   char error[256];
   if (tool_parse_options(argc, argv, &opt, error, sizeof error) != 0) {
@@ -381,7 +383,7 @@ int main(int argc, char **argv) {
   } else {
     tool_report_setup("xpose", rank, opt.quiet, opt.verbose);
     if (opt.json) xio_set_abort_hook(print_abort_json);
-    if (tool_stop_signals_install() != 0) {
+    if (!signals_handled) {
       tool_report_error("cannot handle stop signals");
       exit_code = TOOL_EXIT_ERROR;
     } else {

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "stop_signals.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 
@@ -11,6 +12,18 @@ static void request_stop(int signal_number) {
 }
 
 static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
+
+static int stop_signal_set(sigset_t *set) {
+  sigemptyset(set);
+  for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++)
+    if (sigaddset(set, stop_signals[i]) != 0) return -1;
+  return 0;
+}
+
+int tool_stop_signals_hold(void) {
+  sigset_t set;
+  return stop_signal_set(&set) == 0 && pthread_sigmask(SIG_BLOCK, &set, NULL) == 0 ? 0 : -1;
+}
 
 int tool_stop_signals_install(void) {
   struct sigaction action = {0};
@@ -24,7 +37,9 @@ int tool_stop_signals_install(void) {
   struct sigaction ignore = {0};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
-  return sigaction(SIGPIPE, &ignore, NULL);
+  sigset_t held;
+  if (sigaction(SIGPIPE, &ignore, NULL) != 0 || stop_signal_set(&held) != 0) return -1;
+  return pthread_sigmask(SIG_UNBLOCK, &held, NULL) == 0 ? 0 : -1;
 }
 
 int tool_stop_requested(void) { return first_signal; }

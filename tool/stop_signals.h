@@ -8,9 +8,15 @@
 
 #include <mpi.h>
 
+/* Holds the stop signals back (blocked, so pending) while MPI starts: one
+ * that arrives before the handlers would end the rank at once, with nothing
+ * kept.  The mask survives the heap's re-exec and reaches MPI's threads, so
+ * the signal later goes to the main thread's handler. */
+int tool_stop_signals_hold(void);
+
 /* Installs the handlers (restarting interrupted system calls, so I/O in
- * progress completes), and ignores SIGPIPE.  -1 with errno when the
- * system refuses. */
+ * progress completes), ignores SIGPIPE, then lets held signals in.  -1
+ * with errno when the system refuses. */
 int tool_stop_signals_install(void);
 
 /* Local: the first stop signal this process received, or 0. */

@@ -67,6 +67,17 @@ def ranks_of(proc):
     return [int(p) for p in out.split()]
 
 
+def holds_stops_back(pid):
+    """Whether a rank is starting: SIGUSR1 held back, its handler not yet in."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            masks = dict(line.split(":\t") for line in f if line.startswith(("SigBlk", "SigCgt")))
+    except (FileNotFoundError, ProcessLookupError, ValueError):
+        return False
+    bit = 1 << (signal.SIGUSR1 - 1)
+    return bool(int(masks["SigBlk"], 16) & bit) and not int(masks["SigCgt"], 16) & bit
+
+
 def wait_for_session_end(proc, timeout=60):
     """Orphaned ranks of a killed mpirun notice and end; then none is left."""
     deadline = time.time() + timeout

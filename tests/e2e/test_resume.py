@@ -12,8 +12,8 @@ import unittest
 
 import numpy as np
 
-from harness import (XPOSE, XPOSE_GEN, ToolTestCase, finish, pattern, resume_record, start,
-                     wait_for_record, with_environment)
+from harness import (XPOSE, XPOSE_GEN, ToolTestCase, finish, holds_stops_back, pattern,
+                     resume_record, start, wait_for_record, with_environment)
 
 STOPPED, ERROR = 4, 1
 
@@ -21,6 +21,8 @@ STOPPED, ERROR = 4, 1
 def read_text(path):
     with open(path) as f:
         return f.read()
+
+
 WRITE_FAULT = os.environ.get("XPOSE_WRITE_FAULT", "")
 # Thousands of tiny passes (seconds of work) with a checkpoint after each.
 SLOW = ["--memory", "8K", "--checkpoint", "0"]
@@ -79,6 +81,26 @@ class Resume(ToolTestCase):
                     self.assertIn("run the same command with --resume to continue", result.stderr)
                 self.resume_and_check()
                 os.remove(self.path("out.h5"))
+
+    def test_a_stop_while_mpi_starts_stops_the_run_cleanly(self):
+        # Slurm's warning may come before the ranks can handle it: held
+        # until they can, it stops the run like any other (exit 4), never
+        # ends a rank at once.
+        proc = self.start(2)
+        ranks, deadline = set(), time.monotonic() + 30
+        while len(ranks) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            for pid in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                      text=True).stdout.split():
+                if pid not in ranks and holds_stops_back(pid):
+                    os.kill(int(pid), signal.SIGUSR1)
+                    ranks.add(pid)
+        result = finish(proc)
+        self.assertEqual(len(ranks), 2, f"never saw both ranks starting\n{result}")
+        self.assertEqual(result.returncode, STOPPED, result)
+        self.assertIn("xpose: error: stopped by SIGUSR1", result.stderr)
+        result = self.xpose(2, "--resume", "in.h5", "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertTransposed("in.h5", "/m", "out.h5", "/m")
 
     def test_ranks_are_named_after_the_program(self):
         # Users and scripts find and signal ranks by name (ps, pgrep -x,

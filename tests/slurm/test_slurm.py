@@ -2,9 +2,10 @@
 up munged, slurmctld and slurmd on localhost), submitted as the README says
 by an ordinary user: a verified output; scancel mid-run and a time limit
 leave a resumable partial and a clear log line, and the job continues when
-resubmitted or requeued, and does nothing when submitted once more; --mem=1G on a 2 GiB input fits with the default
-budget; a job array of three files; 4 ranks on 2 cores.  Skipped, with the
-reason, where the machine cannot run Slurm's daemons.
+resubmitted or requeued, and does nothing when submitted once more; a
+warning as the job starts requeues it; --mem=1G on a 2 GiB input fits with
+the default budget; a job array of three files; 4 ranks on 2 cores.
+Skipped, with the reason, where the machine cannot run Slurm's daemons.
 
 Configured by ctest: XPOSE_ROOT (the checkout), XPOSE (the binary),
 XPOSE_GEN, XPOSE_WRITE_FAULT (the shim, for a slow file system)."""
@@ -23,7 +24,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import pattern, resume_record  # noqa: E402
+from harness import holds_stops_back, pattern, resume_record  # noqa: E402
 
 ROOT = os.environ["XPOSE_ROOT"]
 XPOSE = os.environ["XPOSE"]
@@ -203,6 +204,29 @@ class Slurm(unittest.TestCase):
         self.assertIn("resuming from out.h5.xpose-partial", log)
         self.assertNotIn("TIME LIMIT", log)
         self.assertTransposed("in.h5", "out.h5")
+
+    def test_a_warning_as_the_job_starts_requeues_it_with_each_launcher(self):
+        # The warning may come as the ranks start, before they can take it
+        # (Slurm sends it up to 30 s late, so as early as a job with a short
+        # limit starts): the job requeues, never fails.
+        self.write_input("in.h5", (301, 257))
+        for launcher in ("srun", "mpirun"):
+            with self.subTest(launcher=launcher):
+                out = f"out-{launcher}.h5"
+                job = self.sbatch("--ntasks=2", "jobs/xpose.sbatch", "in.h5", out, "--memory",
+                                  "64K", env={"XPOSE_LAUNCHER": launcher})
+                deadline = time.time() + 60
+                while not any(holds_stops_back(pid) for pid in subprocess.run(
+                        ["pgrep", "-u", USER, "-x", "xpose"], capture_output=True,
+                        text=True).stdout.split()):
+                    self.assertLess(time.time(), deadline, f"no rank seen starting\n{self.logs()}")
+                subprocess.run(["scancel", "--batch", "--signal=USR1", str(job)], check=True)
+                info = self.wait(job, release_requeued=True)
+                log = self.logs()
+                self.assertEqual((info["JobState"], info["ExitCode"]), ("COMPLETED", "0:0"), log)
+                self.assertGreaterEqual(int(info["Restarts"]), 1, log)
+                self.assertIn("xpose.sbatch: stopped: the time limit is near; requeueing", log)
+                self.assertTransposed("in.h5", out)
 
     def test_two_gib_input_in_one_gib_job_with_the_default_budget(self):
         gen = subprocess.run(["mpirun", "-n", "2", XPOSE_GEN, "--type", "f64", "16384", "16384",
