@@ -3,7 +3,8 @@
  * runs (shuffle, deflate at levels 0-9, Fletcher32), alone and together,
  * values of 1 to 16 bytes, filter masks that skip some; damaged chunks
  * refused with the reason; the pool's jobs; chunks copied between a block
- * and their own layout; chunks located by walking the file's B-tree.
+ * and their own layout; chunks located by walking the file's B-tree;
+ * Zarr's codecs (gzip, zstd, Blosc, crc32c) round trip and refuse damage.
  * Skipped (77) in builds without libdeflate. */
 #include <fcntl.h>
 #include <hdf5.h>
@@ -17,6 +18,7 @@
 #include "filters.h"
 #include "pool.h"
 #include "test_util.h"
+#include "zarr_codecs.h"
 
 static long long cases;
 
@@ -128,7 +130,7 @@ static void check_masks_and_damage(void) {
   const unsigned char *out = NULL;
   char why[200];
   /* deflate alone applied (mask: shuffle and Fletcher32 skipped) */
-  xio_filters just_deflate = {1, {H5Z_FILTER_DEFLATE}, {4}, 1, ""};
+  xio_filters just_deflate = {.count = 1, .id = {H5Z_FILTER_DEFLATE}, .value = {4}, .known = 1};
   EXPECT(xio_chunk_encode(&just_deflate, values, bytes, stored, bound, &size, s) == 0, "encode");
   EXPECT(xio_chunk_decode(&f, 1u | 4u, stored, size, bytes, s, &out, why, sizeof why) == 0 &&
              memcmp(out, values, bytes) == 0,
@@ -172,10 +174,14 @@ static void check_masks_and_damage(void) {
 static void check_encode_from(void) {
   enum { N = 4096, SIZE = 4 };
   const size_t bytes = N * SIZE;
-  const xio_filters f = {
-      3, {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE, H5Z_FILTER_FLETCHER32}, {SIZE, 4, 0}, 1, ""};
-  const xio_filters netcdf = {
-      3, {H5Z_FILTER_FLETCHER32, H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}, {0, SIZE, 4}, 1, ""};
+  const xio_filters f = {.count = 3,
+                         .id = {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE, H5Z_FILTER_FLETCHER32},
+                         .value = {SIZE, 4, 0},
+                         .known = 1};
+  const xio_filters netcdf = {.count = 3,
+                              .id = {H5Z_FILTER_FLETCHER32, H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE},
+                              .value = {0, SIZE, 4},
+                              .known = 1};
   const size_t bound = xio_chunk_encode_bound(&f, bytes);
   unsigned char *values = malloc(bytes), *planes = malloc(bytes), *whole = malloc(bound),
                 *from = malloc(bound);
@@ -231,6 +237,52 @@ typedef struct {
   int64_t items;
   int rc;
 } posted_job;
+
+/* Zarr's codecs: each pipeline round trips through rooms of its bound,
+ * crc32c has its check value, and a flipped byte is refused. */
+static void check_zarr_codecs(void) {
+  enum { N = 5000, SIZE = 4 };
+  const size_t bytes = N * SIZE;
+  const unsigned blosc_lz4 = xio_blosc_option(XIO_BLOSC_LZ4, 1, SIZE),
+                 blosc_zstd = xio_blosc_option(XIO_BLOSC_ZSTD, 1, SIZE);
+  const xio_filters pipelines[] = {
+      {.count = 1, .id = {XIO_FILTER_GZIP}, .value = {1}, .known = 1},
+      {.count = 1, .id = {XIO_FILTER_ZSTD}, .value = {3}, .known = 1},
+      {.count = 1, .id = {XIO_FILTER_BLOSC}, .value = {5}, .option = {blosc_lz4}, .known = 1},
+      {.count = 2,
+       .id = {XIO_FILTER_BLOSC, XIO_FILTER_CRC32C},
+       .value = {3},
+       .option = {blosc_zstd},
+       .known = 1},
+      {.count = 1, .id = {XIO_FILTER_CRC32C}, .known = 1},
+  };
+  EXPECT(xio_crc32c("123456789", 9) == 0xe3069283u, "crc32c's check value: %08x",
+         xio_crc32c("123456789", 9));
+  unsigned char *values = malloc(bytes);
+  fill_values(values, N, SIZE);
+  xio_codec_scratch *s = xio_codec_scratch_new();
+  for (size_t p = 0; p < sizeof pipelines / sizeof *pipelines; p++) {
+    const xio_filters *f = &pipelines[p];
+    const size_t bound = xio_chunk_encode_bound(f, bytes);
+    unsigned char *stored = malloc(bound);
+    size_t size = 0;
+    const unsigned char *out = NULL;
+    char why[200] = "";
+    EXPECT(xio_chunk_encode(f, values, bytes, stored, bound, &size, s) == 0 && size <= bound,
+           "pipeline %zu encodes", p);
+    EXPECT(xio_chunk_decode(f, 0, stored, size, bytes, s, &out, why, sizeof why) == 0 &&
+               memcmp(out, values, bytes) == 0,
+           "pipeline %zu round trips: %s", p, why);
+    stored[size / 2] ^= 0x5a;
+    EXPECT(xio_chunk_decode(f, 0, stored, size, bytes, s, &out, why, sizeof why) != 0 ||
+               memcmp(out, values, bytes) != 0,
+           "pipeline %zu: a flipped byte goes unnoticed", p);
+    cases += 3;
+    free(stored);
+  }
+  xio_codec_scratch_free(s);
+  free(values);
+}
 
 static void *post_job(void *arg) {
   posted_job *p = arg;
@@ -401,6 +453,7 @@ int main(void) {
   check_pipeline(&pipelines[2], 4, 301, 7, 1, 7);
   check_masks_and_damage();
   check_encode_from();
+  check_zarr_codecs();
   check_pool();
   check_box();
   check_btree_walk();

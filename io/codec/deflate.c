@@ -171,6 +171,22 @@ size_t xio_deflate_bound(xio_deflater *deflater, size_t in_size) {
 size_t xio_deflate(xio_deflater *deflater, const void *in, size_t in_size, void *out, size_t room) {
   return libdeflate_zlib_compress((struct libdeflate_compressor *)deflater, in, in_size, out, room);
 }
+
+size_t xio_gzip_bound(size_t in_size) { return libdeflate_gzip_compress_bound(NULL, in_size); }
+
+size_t xio_gzip(xio_deflater *deflater, const void *in, size_t in_size, void *out, size_t room) {
+  return libdeflate_gzip_compress((struct libdeflate_compressor *)deflater, in, in_size, out, room);
+}
+
+xio_inflate_result xio_gunzip(xio_inflater *inflater, const void *in, size_t in_size, void *out,
+                              size_t room, size_t *size) {
+  *size = 0;
+  const enum libdeflate_result r = libdeflate_gzip_decompress(
+      (struct libdeflate_decompressor *)inflater, in, in_size, out, room, size);
+  return r == LIBDEFLATE_SUCCESS              ? XIO_INFLATED
+         : r == LIBDEFLATE_INSUFFICIENT_SPACE ? XIO_INFLATE_LONG
+                                              : XIO_INFLATE_BAD;
+}
 #else
 xio_inflater *xio_inflater_new(void) { return NULL; }
 
@@ -198,5 +214,16 @@ size_t xio_deflate_bound(xio_deflater *deflater, size_t in_size) {
 size_t xio_deflate(xio_deflater *deflater, const void *in, size_t in_size, void *out, size_t room) {
   (void)deflater, (void)in, (void)in_size, (void)out, (void)room;
   return 0;
+}
+
+size_t xio_gzip_bound(size_t in_size) { return in_size; }
+
+size_t xio_gzip(xio_deflater *deflater, const void *in, size_t in_size, void *out, size_t room) {
+  return xio_deflate(deflater, in, in_size, out, room);
+}
+
+xio_inflate_result xio_gunzip(xio_inflater *inflater, const void *in, size_t in_size, void *out,
+                              size_t room, size_t *size) {
+  return xio_inflate(inflater, in, in_size, out, room, size);
 }
 #endif

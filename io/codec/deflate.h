@@ -51,7 +51,7 @@ xio_inflate_result xio_inflate(xio_inflater *inflater, const void *in, size_t in
                                size_t room, size_t *size);
 
 typedef struct xio_deflater xio_deflater;
-xio_deflater *xio_deflater_new(int level); /* level 0-9, as zlib's: NULL for others */
+xio_deflater *xio_deflater_new(int level);      /* level 0-9, as zlib's: NULL for others */
 void xio_deflater_free(xio_deflater *deflater); /* NULL is accepted */
 
 /* The most bytes in_size bytes deflate to (deflater NULL: at any level). */
@@ -60,5 +60,11 @@ size_t xio_deflate_bound(xio_deflater *deflater, size_t in_size);
 /* in[0, in_size) as one zlib stream at the deflater's level into out
  * (room bytes, xio_deflate_bound's at least): its length. */
 size_t xio_deflate(xio_deflater *deflater, const void *in, size_t in_size, void *out, size_t room);
+
+/* The same as gzip streams (Zarr's gzip codec). */
+size_t xio_gzip_bound(size_t in_size);
+size_t xio_gzip(xio_deflater *deflater, const void *in, size_t in_size, void *out, size_t room);
+xio_inflate_result xio_gunzip(xio_inflater *inflater, const void *in, size_t in_size, void *out,
+                              size_t room, size_t *size);
 
 #endif

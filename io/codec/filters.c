@@ -8,8 +8,13 @@
 
 #include "deflate.h"
 #include "host_memory.h"
+#include "zarr_codecs.h"
 
-enum { FLETCHER_BYTES = 4 };
+enum { CHECKSUM_BYTES = 4 }; /* Fletcher32's and crc32c's */
+
+static int is_checksum(H5Z_filter_t id) {
+  return id == H5Z_FILTER_FLETCHER32 || id == XIO_FILTER_CRC32C;
+}
 
 int xio_filters_of(hid_t dcpl, xio_filters *f) {
   memset(f, 0, sizeof *f);
@@ -52,6 +57,7 @@ struct xio_codec_scratch {
   xio_inflater *inflater;
   xio_deflater *deflater;
   int level; /* the deflater's */
+  xio_zstd *zstd;
   unsigned char *work[2], *extra;
   size_t work_size[2], extra_bytes;
 };
@@ -62,6 +68,7 @@ void xio_codec_scratch_free(xio_codec_scratch *s) {
   if (!s) return;
   xio_inflater_free(s->inflater);
   xio_deflater_free(s->deflater);
+  xio_zstd_free(s->zstd);
   free(s->work[0]);
   free(s->work[1]);
   free(s->extra);
@@ -196,9 +203,30 @@ static void sizes_into(const xio_filters *f, unsigned mask, size_t chunk_bytes, 
   for (int i = 0; i < f->count; i++) {
     const int skipped = mask >> i & 1u;
     sizes[i + 1] = skipped || f->id[i] == H5Z_FILTER_SHUFFLE ? sizes[i]
-                   : f->id[i] == H5Z_FILTER_FLETCHER32       ? sizes[i] + FLETCHER_BYTES
+                   : is_checksum(f->id[i])                   ? sizes[i] + CHECKSUM_BYTES
                                                              : 0;
   }
+}
+
+static int checksum_matches(H5Z_filter_t id, const unsigned char *data, size_t bytes) {
+  if (id == H5Z_FILTER_FLETCHER32) return fletcher32_matches(data, bytes);
+  const unsigned char *c = data + bytes;
+  return xio_crc32c(data, bytes) ==
+         ((uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24);
+}
+
+/* One decompressing filter undone: deflate's, gzip's, zstd's or Blosc's
+ * stream in[0, bytes) into out (room bytes). */
+static xio_inflate_result expand(xio_codec_scratch *s, H5Z_filter_t id, const unsigned char *in,
+                                 size_t bytes, unsigned char *out, size_t room, size_t *size) {
+  if (id == H5Z_FILTER_DEFLATE) return xio_inflate(s->inflater, in, bytes, out, room, size);
+  if (id == XIO_FILTER_GZIP) return xio_gunzip(s->inflater, in, bytes, out, room, size);
+  int rc = -1;
+  if (id == XIO_FILTER_ZSTD && (s->zstd || (s->zstd = xio_zstd_new())))
+    rc = xio_zstd_decompress(s->zstd, in, bytes, out, room, size);
+  else if (id == XIO_FILTER_BLOSC)
+    rc = xio_blosc_decompress(in, bytes, out, room, size);
+  return rc == 0 ? XIO_INFLATED : *size > room ? XIO_INFLATE_LONG : XIO_INFLATE_BAD;
 }
 
 int xio_chunk_decode(const xio_filters *f, unsigned mask, const unsigned char *stored, size_t size,
@@ -206,7 +234,7 @@ int xio_chunk_decode(const xio_filters *f, unsigned mask, const unsigned char *s
                      char *why, size_t why_size) {
   size_t sizes[XIO_MAX_FILTERS + 1];
   sizes_into(f, mask, chunk_bytes, sizes);
-  size_t most = chunk_bytes + FLETCHER_BYTES * XIO_MAX_FILTERS;
+  size_t most = chunk_bytes + CHECKSUM_BYTES * XIO_MAX_FILTERS;
   if (size > most) most = size;
   if (!s->inflater && !(s->inflater = xio_inflater_new())) {
     snprintf(why, why_size, "out of memory");
@@ -216,12 +244,13 @@ int xio_chunk_decode(const xio_filters *f, unsigned mask, const unsigned char *s
   size_t have = size;
   for (int i = f->count - 1; i >= 0; i--) {
     if (mask >> i & 1u) continue;
-    if (f->id[i] == H5Z_FILTER_FLETCHER32) {
-      if (have < FLETCHER_BYTES || !fletcher32_matches(now, have - FLETCHER_BYTES)) {
-        snprintf(why, why_size, "fail their Fletcher32 checksum");
+    if (is_checksum(f->id[i])) {
+      if (have < CHECKSUM_BYTES || !checksum_matches(f->id[i], now, have - CHECKSUM_BYTES)) {
+        snprintf(why, why_size, "fail their %s checksum",
+                 f->id[i] == H5Z_FILTER_FLETCHER32 ? "Fletcher32" : "crc32c");
         return -1;
       }
-      have -= FLETCHER_BYTES;
+      have -= CHECKSUM_BYTES;
       continue; /* the data stays where it is */
     }
     /* only the work buffers used: a chunk left shuffled takes one */
@@ -232,19 +261,21 @@ int xio_chunk_decode(const xio_filters *f, unsigned mask, const unsigned char *s
     }
     if (f->id[i] == H5Z_FILTER_SHUFFLE) {
       shuffle(now, next, have, f->value[i], 1);
-    } else { /* deflate: to the size that went into it, where known */
-      const size_t want = sizes[i];
+    } else { /* to the size that went into it, where known */
+      const size_t want = sizes[i] ? sizes[i] : chunk_bytes;
       size_t got = 0;
       const size_t capacity = s->work_size[next == s->work[1]];
-      const xio_inflate_result r = xio_inflate(s->inflater, now, have, next, capacity, &got);
-      if (r != XIO_INFLATED || (want && got != want)) {
+      const xio_inflate_result r = expand(s, f->id[i], now, have, next, capacity, &got);
+      if (r != XIO_INFLATED || got != want) {
+        const char *verb = f->id[i] == XIO_FILTER_ZSTD    ? "decompress (zstd)"
+                           : f->id[i] == XIO_FILTER_BLOSC ? "decompress (Blosc)"
+                                                          : "inflate";
         if (r == XIO_INFLATE_BAD)
-          snprintf(why, why_size, "do not inflate");
+          snprintf(why, why_size, "do not %s", verb);
         else if (r == XIO_INFLATE_LONG)
-          snprintf(why, why_size, "inflate to more than %zu bytes, not %zu", capacity,
-                   want ? want : chunk_bytes);
+          snprintf(why, why_size, "%s to more than %zu bytes, not %zu", verb, capacity, want);
         else
-          snprintf(why, why_size, "inflate to %zu bytes, not %zu", got, want ? want : chunk_bytes);
+          snprintf(why, why_size, "%s to %zu bytes, not %zu", verb, got, want);
         return -1;
       }
       have = got;
@@ -262,9 +293,12 @@ int xio_chunk_decode(const xio_filters *f, unsigned mask, const unsigned char *s
 size_t xio_chunk_encode_bound(const xio_filters *f, size_t chunk_bytes) {
   size_t bound = chunk_bytes;
   for (int i = 0; i < f->count; i++)
-    bound = f->id[i] == H5Z_FILTER_DEFLATE      ? xio_deflate_bound(NULL, bound) /* any level's */
-            : f->id[i] == H5Z_FILTER_FLETCHER32 ? bound + FLETCHER_BYTES
-                                                : bound;
+    bound = f->id[i] == H5Z_FILTER_DEFLATE ? xio_deflate_bound(NULL, bound) /* any level's */
+            : f->id[i] == XIO_FILTER_GZIP  ? xio_gzip_bound(bound)
+            : f->id[i] == XIO_FILTER_ZSTD  ? xio_zstd_bound(bound)
+            : f->id[i] == XIO_FILTER_BLOSC ? xio_blosc_bound(bound)
+            : is_checksum(f->id[i])        ? bound + CHECKSUM_BYTES
+                                           : bound;
   return bound;
 }
 
@@ -281,10 +315,27 @@ static xio_deflater *deflater_for(xio_codec_scratch *s, int level) {
 static int checksums_after(const xio_filters *f, int i) {
   int n = 0;
   for (int j = i + 1; j < f->count; j++) {
-    if (f->id[j] != H5Z_FILTER_FLETCHER32) return -1;
+    if (!is_checksum(f->id[j])) return -1;
     n++;
   }
   return n;
+}
+
+/* Compressing filter i run on in[0, bytes) into out (room bytes): the
+ * bytes written, 0 where they do not fit or memory ran out. */
+static size_t compress(xio_codec_scratch *s, const xio_filters *f, int i, const unsigned char *in,
+                       size_t bytes, unsigned char *out, size_t room) {
+  const H5Z_filter_t id = f->id[i];
+  if (id == XIO_FILTER_BLOSC)
+    return xio_blosc_compress((int)f->value[i], f->option[i], in, bytes, out, room);
+  if (id == XIO_FILTER_ZSTD)
+    return s->zstd || (s->zstd = xio_zstd_new())
+               ? xio_zstd_compress(s->zstd, (int)f->value[i], in, bytes, out, room)
+               : 0;
+  xio_deflater *d = deflater_for(s, (int)f->value[i]);
+  if (!d) return 0;
+  return id == XIO_FILTER_GZIP ? xio_gzip(d, in, bytes, out, room)
+                               : xio_deflate(d, in, bytes, out, room);
 }
 
 int xio_filters_shuffle_first(const xio_filters *f, size_t type_size) {
@@ -310,22 +361,21 @@ int xio_chunk_encode_from(const xio_filters *f, int first, const unsigned char *
     unsigned char *next = after >= 0 ? out : work_buffer(s, now == s->work[0], bound);
     if (!next) return -1;
     /* what this filter may write: in out, the room less the checksums' */
-    const size_t keep = after > 0 ? (size_t)after * FLETCHER_BYTES : 0;
+    const size_t keep = after > 0 ? (size_t)after * CHECKSUM_BYTES : 0;
     const size_t capacity = next != out ? bound : room > keep ? room - keep : 0;
-    if (f->id[i] == H5Z_FILTER_FLETCHER32) {
-      if (have + FLETCHER_BYTES > capacity) return 1;
-      const uint32_t sum = fletcher32(now, have);
+    if (is_checksum(f->id[i])) {
+      if (have + CHECKSUM_BYTES > capacity) return 1;
+      const uint32_t sum =
+          f->id[i] == H5Z_FILTER_FLETCHER32 ? fletcher32(now, have) : xio_crc32c(now, have);
       if (now != next) memcpy(next, now, have);
-      for (int b = 0; b < FLETCHER_BYTES; b++)
+      for (int b = 0; b < CHECKSUM_BYTES; b++)
         next[have + (size_t)b] = (unsigned char)(sum >> 8 * b);
-      have += FLETCHER_BYTES;
+      have += CHECKSUM_BYTES;
     } else if (f->id[i] == H5Z_FILTER_SHUFFLE) {
       if (have > capacity) return 1;
       shuffle(now, next, have, f->value[i], 0);
     } else {
-      xio_deflater *d = deflater_for(s, (int)f->value[i]);
-      if (!d) return -1;
-      const size_t packed = xio_deflate(d, now, have, next, capacity);
+      const size_t packed = compress(s, f, i, now, have, next, capacity);
       /* within the bound it always fits: a failed allocation */
       if (!packed) return next == out && capacity < bound ? 1 : -1;
       have = packed;
