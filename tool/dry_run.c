@@ -12,6 +12,7 @@
 #include "h5_copy.h"
 #include "h5_types.h"
 #include "make_output.h"
+#include "matrix_zarr.h"
 #include "moves.h"
 #include "node_memory.h"
 #include "pass_io.h"
@@ -97,7 +98,9 @@ static int plan_move(transpose_run *run, const xio_transpose_options *topt, int 
   const size_t used = strlen(text);
   snprintf(text + used, size - used, "%s%lld pass(es) of blocks up to %lld x %lld (%s)",
            j == 0 ? "" : ", then ", passes, (long long)grid.block_rows, (long long)grid.block_cols,
-           raw      ? "raw I/O"
+           raw ? "raw I/O"
+           : chunks && run->opt->zarr && j + 1 == run->moves
+               ? "MPI-IO, chunks compressed and written by every rank"
            : chunks ? "MPI-IO, chunks compressed on every rank, written by rank 0"
                     : "MPI-IO");
   if (t->json) {
@@ -193,6 +196,28 @@ static void add_totals(const transpose_run *run, int compressed, plan_totals *t)
                 (t->verify == TOOL_VERIFY_INPUT ? in_stored : 0);
 }
 
+/* Local.  A Zarr array as the output `out` planned: its chunks (as
+ * output_zarr.c makes them), every one written whole by the codec. */
+static int plan_zarr_array(const transpose_run *run, const xio_storage *storage,
+                           const xio_shape *shape, xio_matrix *out, char *stored, size_t size,
+                           xio_error *err) {
+  xio_zarr_array a;
+  int64_t chunks[XIO_MAX_DIMS];
+  char why[256];
+  if (xio_zarr_chunks_like(&run->in, storage, shape, run->in.type_size, run->in.dataset, chunks,
+                           err))
+    return -1;
+  if (xio_zarr_array_init(&a, run->in.dataset, &run->opt->zarr_codec, run->in.type, shape, chunks,
+                          NULL, why, sizeof why))
+    return xio_fail(err, "%s:%s cannot be stored in %s: %s", run->input_shown, run->in.dataset,
+                    run->out_path.file, why);
+  for (int i = 0; i < shape->ndims; i++) out->chunk_dims[i] = chunks[i];
+  out->chunked = out->filtered = out->codec = 1;
+  xio_matrix zarr_out = {.zarr = &(struct xio_zarr_matrix){.array = a}};
+  xio_describe_zarr(&zarr_out, stored, size);
+  return xio_matrix_fold(out, out->shape.lead, out->shape.split, out->shape.trail, err);
+}
+
 /* Collective.  Dataset k planned: its shapes, moves and output storage. */
 static int plan_dataset(transpose_run *run, const xio_transpose_options *topt, int k, int one_node,
                         plan_totals *t, xio_error *err) {
@@ -203,7 +228,9 @@ static int plan_dataset(transpose_run *run, const xio_transpose_options *topt, i
   if (tool_output_storage(run, topt, &last, &storage, err)) return -1;
   const xio_shape out_shape = xio_shape_transposed(&last.shape);
   if (xio_plan_dataset(&run->in, &storage, &out_shape, run->in.type, &last, &out, stored,
-                       sizeof stored, err))
+                       sizeof stored, err) ||
+      (run->opt->zarr &&
+       plan_zarr_array(run, &storage, &out_shape, &out, stored, sizeof stored, err)))
     return -1;
   xio_type_describe(run->in.type, type_text, sizeof type_text);
   if (t->json) json_dataset_begin(run, k, t, type_text, stored);

@@ -216,7 +216,7 @@ static int generate(const gen_options *o, MPI_Comm comm) {
   const double start = MPI_Wtime();
   unsigned char *buf = NULL;
   if (rc == 0)
-    rc = tool_output_prepare(comm, file, NULL, 0, o->force, TOOL_PARTIAL_REPLACE, &output, &err);
+    rc = tool_output_prepare(comm, file, NULL, 0, o->force, TOOL_PARTIAL_REPLACE, 0, &output, &err);
   const xio_shape shape = {
       .ndims = 2, .lead = 0, .split = 1, .trail = 2, .dims = {o->rows, o->cols}};
   if (rc == 0)

@@ -38,7 +38,7 @@ static int prepare_output(transpose_run *run, xio_error *err) {
                           opt->resume || (opt->plan && opt->force) ? TOOL_PARTIAL_KEEP
                           : opt->force                             ? TOOL_PARTIAL_REPLACE
                                                                    : TOOL_PARTIAL_REFUSE,
-                          &run->output, err) == 0)
+                          opt->zarr, &run->output, err) == 0)
     return TOOL_EXIT_OK;
   return run->output.usage_error ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
 }
@@ -185,17 +185,13 @@ static int move_all(transpose_run *run, xio_transpose_options *topt, xio_transpo
     if ((moved = tool_next_dataset(run, topt, err)) != 0) break;
   }
   const double passes_ended = MPI_Wtime();
-  run->keep_partial = tool_work_recorded(run);
+  run->keep_partial = run->kind->resumable && tool_work_recorded(run);
   /* A failed read may be the input changing under the run (a truncated
    * file ends early): then that is the error, and nothing is kept. */
   xio_error changed;
   if (moved < 0 && tool_check_input_unchanged(run, &changed)) *err = changed;
-  /* The file's attributes last: written at the start, they left HDF5
-   * 1.10.8 metadata to flush at a failed run's close, which failed and
-   * crashed the rank in MPI_Finalize (a full disk during the passes). */
   if (moved == XIO_STOPPED) return TOOL_EXIT_STOPPED;
-  if (moved != 0 || tool_copy_file_attributes(run, err) || xio_close(&run->out, err) ||
-      tool_finish_rest(run, err)) {
+  if (moved != 0 || run->kind->finish(run, err)) {
     if (!run->scratch_lost) return TOOL_EXIT_ERROR;
     run->keep_partial = 0; /* wrong: never to be resumed */
     return TOOL_EXIT_VERIFY;

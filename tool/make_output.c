@@ -12,6 +12,7 @@
 #include "h5_scales.h"
 #include "h5_types.h"
 #include "moves.h"
+#include "output_file.h"
 #include "report.h"
 #include "resume.h"
 #include "size.h"
@@ -38,15 +39,19 @@ static int keeps_history(hid_t file) {
   return 0;
 }
 
+void tool_history_line(const transpose_run *run, char *line, size_t size) {
+  line[0] = '\0';
+  if (!keeps_history(run->in.file)) return;
+  const time_t now = time(NULL);
+  char when[64] = "";
+  struct tm local;
+  if (localtime_r(&now, &local)) strftime(when, sizeof when, "%a %b %e %H:%M:%S %Y", &local);
+  snprintf(line, size, "%s: %s", when, run->opt->command_line);
+}
+
 int tool_copy_file_attributes(transpose_run *run, xio_error *err) {
   char line[sizeof run->opt->command_line + 64] = "";
-  if (run->rank == 0 && keeps_history(run->in.file)) {
-    const time_t now = time(NULL);
-    char when[64] = "";
-    struct tm local;
-    if (localtime_r(&now, &local)) strftime(when, sizeof when, "%a %b %e %H:%M:%S %Y", &local);
-    snprintf(line, sizeof line, "%s: %s", when, run->opt->command_line);
-  }
+  if (run->rank == 0) tool_history_line(run, line, sizeof line);
   xio_skipped_attributes skipped;
   if (XIO_MPICHECK(MPI_Bcast(line, (int)sizeof line, MPI_CHAR, 0, run->comm), err) ||
       xio_copy_file_attributes(&run->in, &run->out, line[0] ? line : NULL, &skipped, err))
@@ -164,7 +169,7 @@ static int make_output_dataset(transpose_run *run, const xio_transpose_options *
 
 /* Collective.  The output dataset of run->in, made already, as run->out. */
 static int use_output_dataset(transpose_run *run, xio_error *err) {
-  return xio_use_dataset(&run->out, run->output.final_path, output_name(run, run->dataset_index),
+  return run->kind->open(run, run->dataset_index, run->output.partial_path, run->output.final_path,
                          err) ||
                  tool_fold_output(run, err)
              ? -1
@@ -252,6 +257,14 @@ static int copy_rest_of_input(transpose_run *run, const xio_transpose_options *t
 }
 
 int tool_start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
+  if (run->output.partial_found && !run->kind->resumable) { /* started over */
+    tool_report_note("%s is left from a stopped run: a %s starts over", run->output.partial_path,
+                     run->kind->name);
+    if (xio_agree(run->comm, run->rank == 0 ? tool_output_remove_partial(&run->output, err) : 0,
+                  err))
+      return -1;
+    run->output.partial_found = 0;
+  }
   if (tool_resume_begin(run, err)) return -1;
   if (run->output.partial_found) {
     if (run->record.dataset_index != 0 && begin_dataset(run, run->record.dataset_index, err))
@@ -262,16 +275,45 @@ int tool_start_output(transpose_run *run, const xio_transpose_options *topt, xio
     run->record.finished = (xio_checksums){0, 0};
     if (run->dataset_index != 0 && begin_dataset(run, 0, err)) return -1;
   }
-  const char *partial = run->output.partial_path, *shown = run->output.final_path;
-  return tool_record_copying(run, err) ||
-                 xio_create_file(run->comm, partial, shown, &run->out, err) ||
-                 reserve_output(run, err) || copy_rest_of_input(run, topt, err) ||
-                 make_missing_outputs(run, topt, err) || begin_dataset(run, 0, err) ||
-                 use_output_dataset(run, err) || tool_begin_move(run, 0, err) ||
-                 xio_flush(&run->out, err)
+  return tool_record_copying(run, err) || run->kind->make(run, topt, err) ||
+                 begin_dataset(run, 0, err) || use_output_dataset(run, err) ||
+                 tool_begin_move(run, 0, err) || xio_flush(&run->out, err)
              ? -1
              : 0;
 }
+
+/* Collective (tool_output_kind's make): the file made, its space
+ * reserved, the rest of the input copied and the rearranged datasets made
+ * where the copies reach them. */
+static int make_hdf5(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
+  const char *partial = run->output.partial_path, *shown = run->output.final_path;
+  return xio_create_file(run->comm, partial, shown, &run->out, err) || reserve_output(run, err) ||
+                 copy_rest_of_input(run, topt, err) || make_missing_outputs(run, topt, err)
+             ? -1
+             : 0;
+}
+
+/* Collective: the file's attributes, the file closed, and what parallel
+ * HDF5 cannot write.  The attributes last: written at the start, they
+ * left HDF5 1.10.8 metadata to flush at a failed run's close, which
+ * failed and crashed the rank in MPI_Finalize (a full disk during the
+ * passes). */
+static int finish_hdf5(transpose_run *run, xio_error *err) {
+  return tool_copy_file_attributes(run, err) || xio_close(&run->out, err) ||
+                 tool_finish_rest(run, err)
+             ? -1
+             : 0;
+}
+
+static int compare_hdf5_rest(transpose_run *run, char *differs, size_t size, uint64_t *compared,
+                             xio_error *err) {
+  const xio_path_list rearranged = rearranged_list(run);
+  return xio_compare_rest(run->comm, run->in.file, run->out.file, run->input_shown, &rearranged,
+                          run->budget, tool_stop_requested, differs, size, compared, err);
+}
+
+const tool_output_kind tool_hdf5_output = {"HDF5 file",         1,           make_hdf5,
+                                           tool_open_output_of, finish_hdf5, compare_hdf5_rest};
 
 int tool_next_dataset(transpose_run *run, xio_transpose_options *topt, xio_error *err) {
   run->moved_bytes += matrix_bytes(&run->in);

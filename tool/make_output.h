@@ -13,6 +13,10 @@
  * a stopped run wrote already is kept. */
 int tool_copy_file_attributes(transpose_run *run, xio_error *err);
 
+/* Local.  This run's line of the output's history ("Sat Dec  5 06:01:02
+ * 2026: xpose ..."), where the input keeps one (netCDF files do), else "". */
+void tool_history_line(const transpose_run *run, char *line, size_t size);
+
 /* Collective, with the output closed.  Unless --only, what parallel HDF5
  * cannot write: the datasets of variable-length data, and the copies' own
  * dimension scales (those of the rearranged datasets are attached when

@@ -13,127 +13,136 @@
 #include "size.h"
 #include "xpose.h"
 
-const char *tool_usage(void) {
-  return "Usage: xpose [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
-         "       xpose [options] IN1.nc IN2.nc ... OUT.nc\n"
-         "       xpose verify [options] IN.h5[:/dataset] [IN2.nc ...] OUT.h5[:/dataset]\n"
-         "Transpose a 2-D HDF5 dataset of any size and fixed-size type, or permute the\n"
-         "axes of an N-D one, or rechunk it (--chunks); or (verify, or --check) prove\n"
-         "that an existing OUT is that of IN, writing nothing.\n"
-         "Run it under MPI (mpirun -n P xpose ...) or on its own as one rank.\n"
-         "\n"
-         "IN's dataset defaults to every one that --dims reorders, as ncpdq does, else to\n"
-         "the file's one dataset of 2 or more axes that is not a coordinate, bounds or\n"
-         "dimension scale (several: listed, to choose from); OUT's to IN's dataset path.\n"
-         "OUT.h5 is a new file:\n"
-         "IN.h5 with those datasets moved (same datatype, same attributes) and the rest copied\n"
-         "as it is (groups, datasets, attributes, dimension scales, links), as NCO's ncpdq\n"
-         "writes whole files; --only writes the transposed dataset alone.  A netCDF-3 IN\n"
-         "(classic, 64-bit offset, CDF-5) gives a netCDF-4 OUT.\n"
-         "It is written as OUT.h5.xpose-partial and appears under its own name only once\n"
-         "complete and read back from storage against checksums of what was written.\n"
-         "TERM, INT, HUP, USR1 or USR2 stop a run after the pass in progress, keeping the\n"
-         "partial output; the same command with --resume continues it (mpirun itself\n"
-         "exits 1 when signalled, whatever its ranks did: read the outcome from --json or\n"
-         "from the files).\n"
-         "\n"
-         "Options:\n"
-         "      --dims A,B,...     the output's axes in order, by the input's dimension names\n"
-         "                         (netCDF dimensions, dimension scales or labels), with\n"
-         "                         ncpdq's rule: the named axes take the places they held,\n"
-         "                         in this order, the others staying; e.g. --dims lat,lon,time\n"
-         "                         turns time slices (time,lat,lon) into time series\n"
-         "      --axes I,J,...     the same by the input's axis numbers, from 0: --axes 1,2,0\n"
-         "                         (default: all reversed, numpy's .T; for 2-D, 1,0).  Orders\n"
-         "                         other than one run of adjacent axes moved past the run\n"
-         "                         before it take two or three such moves, through scratch\n"
-         "                         files beside OUT as large as the dataset\n"
-         "      --only             write the transposed dataset (and its dimension scales)\n"
-         "                         alone, not the rest of IN.h5 (verify: check it alone)\n"
-         "  -m, --memory SIZE      memory per rank for xpose's buffers (default: half of the\n"
-         "                         node's memory, shared among the node's ranks); larger\n"
-         "                         datasets are transposed in passes.  SIZE is bytes with an\n"
-         "                         optional K, M, G or T (powers of 1024), e.g. 512M, 1.5G\n"
-         "      --gpu-memory SIZE  device memory per GPU for xpose's buffers (default: half\n"
-         "                         of the GPU's free memory)\n"
-         "      --threads N        threads per rank that inflate and deflate chunks and\n"
-         "                         transpose on the host (default: the CPUs the rank may\n"
-         "                         run on, its node's shared among its ranks; mpirun binds\n"
-         "                         a rank to one core unless given --bind-to none)\n"
-         "      --backend B        auto (a GPU per rank when GPUs are present), cuda or host\n"
-         "      --exchange E       how GPUs exchange blocks: auto (the best available, named\n"
-         "                         with --verbose), p2p (within a node, straight into the\n"
-         "                         other GPUs' memory; to other nodes, the best of the\n"
-         "                         rest), nccl, mpi (CUDA-aware MPI) or staged (through\n"
-         "                         host memory, any MPI)\n"
-         "      --verify           also re-read the input, and check the output against it\n"
-         "      --no-verify        publish without reading the output back (faster, and\n"
-         "                         trusts the file system with every write)\n"
-         "  -r, --resume           continue the partial output of an interrupted run of the\n"
-         "                         same transpose; without one, start afresh; where OUT\n"
-         "                         exists and is the transpose already, say so and exit 0;\n"
-         "                         with --force, start over when it cannot be resumed\n"
-         "      --checkpoint SECS  record the progress in the partial output at most every\n"
-         "                         SECS seconds (default 10; 0: after every pass)\n"
-         "  -f, --force            replace OUT.h5 if it exists, and start over rather than\n"
-         "                         resume a partial output\n"
-         "      --plan, --dry-run  say what the run would do and exit, writing nothing: each\n"
-         "                         dataset moved or copied, its moves, passes and storage, the\n"
-         "                         space needed against the space free, and a time estimate\n"
-         "                         from the input's read rate, measured on a sample\n"
-         "      --json             print the summary (or the error, or the plan) as one JSON\n"
-         "                         object on stdout\n"
-         "  -q, --quiet            print errors only\n"
-         "  -v, --verbose          print the pass plan, timings and library messages\n"
-         "      --io I             how the data moves: auto (contiguous datasets with every\n"
-         "                         rank on one node: straight to and from their file\n"
-         "                         offsets, reads and writes at once; the rest through\n"
-         "                         HDF5's collective MPI-IO) or mpi-io (always the latter)\n"
-         "      --mpi-hint KEY=VALUE  an MPI-IO hint for the input and output files, e.g.\n"
-         "                         cb_buffer_size=16777216 or striping_factor=8 (repeatable;\n"
-         "                         ROMIO also reads hints from the file named by ROMIO_HINTS)\n"
-         "      --chunks SPEC      the output's chunks by dimension name, as nccopy -c takes\n"
-         "                         them: time/1461,lat/16,lon/16 (NAME/ alone, or a name\n"
-         "                         left out: the whole dimension).  With neither --dims\n"
-         "                         nor --axes, the datasets of 2 or more axes that have a\n"
-         "                         dimension it names are rechunked in their own order\n"
-         "      --layout L         the output's storage: contiguous, chunked (1 MiB chunks)\n"
-         "                         or chunked=AxBx... (a length for each axis; with the\n"
-         "                         input's order, --axes 0,1,..., it rechunks).  Default:\n"
-         "                         as the input's; a chunked input's chunks of its chunks'\n"
-         "                         size, at least 1 MiB, shaped for the output's order: a\n"
-         "                         time series' chunks reach along time as far as a pass\n"
-         "                         does\n"
-         "      --filter F         the output's compression: none, gzip[=1-9] (default 4)\n"
-         "                         or shuffle+gzip[=1-9] (default: as the input's; szip is\n"
-         "                         refused: parallel HDF5 1.10's szip chunks do not read back)\n"
-         "      --max-message SIZE split messages between ranks above SIZE (default 1G;\n"
-         "                         at most 2G - 1)\n"
-         "      --concat NAME      join the inputs along dimension NAME, the first of every\n"
-         "                         variable that has it, where they have no record\n"
-         "                         dimension (it becomes the output's); NAME /A,/B,...:\n"
-         "                         along the first axis of those datasets (HDF5 files;\n"
-         "                         by default, those whose first axis is unlimited)\n"
-         "      --inputs LIST      the inputs, one path a line, joined along their record\n"
-         "                         dimension in that order (after any given before OUT),\n"
-         "                         as ncrcat joins them, then rearranged (with none of\n"
-         "                         --dims, --axes, --chunks: joined alone)\n"
-         "  -h, --help             print this help and exit\n"
-         "  -V, --version          print the version and exit\n"
-         "\n"
-         "Examples:\n"
-         "  mpirun -q -n 8 xpose --dims lat,lon,time slices.nc series.nc\n"
-         "      every variable of slices.nc with those dimensions made a time series, the\n"
-         "      rest copied (as ncpdq -a lat,lon,time)\n"
-         "  mpirun -q -n 8 xpose --chunks time/1461,lat/16,lon/16 slices.nc rechunked.nc\n"
-         "      the same file, its axes in place, chunked for time series (as nccopy -c)\n"
-         "  mpirun -q -n 4 xpose data.h5:/matrix out.h5\n"
-         "      a matrix transposed, the rest of data.h5 copied; then `xpose verify\n"
-         "      data.h5:/matrix out.h5` checks it again\n"
-         "\n"
-         "Exit status: 0 success, 1 error, 2 usage error, 3 verification failed (verify: not\n"
-         "the transpose), 4 stopped by a signal (the partial output is kept for --resume).\n";
-}
+static const char usage[] =
+    "Usage: xpose [options] IN.h5[:/dataset] OUT.h5[:/dataset]\n"
+    "       xpose [options] IN1.nc IN2.nc ... OUT.nc\n"
+    "       xpose verify [options] IN.h5[:/dataset] [IN2.nc ...] OUT.h5[:/dataset]\n"
+    "Transpose a 2-D HDF5 dataset of any size and fixed-size type, or permute the\n"
+    "axes of an N-D one, or rechunk it (--chunks); or (verify, or --check) prove\n"
+    "that an existing OUT is that of IN, writing nothing.\n"
+    "Run it under MPI (mpirun -n P xpose ...) or on its own as one rank.\n"
+    "\n"
+    "IN's dataset defaults to every one that --dims reorders, as ncpdq does, else to\n"
+    "the file's one dataset of 2 or more axes that is not a coordinate, bounds or\n"
+    "dimension scale (several: listed, to choose from); OUT's to IN's dataset path.\n"
+    "OUT.h5 is a new file:\n"
+    "IN.h5 with those datasets moved (same datatype, same attributes) and the rest copied\n"
+    "as it is (groups, datasets, attributes, dimension scales, links), as NCO's ncpdq\n"
+    "writes whole files; --only writes the transposed dataset alone.  A netCDF-3 IN\n"
+    "(classic, 64-bit offset, CDF-5) gives a netCDF-4 OUT.  OUT.zarr (or --zarr-format)\n"
+    "is a Zarr store, every rank writing its own chunks: the same content as a group,\n"
+    "which xarray's open_zarr reads as it reads the netCDF-4 OUT.\n"
+    "It is written as OUT.h5.xpose-partial and appears under its own name only once\n"
+    "complete and read back from storage against checksums of what was written.\n"
+    "TERM, INT, HUP, USR1 or USR2 stop a run after the pass in progress, keeping the\n"
+    "partial output; the same command with --resume continues it (mpirun itself\n"
+    "exits 1 when signalled, whatever its ranks did: read the outcome from --json or\n"
+    "from the files).\n"
+    "\n"
+    "Options:\n"
+    "      --dims A,B,...     the output's axes in order, by the input's dimension names\n"
+    "                         (netCDF dimensions, dimension scales or labels), with\n"
+    "                         ncpdq's rule: the named axes take the places they held,\n"
+    "                         in this order, the others staying; e.g. --dims lat,lon,time\n"
+    "                         turns time slices (time,lat,lon) into time series\n"
+    "      --axes I,J,...     the same by the input's axis numbers, from 0: --axes 1,2,0\n"
+    "                         (default: all reversed, numpy's .T; for 2-D, 1,0).  Orders\n"
+    "                         other than one run of adjacent axes moved past the run\n"
+    "                         before it take two or three such moves, through scratch\n"
+    "                         files beside OUT as large as the dataset\n"
+    "      --only             write the transposed dataset (and its dimension scales)\n"
+    "                         alone, not the rest of IN.h5 (verify: check it alone)\n"
+    "  -m, --memory SIZE      memory per rank for xpose's buffers (default: half of the\n"
+    "                         node's memory, shared among the node's ranks); larger\n"
+    "                         datasets are transposed in passes.  SIZE is bytes with an\n"
+    "                         optional K, M, G or T (powers of 1024), e.g. 512M, 1.5G\n"
+    "      --gpu-memory SIZE  device memory per GPU for xpose's buffers (default: half\n"
+    "                         of the GPU's free memory)\n"
+    "      --threads N        threads per rank that inflate and deflate chunks and\n"
+    "                         transpose on the host (default: the CPUs the rank may\n"
+    "                         run on, its node's shared among its ranks; mpirun binds\n"
+    "                         a rank to one core unless given --bind-to none)\n"
+    "      --backend B        auto (a GPU per rank when GPUs are present), cuda or host\n"
+    "      --exchange E       how GPUs exchange blocks: auto (the best available, named\n"
+    "                         with --verbose), p2p (within a node, straight into the\n"
+    "                         other GPUs' memory; to other nodes, the best of the\n"
+    "                         rest), nccl, mpi (CUDA-aware MPI) or staged (through\n"
+    "                         host memory, any MPI)\n"
+    "      --verify           also re-read the input, and check the output against it\n"
+    "      --no-verify        publish without reading the output back (faster, and\n"
+    "                         trusts the file system with every write)\n"
+    "  -r, --resume           continue the partial output of an interrupted run of the\n"
+    "                         same transpose; without one, start afresh; where OUT\n"
+    "                         exists and is the transpose already, say so and exit 0;\n"
+    "                         with --force, start over when it cannot be resumed\n"
+    "      --checkpoint SECS  record the progress in the partial output at most every\n"
+    "                         SECS seconds (default 10; 0: after every pass)\n"
+    "  -f, --force            replace OUT.h5 if it exists, and start over rather than\n"
+    "                         resume a partial output\n"
+    "      --plan, --dry-run  say what the run would do and exit, writing nothing: each\n"
+    "                         dataset moved or copied, its moves, passes and storage, the\n"
+    "                         space needed against the space free, and a time estimate\n"
+    "                         from the input's read rate, measured on a sample\n"
+    "      --json             print the summary (or the error, or the plan) as one JSON\n"
+    "                         object on stdout\n"
+    "  -q, --quiet            print errors only\n"
+    "  -v, --verbose          print the pass plan, timings and library messages\n"
+    "      --io I             how the data moves: auto (contiguous datasets with every\n"
+    "                         rank on one node: straight to and from their file\n"
+    "                         offsets, reads and writes at once; the rest through\n"
+    "                         HDF5's collective MPI-IO) or mpi-io (always the latter)\n"
+    "      --mpi-hint KEY=VALUE  an MPI-IO hint for the input and output files, e.g.\n"
+    "                         cb_buffer_size=16777216 or striping_factor=8 (repeatable;\n"
+    "                         ROMIO also reads hints from the file named by ROMIO_HINTS)\n"
+    "      --chunks SPEC      the output's chunks by dimension name, as nccopy -c takes\n"
+    "                         them: time/1461,lat/16,lon/16 (NAME/ alone, or a name\n"
+    "                         left out: the whole dimension).  With neither --dims\n"
+    "                         nor --axes, the datasets of 2 or more axes that have a\n"
+    "                         dimension it names are rechunked in their own order\n"
+    "      --layout L         the output's storage: contiguous, chunked (1 MiB chunks)\n"
+    "                         or chunked=AxBx... (a length for each axis; with the\n"
+    "                         input's order, --axes 0,1,..., it rechunks).  Default:\n"
+    "                         as the input's; a chunked input's chunks of its chunks'\n"
+    "                         size, at least 1 MiB, shaped for the output's order: a\n"
+    "                         time series' chunks reach along time as far as a pass\n"
+    "                         does\n"
+    "      --filter F         the output's compression: none, gzip[=1-9] (default 4)\n"
+    "                         or shuffle+gzip[=1-9] (default: as the input's; szip is\n"
+    "                         refused: parallel HDF5 1.10's szip chunks do not read back)\n"
+    "      --zarr-format N    OUT is a Zarr store of format 2 or 3 (default 3; a store\n"
+    "                         whatever OUT's name)\n"
+    "      --compressor C     a Zarr store's chunk compressor: blosc-zstd (default),\n"
+    "                         blosc-lz4, gzip, zstd, each with :LEVEL as numcodecs\n"
+    "                         takes it (blosc-zstd:3, gzip:1, zstd:1, blosc-lz4:5 by\n"
+    "                         default), or none\n"
+    "      --max-message SIZE split messages between ranks above SIZE (default 1G;\n"
+    "                         at most 2G - 1)\n"
+    "      --concat NAME      join the inputs along dimension NAME, the first of every\n"
+    "                         variable that has it, where they have no record\n"
+    "                         dimension (it becomes the output's); NAME /A,/B,...:\n"
+    "                         along the first axis of those datasets (HDF5 files;\n"
+    "                         by default, those whose first axis is unlimited)\n"
+    "      --inputs LIST      the inputs, one path a line, joined along their record\n"
+    "                         dimension in that order (after any given before OUT),\n"
+    "                         as ncrcat joins them, then rearranged (with none of\n"
+    "                         --dims, --axes, --chunks: joined alone)\n"
+    "  -h, --help             print this help and exit\n"
+    "  -V, --version          print the version and exit\n"
+    "\n"
+    "Examples:\n"
+    "  mpirun -q -n 8 xpose --dims lat,lon,time slices.nc series.nc\n"
+    "      every variable of slices.nc with those dimensions made a time series, the\n"
+    "      rest copied (as ncpdq -a lat,lon,time)\n"
+    "  mpirun -q -n 8 xpose --chunks time/1461,lat/16,lon/16 slices.nc rechunked.nc\n"
+    "      the same file, its axes in place, chunked for time series (as nccopy -c)\n"
+    "  mpirun -q -n 4 xpose data.h5:/matrix out.h5\n"
+    "      a matrix transposed, the rest of data.h5 copied; then `xpose verify\n"
+    "      data.h5:/matrix out.h5` checks it again\n"
+    "\n"
+    "Exit status: 0 success, 1 error, 2 usage error, 3 verification failed (verify: not\n"
+    "the transpose), 4 stopped by a signal (the partial output is kept for --resume).\n";
+
+const char *tool_usage(void) { return usage; }
 
 /* An option, as a row of the table below: what it sets, and how its
  * value is read. */
@@ -244,6 +253,33 @@ static int read_filter(const char *value, tool_options *o, char *error, size_t e
   return xio_storage_parse_filter(value, &o->storage) ? -1 : 0;
 }
 
+static int read_zarr_format(const char *value, tool_options *o, char *error, size_t error_size) {
+  (void)error, (void)error_size;
+  if (strcmp(value, "2") != 0 && strcmp(value, "3") != 0) return -1;
+  o->zarr = 1;
+  o->zarr_codec.format = value[0] - '0';
+  return 0;
+}
+
+/* --compressor NAME[:LEVEL] */
+static int read_compressor(const char *value, tool_options *o, char *error, size_t error_size) {
+  (void)error, (void)error_size;
+  char name[32];
+  const size_t length = strcspn(value, ":");
+  if (length >= sizeof name) return -1;
+  memcpy(name, value, length), name[length] = '\0';
+  if (xio_zarr_compressor_of(name, &o->zarr_codec.compressor)) return -1;
+  if (!value[length]) return 0;
+  char *end = NULL;
+  const long level = strtol(value + length + 1, &end, 10);
+  const long most = o->zarr_codec.compressor == XIO_ZARR_ZSTD ? 22 : 9;
+  if (end == value + length + 1 || *end || level < 0 || level > most ||
+      o->zarr_codec.compressor == XIO_ZARR_UNCOMPRESSED)
+    return -1;
+  o->zarr_codec.level = (int)level;
+  return 0;
+}
+
 static const char *const backends[] = {"auto", "host", "cuda", NULL},
                          *const exchanges[] = {"auto", "mpi", "nccl", "staged", "p2p", NULL},
                          *const io_paths[] = {"auto", "mpi-io", NULL};
@@ -268,6 +304,9 @@ static const option_row option_table[] = {
     {"chunks", 0, SETS_OWN, 0, NULL, 0, NULL, read_chunks},
     {"filter", 0, SETS_OWN, 0, NULL, 0, "none, gzip[=1-9], shuffle+gzip[=1-9] or szip",
      read_filter},
+    {"zarr-format", 0, SETS_OWN, 0, NULL, 0, "2 or 3", read_zarr_format},
+    {"compressor", 0, SETS_OWN, 0, NULL, 0,
+     "blosc-zstd, blosc-lz4, gzip or zstd, each with an optional :LEVEL, or none", read_compressor},
     {"axes", 0, SETS_TEXT, FIELD(axes), NULL, 0, NULL, NULL},
     {"dims", 0, SETS_TEXT, FIELD(dims), NULL, 0, NULL, NULL},
     {"concat", 0, SETS_TEXT, FIELD(concat), NULL, 0, NULL, NULL},
@@ -368,6 +407,17 @@ static int take_paths(int positional, char **paths, tool_options *o, char *error
   for (int i = 0; i < o->listed_count; i++) o->inputs[positional - 1 + i] = o->listed[i];
   o->input = o->inputs[0];
   o->output = paths[positional - 1];
+  const size_t length = strlen(o->output);
+  const char *end = o->output + length - (length && o->output[length - 1] == '/');
+  if (end - o->output >= 5 && strncmp(end - 5, ".zarr", 5) == 0) o->zarr = 1;
+  if (o->zarr && (o->storage.layout == XIO_LAYOUT_CONTIGUOUS || o->storage.filter))
+    return usage_error(error, error_size, "%s",
+                       "a Zarr store is chunked, and compressed by --compressor: --layout "
+                       "contiguous and --filter are for HDF5 outputs");
+  if (o->zarr && o->check)
+    return usage_error(error, error_size, "%s",
+                       "xpose verify does not read Zarr stores yet: a run reads its store back "
+                       "before publishing it");
   if (o->concat && o->input_count < 2)
     return usage_error(error, error_size, "--concat %s joins several inputs: give two or more",
                        o->concat);
@@ -394,6 +444,8 @@ int tool_parse_options(int argc, char **argv, tool_options *options, char *error
     argv++;
   }
   options->checkpoint_seconds = 10;
+  options->zarr_codec =
+      (xio_zarr_codec){.format = 3, .compressor = XIO_ZARR_BLOSC_ZSTD, .level = -1};
   uint64_t given = 0;
   optind = 0; /* GNU: restart scanning, so parsing can run more than once */
   opterr = 0;

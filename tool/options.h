@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "h5_storage.h"
+#include "zarr_array.h"
 
 typedef struct {
   const char *input, *output; /* "file.h5[:/dataset]"; input: the first of inputs */
@@ -37,6 +38,10 @@ typedef struct {
   int plan;                  /* --plan (--dry-run): say what the run would do, write nothing */
   int threads;               /* --threads: per rank, for chunks and host transposes; 0: its CPUs */
   int help, version;
+  /* OUT is a Zarr store (output_kind.h): named *.zarr, or --zarr-format
+   * given; its format (default 3) and --compressor */
+  int zarr;
+  xio_zarr_codec zarr_codec;
 } tool_options;
 
 /* How the output is checked before it is published: against the checksums

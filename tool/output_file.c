@@ -15,6 +15,7 @@
 #include "checksum.h"
 #include "mpi_io_name.h"
 #include "size.h"
+#include "store_files.h"
 
 static int lock_fd = -1; /* rank 0's, for the whole run */
 
@@ -170,6 +171,9 @@ static int check_output_on_root(void *arg, xio_error *err) {
       return xio_fail(err, "output %s is the input file; write to another file", c->path);
     if (input)
       return xio_fail(err, "output %s is the input %s; write to another file", c->path, input);
+    if (out->store)
+      return xio_fail(err, "output %s exists; xpose never replaces a store (or anything else)",
+                      c->path);
     if (S_ISDIR(st.st_mode)) return xio_fail(err, "output %s is a directory", c->path);
     if (!S_ISREG(st.st_mode))
       return xio_fail(err, "output %s is %s; xpose replaces regular files only", c->path,
@@ -191,7 +195,7 @@ static int check_output_on_root(void *arg, xio_error *err) {
 
   if (lock_output(out, err)) return -1;
   if (lstat(out->partial_path, &st) == 0) {
-    if (!S_ISREG(st.st_mode))
+    if (out->store ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
       return xio_fail(err, "%s is %s, where xpose keeps its partial output; remove it",
                       out->partial_path, tool_file_kind(st.st_mode));
     if (out->final_exists) {
@@ -216,9 +220,10 @@ static int check_output_on_root(void *arg, xio_error *err) {
 }
 
 int tool_output_prepare(MPI_Comm comm, const char *path, const char *const *inputs, int input_count,
-                        int force, tool_partial_policy partial, tool_output_file *out,
+                        int force, tool_partial_policy partial, int store, tool_output_file *out,
                         xio_error *err) {
   memset(out, 0, sizeof *out);
+  out->store = store;
   if (strlen(path) >= sizeof out->final_path - 1)
     return xio_fail(err, "output path %.64s... is too long", path);
   snprintf(out->final_path, sizeof out->final_path, "%s", path);
@@ -352,7 +357,8 @@ int tool_output_check_room(MPI_Comm comm, const tool_output_file *out, uint64_t 
 }
 
 static int sync_on_root(void *arg, xio_error *err) {
-  return sync_path(((const tool_output_file *)arg)->partial_path, err);
+  const tool_output_file *out = arg;
+  return out->store ? tool_store_sync(out->partial_path, err) : sync_path(out->partial_path, err);
 }
 
 int tool_drop_cached_pages(const char *path) {
@@ -366,7 +372,8 @@ int tool_drop_cached_pages(const char *path) {
 int tool_output_evict(MPI_Comm comm, const tool_output_file *out, xio_error *err) {
   if (xio_on_root(comm, sync_on_root, (void *)out, err)) return -1;
   /* Every rank, for its node's cache; clean pages only, hence the sync. */
-  const int why = tool_drop_cached_pages(out->partial_path);
+  const int why =
+      out->store ? tool_store_evict(out->partial_path) : tool_drop_cached_pages(out->partial_path);
   const int rc = why ? xio_fail(err, "cannot drop %s from the page cache: %s", out->partial_path,
                                 strerror(why))
                      : 0;
@@ -375,7 +382,7 @@ int tool_output_evict(MPI_Comm comm, const tool_output_file *out, xio_error *err
 
 static int publish_on_root(void *arg, xio_error *err) {
   tool_output_file *out = arg;
-  if (sync_path(out->partial_path, err)) return -1;
+  if (sync_on_root(out, err)) return -1;
   int rc = 0;
   if (out->force) {
     rc = rename(out->partial_path, out->final_path);
@@ -420,7 +427,8 @@ void tool_output_release(MPI_Comm comm, tool_output_file *out, int keep) {
 
 int tool_output_remove_partial(const tool_output_file *out, xio_error *err) {
   const char *const files[] = {out->partial_path, out->record_path};
-  for (int i = 0; i < 2; i++)
+  if (out->store && tool_store_remove(out->partial_path, err)) return -1;
+  for (int i = out->store; i < 2; i++)
     if (unlink(files[i]) != 0 && errno != ENOENT)
       return xio_fail(err, "cannot remove %s: %s", files[i], strerror(errno));
   return 0;

@@ -12,7 +12,9 @@
  * whole output is reserved before the first pass.  Publishing syncs the
  * file and renames it to OUT, atomically, and without --force never over
  * a file that appeared meanwhile (renameat2 RENAME_NOREPLACE, else link +
- * unlink). */
+ * unlink).  A store (a directory of files, store_files.h) is made, synced,
+ * published and removed the same way, as one output; an existing store
+ * under OUT's name is never replaced. */
 #ifndef TOOL_OUTPUT_FILE_H
 #define TOOL_OUTPUT_FILE_H
 
@@ -32,6 +34,7 @@ typedef struct {
   char scratch_paths[TOOL_SCRATCH_FILES][4200];
   char view_path[4200];
   int force;
+  int store;            /* a directory store (Zarr): its partial is a directory */
   int partial_found;    /* an earlier run's partial, kept for resuming */
   int final_exists;     /* with --resume, no --force and no partial: OUT itself */
   int owned;            /* this run holds the lock and may remove the partial */
@@ -63,7 +66,7 @@ typedef enum {
  * beside it is not refused but flagged (final_exists): a resumed run that
  * finished already. */
 int tool_output_prepare(MPI_Comm comm, const char *path, const char *const *inputs, int input_count,
-                        int force, tool_partial_policy partial, tool_output_file *out,
+                        int force, tool_partial_policy partial, int store, tool_output_file *out,
                         xio_error *err);
 
 /* Collective.  Reserves `bytes` for the partial file on its file system

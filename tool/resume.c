@@ -328,6 +328,11 @@ void tool_say_stopped(const transpose_run *run) {
         "stopped by %s after %s; %s keeps them: run the same "
         "command with --resume to continue",
         tool_signal_name(signal_number), done, run->output.partial_path);
+  else if (!run->kind->resumable && tool_work_recorded(run))
+    tool_report_error(
+        "stopped by %s after %s; a %s's partial is not kept yet: the same command "
+        "starts over",
+        tool_signal_name(signal_number), done, run->kind->name);
   else
     tool_report_error("stopped by %s before any pass was done; nothing was kept",
                       tool_signal_name(signal_number));

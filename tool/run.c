@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "host_threads.h"
 #include "mpi_hints.h"
@@ -15,6 +16,8 @@ static int parse_paths(const tool_options *opt, dataset_path *in, dataset_path *
     return xio_fail(err, "invalid input '%s': expected FILE.h5 or FILE.h5:/dataset", opt->input);
   if (xio_split_path(opt->output, out->file, sizeof out->file, out->dataset, sizeof out->dataset))
     return xio_fail(err, "invalid output '%s': expected FILE.h5 or FILE.h5:/dataset", opt->output);
+  const size_t length = strlen(out->file); /* a store named as a directory: OUT.zarr/ */
+  if (opt->zarr && length > 1 && out->file[length - 1] == '/') out->file[length - 1] = '\0';
   return 0;
 }
 
@@ -38,7 +41,8 @@ static int list_inputs(transpose_run *run, xio_error *err) {
 }
 
 int tool_run_begin(transpose_run *run, const tool_options *opt, MPI_Comm comm, xio_error *err) {
-  *run = (transpose_run){.opt = opt, .comm = comm};
+  *run = (transpose_run){
+      .opt = opt, .comm = comm, .kind = opt->zarr ? &tool_zarr_output : &tool_hdf5_output};
   xio_matrix_reset(&run->in);
   xio_matrix_reset(&run->out);
   xio_matrix_reset(&run->scratch[0]);

@@ -10,6 +10,7 @@
 #include "input_dataset.h"
 #include "options.h"
 #include "output_file.h"
+#include "output_kind.h"
 #include "resume_record.h"
 #include "xpose.h"
 
@@ -27,8 +28,12 @@ typedef struct {
 } tool_dataset_done;
 
 /* One run of xpose: what its steps share. */
-typedef struct {
+typedef struct transpose_run {
   const tool_options *opt;
+  const tool_output_kind *kind; /* of OUT: HDF5's or Zarr's */
+  /* Zarr: each rearranged dataset's array, as made (path relative to the
+   * store); every rank's. */
+  xio_zarr_array *zarr_arrays;
   MPI_Comm comm;
   int rank, nranks;
   dataset_path in_path, out_path;
@@ -45,11 +50,11 @@ typedef struct {
   int join_only;
   int join_hdf5;                  /* joined as HDF5 files (join_h5_view.h), not by netCDF-C */
   xio_path_array joined_datasets; /* every rank: the view's datasets joined along the records */
-  int netcdf3;                  /* the input is netCDF-3: HDF5 reads its view (input_view.h) */
-  int view_made;                /* rank 0: that view is this run's, to remove */
-  tool_dataset_list rearranged; /* the input's datasets the run moves, one after the other */
-  int dataset_index;            /* which of them is in `in` (and in `out`, while moving) */
-  uint64_t moved_bytes;         /* of the datasets moved before it */
+  int netcdf3;                    /* the input is netCDF-3: HDF5 reads its view (input_view.h) */
+  int view_made;                  /* rank 0: that view is this run's, to remove */
+  tool_dataset_list rearranged;   /* the input's datasets the run moves, one after the other */
+  int dataset_index;              /* which of them is in `in` (and in `out`, while moving) */
+  uint64_t moved_bytes;           /* of the datasets moved before it */
   int64_t moved_passes;
   tool_dataset_done *done; /* rank 0: the datasets this run moved (summary.h) */
   int done_count;

@@ -28,39 +28,34 @@ int tool_verify_output(transpose_run *run, double *seconds, xio_error *err) {
   if (run->output_read_back) { /* one dataset, resumed complete: read back at the start */
     found.written = expected.written;
     if (against_input)
-      rc = xio_checksum_matrix(&run->in, NULL, run->budget, tool_stop_requested, &found.read,
-                               err);
+      rc = xio_checksum_matrix(&run->in, NULL, run->budget, tool_stop_requested, &found.read, err);
   } else {
     rc = tool_output_evict(run->comm, &run->output, err);
     for (int k = 0; k < run->rearranged.count && rc == 0; k++) {
       xio_checksums sums = {0, 0};
       if (run->dataset_index != k && tool_open_dataset(run, k, NULL, err) != TOOL_EXIT_OK) rc = -1;
       if (rc == 0)
-        rc = tool_open_output_of(run, k, run->output.partial_path, run->output.final_path, err);
+        rc = run->kind->open(run, k, run->output.partial_path, run->output.final_path, err);
       if (rc == 0) rc = tool_fold_output(run, err);
       const xio_shape written_from = tool_move_source_shape(run, run->moves - 1);
       if (rc == 0)
         rc = xio_checksum_matrix(&run->out, &written_from, run->budget, tool_stop_requested,
                                  &sums.written, err);
       if (rc == 0 && against_input)
-        rc = xio_checksum_matrix(&run->in, NULL, run->budget, tool_stop_requested, &sums.read,
-                                 err);
+        rc = xio_checksum_matrix(&run->in, NULL, run->budget, tool_stop_requested, &sums.read, err);
       found = tool_checksums_chain(found, sums);
     }
   }
   /* the copies of the rest of the input, against the input */
   char differs[1024] = "";
   uint64_t compared = 0;
-  if (rc == 0 && !run->opt->only && run->out.file < 0) /* resumed complete: not yet open */
+  if (rc == 0 && !run->opt->only && run->out.comm == MPI_COMM_NULL) /* resumed complete */
     rc = tool_output_evict(run->comm, &run->output, err) ||
-                 tool_open_output_of(run, 0, run->output.partial_path, run->output.final_path, err)
+                 run->kind->open(run, 0, run->output.partial_path, run->output.final_path, err)
              ? -1
              : 0;
-  const xio_path_list rearranged = rearranged_list(run);
   if (rc == 0 && !run->opt->only)
-    rc =
-        xio_compare_rest(run->comm, run->in.file, run->out.file, run->input_shown, &rearranged,
-                         run->budget, tool_stop_requested, differs, sizeof differs, &compared, err);
+    rc = run->kind->compare_rest(run, differs, sizeof differs, &compared, err);
   if (rc == 0 && compared) {
     char bytes[32];
     tool_format_bytes(compared, bytes, sizeof bytes);
@@ -233,8 +228,9 @@ static int open_check(transpose_run *run, xio_error *err) {
   if (XIO_MPICHECK(MPI_Comm_rank(run->comm, &run->rank), err) || tool_check_inputs(run, err) ||
       tool_check_input(run->comm, run->out_path.file, NULL, err))
     return TOOL_EXIT_ERROR;
-  if (viewed(run) && tool_output_prepare(run->comm, run->out_path.file, run->input_files,
-                                         run->input_count, 0, TOOL_PARTIAL_KEEP, &run->output, err)) {
+  if (viewed(run) &&
+      tool_output_prepare(run->comm, run->out_path.file, run->input_files, run->input_count, 0,
+                          TOOL_PARTIAL_KEEP, run->opt->zarr, &run->output, err)) {
     xio_error why = *err;
     xio_fail(err, "%s (the inputs are read through a view made beside %s)", why.message,
              run->out_path.file);

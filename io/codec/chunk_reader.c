@@ -12,6 +12,8 @@
 
 #include "chunk_box.h"
 #include "chunk_btree.h"
+#include "chunk_file.h"
+#include "chunk_writer.h"
 #include "filters.h"
 #include "pool.h"
 
@@ -31,6 +33,8 @@ struct xio_chunk_index {
   size_t type_size, chunk_bytes;
   xio_codec_scratches scratch; /* one for each thread of the pool */
   char shown[700];
+  const xio_chunk_files *files; /* chunks that are files: no fd, addr, size or mask */
+  int fill_missing;
   /* where the time goes: locating the chunks; the threads' reading and decoding */
   double locate_seconds;
   atomic_uint_fast64_t fetch_ns, decode_ns;
@@ -51,6 +55,31 @@ xio_chunk_index *xio_chunk_index_new(void) {
   xio_chunk_index *ix = calloc(1, sizeof *ix);
   if (ix) ix->fd = -1;
   return ix;
+}
+
+xio_chunk_index *xio_chunk_index_of_files(const xio_chunk_files *files, int fill_missing) {
+  xio_chunk_index *ix = xio_chunk_index_new();
+  if (ix) ix->files = files, ix->fill_missing = fill_missing;
+  return ix;
+}
+
+/* Local.  An index of files: its geometry from the files' chunks. */
+static int build_of_files(xio_chunk_index *ix, const xio_shape *shape, size_t type_size,
+                          const char *shown) {
+  ix->built = ix->usable = 1;
+  ix->type_size = type_size;
+  ix->filters = ix->files->filters;
+  ix->ndims = shape->ndims;
+  ix->count = 1;
+  ix->chunk_bytes = type_size;
+  for (int a = 0; a < shape->ndims; a++) {
+    ix->chunk[a] = ix->files->chunk[a];
+    ix->grid[a] = (shape->dims[a] + ix->chunk[a] - 1) / ix->chunk[a];
+    ix->count *= ix->grid[a];
+    ix->chunk_bytes *= (size_t)ix->chunk[a];
+  }
+  snprintf(ix->shown, sizeof ix->shown, "%s", shown);
+  return 1;
 }
 
 void xio_chunk_index_free(xio_chunk_index *ix) {
@@ -137,6 +166,7 @@ int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t 
                           const xio_shape *shape, size_t type_size, const char *shown,
                           xio_error *err) {
   if (ix->built) return ix->usable;
+  if (ix->files) return build_of_files(ix, shape, type_size, shown);
   ix->built = 1;
   ix->type_size = type_size;
   unsigned intent = 0;
@@ -177,10 +207,54 @@ static int chunk_failed(chunk_job *job, const int64_t *origin, int64_t index, co
   for (int i = 0, used = 0; i < job->ix->ndims && used < (int)sizeof at - 24; i++)
     used += snprintf(at + used, sizeof at - (size_t)used, "%s%lld", i ? ", " : "",
                      (long long)origin[i]);
+  if (index < 0) /* a chunk that is a file */
+    return xio_fail(&job->err, "%s: its chunk at (%s) %s", job->ix->shown, at, why);
   return xio_fail(&job->err,
                   "%s: the stored bytes of its chunk at (%s) (%llu at byte %llu of the file) %s",
                   job->ix->shown, at, (unsigned long long)job->ix->size[index],
                   (unsigned long long)job->ix->addr[index], why);
+}
+
+/* A chunk of missing file: the fill value, in the scratch. */
+static int fill_chunk(const xio_chunk_index *ix, xio_codec_scratch *scratch,
+                      const unsigned char **values) {
+  unsigned char *chunk = xio_codec_scratch_buffer(scratch, ix->chunk_bytes);
+  if (!chunk) return -1;
+  for (size_t b = 0; b < ix->chunk_bytes; b += ix->type_size)
+    if (ix->files->fill)
+      memcpy(chunk + b, ix->files->fill, ix->type_size);
+    else
+      memset(chunk + b, 0, ix->type_size);
+  *values = chunk;
+  return 0;
+}
+
+/* A chunk that is a file: read and decoded as decoded_chunk's chunks. */
+static int decoded_file(chunk_job *job, const int64_t *origin, unsigned skip,
+                        xio_codec_scratch *scratch, const unsigned char **values) {
+  const xio_chunk_index *ix = job->ix;
+  char path[4400], why[4500] = "", damaged[4800];
+  const unsigned char *stored = NULL;
+  size_t have = 0;
+  if (!scratch || ix->files->path(ix->files->target, origin, path, sizeof path))
+    return chunk_failed(job, origin, -1,
+                        scratch ? "has too long a path" : "cannot be read: out of memory");
+  const uint64_t t0 = now_ns();
+  const int got = xio_chunk_file_read(path, scratch, &stored, &have, why, sizeof why);
+  const uint64_t t1 = now_ns();
+  atomic_fetch_add_explicit(&job->ix->fetch_ns, t1 - t0, memory_order_relaxed);
+  if (got > 0 && ix->fill_missing)
+    return fill_chunk(ix, scratch, values)
+               ? chunk_failed(job, origin, -1, "cannot be read: out of memory")
+               : 0;
+  if (got > 0) snprintf(why, sizeof why, "is missing: no file %s", path);
+  if (got != 0) return chunk_failed(job, origin, -1, why);
+  const int decoded = xio_chunk_decode(&ix->filters, skip, stored, have, ix->chunk_bytes, scratch,
+                                       values, why, sizeof why);
+  atomic_fetch_add_explicit(&job->ix->decode_ns, now_ns() - t1, memory_order_relaxed);
+  if (decoded == 0) return 0;
+  snprintf(damaged, sizeof damaged, "(%s) %s: it is damaged", path, why);
+  return chunk_failed(job, origin, -1, strcmp(why, "out of memory") ? damaged : why);
 }
 
 /* On pool thread `worker`: chunk `index` (its first value at origin) read
@@ -190,6 +264,7 @@ static int decoded_chunk(chunk_job *job, int64_t index, const int64_t *origin, u
                          int worker, const unsigned char **values) {
   const xio_chunk_index *ix = job->ix;
   xio_codec_scratch *scratch = xio_codec_scratches_get(&job->ix->scratch, worker);
+  if (ix->files) return decoded_file(job, origin, skip, scratch, values);
   const size_t have = (size_t)ix->size[index];
   unsigned char *stored = scratch ? xio_codec_scratch_buffer(scratch, have) : NULL;
   if (!stored) return chunk_failed(job, origin, index, "cannot be read: out of memory");
@@ -244,6 +319,7 @@ static int by_address(const void *a, const void *b) {
  * about half the disk's rate). */
 static void ask_ahead(const xio_chunk_index *ix, const xio_chunk_box *box, int64_t first,
                       int64_t n) {
+  if (ix->files) return; /* each file read whole as it comes */
   uint64_t(*ranges)[2] = malloc(sizeof *ranges * (size_t)n);
   if (!ranges) return; /* read as they come */
   int64_t origin[XIO_MAX_DIMS];
@@ -267,7 +343,7 @@ static void ask_ahead(const xio_chunk_index *ix, const xio_chunk_box *box, int64
 int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t elem_size, int64_t row,
                          int64_t nrows, int64_t col, int64_t ncols, void *buf, xio_error *err) {
   if (nrows <= 0 || ncols <= 0) return 0;
-  if (ix->fd < 0 && (ix->fd = open(ix->path, O_RDONLY | O_CLOEXEC)) < 0)
+  if (!ix->files && ix->fd < 0 && (ix->fd = open(ix->path, O_RDONLY | O_CLOEXEC)) < 0)
     return xio_fail(err, "cannot open %s again: %s", ix->shown, strerror(errno));
   if (xio_codec_scratches_reserve(&ix->scratch, xio_pool_threads()))
     return xio_fail(err, "out of memory reading %s", ix->shown);

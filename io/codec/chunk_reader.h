@@ -32,6 +32,16 @@ typedef struct xio_chunk_index xio_chunk_index;
 /* Local.  An index not built yet (NULL when out of memory). */
 xio_chunk_index *xio_chunk_index_new(void);
 
+struct xio_chunk_files;
+
+/* Local.  An index of chunks that are files of their own (a Zarr
+ * array's, chunk_writer.h), each read whole; building it (HDF5's file
+ * and dataset then unused) says 1 at once.  A chunk whose file is
+ * missing fails its read (an output's read-back), or with fill_missing
+ * holds the fill value (Zarr's rule for inputs).  `files` must outlive
+ * it. */
+xio_chunk_index *xio_chunk_index_of_files(const struct xio_chunk_files *files, int fill_missing);
+
 /* Collective over comm, every rank with the same dataset (HDF5's metadata
  * reads are collective).  Builds ix on its first call: where each chunk of
  * dset (of `shape`'s axes, values of type_size bytes) lies in `file`.

@@ -24,6 +24,7 @@ struct xio_chunk_writer {
   const xio_shape *shape;
   size_t type_size, elem_size;
   const char *name;
+  const xio_chunk_files *files; /* NULL: rank 0 writes into HDF5's dataset */
   xio_filters filters;
   int64_t chunk[XIO_MAX_DIMS];
   size_t chunk_bytes, bound; /* a chunk's values, and the most they encode to */
@@ -91,21 +92,40 @@ void xio_chunk_writer_fill(const xio_chunk_writer *w, unsigned char *chunk, int 
     memcpy(chunk + done, chunk, done < w->chunk_bytes - done ? done : w->chunk_bytes - done);
 }
 
+/* Local.  The chunks' shape, encoding and fill value: the files', or
+ * HDF5's dataset's. */
+static int read_chunks(xio_chunk_writer *w, const xio_chunked_dataset *d, xio_error *err) {
+  const xio_chunk_files *files = d->files;
+  if (files) {
+    w->filters = files->filters;
+    w->ndims = d->shape->ndims;
+    w->chunk_bytes = w->type_size;
+    for (int i = 0; i < w->ndims; i++)
+      w->chunk[i] = files->chunk[i], w->chunk_bytes *= (size_t)files->chunk[i];
+    if (!(w->fill = calloc(1, w->type_size))) return xio_fail(err, "out of memory");
+    if (files->fill) memcpy(w->fill, files->fill, w->type_size);
+    return 0;
+  }
+  char why[128];
+  const hid_t dcpl = H5Dget_create_plist(d->dset);
+  const int rc = dcpl >= 0 && w->type_size &&
+                         read_storage(w, dcpl, w->type_size, why, sizeof why) &&
+                         w->ndims == d->shape->ndims && make_fill(w, dcpl, d->type) == 0
+                     ? 0
+                     : xio_fail_h5(err, "cannot set up the writer of %s's chunks", d->name);
+  if (dcpl >= 0) (void)H5Pclose(dcpl); /* only read */
+  return rc;
+}
+
 int xio_chunk_writer_open(const xio_chunked_dataset *d, xio_chunk_writer **writer, xio_error *err) {
   xio_chunk_writer *w = calloc(1, sizeof *w);
   *writer = NULL;
-  char why[128];
-  const hid_t dcpl = w ? H5Dget_create_plist(d->dset) : -1;
   if (w) {
     w->comm = MPI_COMM_NULL;
-    w->shape = d->shape, w->elem_size = d->elem_size, w->name = d->name;
+    w->shape = d->shape, w->elem_size = d->elem_size, w->name = d->name, w->files = d->files;
     w->type_size = H5Tget_size(d->type);
   }
-  int rc = dcpl >= 0 && w->type_size && read_storage(w, dcpl, w->type_size, why, sizeof why) &&
-                   w->ndims == d->shape->ndims && make_fill(w, dcpl, d->type) == 0
-               ? 0
-               : xio_fail_h5(err, "cannot set up the writer of %s's chunks", d->name);
-  if (dcpl >= 0) (void)H5Pclose(dcpl); /* only read */
+  int rc = w ? read_chunks(w, d, err) : xio_fail(err, "out of memory");
   if (rc == 0) w->bound = xio_chunk_encode_bound(&w->filters, w->chunk_bytes);
   if (rc == 0 && (XIO_MPICHECK(MPI_Comm_dup(d->comm, &w->comm), err) ||
                   XIO_MPICHECK(MPI_Comm_rank(w->comm, &w->rank), err) ||
@@ -227,7 +247,8 @@ static int encode_block(xio_chunk_writer *w, int64_t row, int64_t nrows, int64_t
   return 0;
 }
 
-/* Rank 0.  `count` chunks (records, then their bytes) written as stored. */
+/* Rank 0, or each rank of files: `count` chunks (records, then their
+ * bytes) written as stored. */
 static int store_chunks(xio_chunk_writer *w, hid_t dset, int64_t count, const int64_t *records,
                         const unsigned char *bytes, xio_error *err) {
   for (int64_t k = 0; k < count; k++) {
@@ -235,8 +256,10 @@ static int store_chunks(xio_chunk_writer *w, hid_t dset, int64_t count, const in
     hsize_t offset[XIO_MAX_DIMS];
     for (int i = 0; i < w->ndims; i++) offset[i] = (hsize_t)record[i];
     const size_t size = (size_t)record[w->ndims];
-    if (H5Dwrite_chunk(dset, H5P_DEFAULT, 0, offset, size, bytes) < 0)
-      return xio_fail_h5(err, "writing a chunk of %s failed", w->name);
+    if (w->files ? w->files->put(w->files->target, record, bytes, size, err)
+                 : H5Dwrite_chunk(dset, H5P_DEFAULT, 0, offset, size, bytes) < 0 &&
+                       xio_fail_h5(err, "writing a chunk of %s failed", w->name))
+      return -1;
     bytes += size;
     w->stored_bytes += size;
   }
@@ -315,6 +338,11 @@ static int send_chunks(xio_chunk_writer *w, int64_t count, uint64_t bytes, xio_e
 static int store_everyone(xio_chunk_writer *w, hid_t dset, int64_t count, uint64_t bytes, int rc,
                           double encoded, xio_error *err) {
   if (rc) count = 0, bytes = 0; /* still takes part, with nothing */
+  if (w->files) {               /* each its own */
+    if (rc == 0) rc = store_chunks(w, dset, count, w->records, w->arena, err);
+    w->store_seconds += MPI_Wtime() - encoded;
+    return rc;
+  }
   /* rank 0's own first, while the others may still be compressing theirs */
   if (w->rank == 0 && rc == 0) rc = store_chunks(w, dset, count, w->records, w->arena, err);
   int64_t mine[2] = {count, (int64_t)bytes}, *all = NULL, *records = NULL;

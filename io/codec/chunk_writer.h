@@ -1,7 +1,8 @@
 /* A compressed output's chunks encoded on every thread of every rank's
  * pool (pool.h, filters.h) and written as stored, H5Dwrite_chunk, by one
  * writer: rank 0, which alone holds the file while the passes run
- * (h5_one_writer.h).
+ * (h5_one_writer.h); or, where each chunk is a file of its own (a Zarr
+ * store), by the rank that encoded it.
  *
  * Why: parallel HDF5 1.10 compresses each rank's chunks inside its
  * collective H5Dwrite, one after another on the rank's one thread (and
@@ -22,6 +23,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "filters.h"
 #include "h5_error.h"
 #include "shape.h"
 
@@ -33,15 +35,30 @@ typedef struct xio_chunk_writer xio_chunk_writer;
  * says what HDF5's pipeline runs instead. */
 int xio_chunk_writer_usable(hid_t dcpl, size_t type_size, char *why, size_t why_size);
 
+/* Chunks that each rank stores itself, in place of an HDF5 dataset's
+ * one writer: a Zarr array's files (zarr_array.h).  put() writes one
+ * chunk's encoded bytes, on any thread; path() names the file of the
+ * chunk at `origin`, for the chunk reader (chunk_reader.h). */
+typedef struct xio_chunk_files {
+  xio_filters filters;
+  int64_t chunk[XIO_MAX_DIMS];
+  const void *fill; /* one value's bytes, what edge chunks hold past the end */
+  int (*put)(void *target, const int64_t *origin, const void *bytes, size_t size, xio_error *err);
+  int (*path)(const void *target, const int64_t *origin, char *path, size_t size);
+  void *target;
+} xio_chunk_files;
+
 /* What the writer writes: a dataset (of `type`, shaped and folded as
  * `shape`, elements of elem_size bytes, named `name` in messages) open
- * for writing on every rank of comm; all of it must outlive the writer. */
+ * for writing on every rank of comm, or with `files` chunks each rank
+ * stores (dset then unused); all of it must outlive the writer. */
 typedef struct {
   MPI_Comm comm;
   hid_t dset, type;
   const xio_shape *shape;
   size_t elem_size;
   const char *name;
+  const xio_chunk_files *files;
 } xio_chunked_dataset;
 
 /* Collective over d's communicator, while every rank holds the dataset

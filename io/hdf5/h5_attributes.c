@@ -100,16 +100,20 @@ static herr_t copy_attribute(hid_t from, const char *name, const H5A_info_t *inf
 /* Every attribute of `from` through copy_attribute, in the order they
  * were made where the object kept it (netCDF-C does), else by name.
  * Local: 0, or -1 with the message. */
-static int iterate_attributes(hid_t from, attribute_copy *copy, const char *shown) {
+H5_index_t xio_attribute_order(hid_t obj) {
   unsigned order = 0;
-  const H5I_type_t kind = H5Iget_type(from);
-  hid_t plist = kind == H5I_DATASET    ? H5Dget_create_plist(from)
-                : kind == H5I_GROUP    ? H5Gget_create_plist(from)
-                : kind == H5I_DATATYPE ? H5Tget_create_plist(from)
+  const H5I_type_t kind = H5Iget_type(obj);
+  hid_t plist = kind == H5I_DATASET    ? H5Dget_create_plist(obj)
+                : kind == H5I_GROUP    ? H5Gget_create_plist(obj)
+                : kind == H5I_DATATYPE ? H5Tget_create_plist(obj)
                                        : H5I_INVALID_HID;
   if (plist < 0 || H5Pget_attr_creation_order(plist, &order) < 0) order = 0;
   if (plist >= 0) (void)H5Pclose(plist); /* only read */
-  const H5_index_t by = order & H5P_CRT_ORDER_INDEXED ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+  return order & H5P_CRT_ORDER_INDEXED ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+}
+
+static int iterate_attributes(hid_t from, attribute_copy *copy, const char *shown) {
+  const H5_index_t by = xio_attribute_order(from);
   hsize_t index = 0;
   if (H5Aiterate2(from, by, H5_ITER_INC, &index, copy_attribute, copy) >= 0) return 0;
   if (!copy->failed) xio_fail_h5(copy->err, "cannot list the attributes of %s", shown);

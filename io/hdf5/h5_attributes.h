@@ -17,6 +17,10 @@ typedef struct {
  * none, it is not one string, or out of memory.  Free it. */
 char *xio_read_text_attribute(hid_t obj, const char *name);
 
+/* Local.  The order obj's attributes were made in where it kept it
+ * (netCDF-C does), else by name. */
+H5_index_t xio_attribute_order(hid_t obj);
+
 /* Copies every attribute of from's dataset onto to's, its axes permuted
  * (axis i of `to` is from's axis source[i]), with its exact type; those
  * naming the axes in order (DIMENSION_LABELS, netCDF-4's

@@ -10,6 +10,7 @@
 #include "filters.h"
 #include "h5_compat.h"
 #include "h5_types.h"
+#include "matrix_zarr.h"
 #include "mpi_hints.h"
 #include "mpi_io_name.h"
 #include "netcdf3.h"
@@ -361,6 +362,7 @@ int xio_close(xio_matrix *m, xio_error *err) {
   xio_chunk_index_free(m->chunk_index);
   xio_nc3_source_free(m->netcdf3);
   xio_source_free(m->source);
+  free(m->zarr);
   const MPI_Comm comm = m->comm;
   xio_matrix_init(m, MPI_COMM_NULL);
   return xio_agree(comm, rc, err);
@@ -373,6 +375,7 @@ xio_storage_like xio_matrix_storage_like(const xio_matrix *m) {
 }
 
 void xio_describe_storage(const xio_matrix *m, char *text, size_t size) {
+  if (m->zarr) return xio_describe_zarr(m, text, size);
   snprintf(text, size, "unknown");
   const hid_t dcpl = H5Dget_create_plist(m->dset);
   if (dcpl < 0) return;

@@ -47,6 +47,11 @@ typedef struct {
   /* Values read from elsewhere by a layer above (several inputs joined:
    * join_source.h); owned, freed by xio_close. */
   struct xio_block_source *source;
+  /* A Zarr array (matrix_zarr.h): its chunks are files each rank writes
+   * (chunk_writer.h), read back through chunk_index; file and dset are
+   * invalid.  Owned, freed by xio_close. */
+  struct xio_zarr_matrix *zarr;
+  const struct xio_chunk_files *files; /* zarr's */
   /* chunked: the rows (of an item's matrix) and columns a pass must start
    * and end on to cover whole chunks (the whole group where no shorter run
    * does) */

@@ -10,7 +10,9 @@
  * returned); called by every rank for every chunk, each would write every
  * chunk's bytes.  So the file goes to one rank for the passes: every rank
  * closes it, rank 0 opens it alone (MPI-IO on MPI_COMM_SELF: the same
- * driver and flushes), and when the passes end it goes back. */
+ * driver and flushes), and when the passes end it goes back.  A matrix
+ * of chunk files (a Zarr array's) needs none: each rank writes its own,
+ * and these calls do nothing. */
 #ifndef XIO_ONE_WRITER_H
 #define XIO_ONE_WRITER_H
 

@@ -70,8 +70,10 @@ static int copy_scale(const xio_matrix *from, const xio_matrix *to, const char *
     rc = xio_fail_h5(err, "cannot read the dimension scale %s", path);
   else if (H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tdetect_class(type, H5T_REFERENCE) > 0 ||
            (H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0))
-    rc = xio_fail(err, "the dimension scale %s holds variable-length data or references, "
-                       "which xpose does not copy", path);
+    rc = xio_fail(err,
+                  "the dimension scale %s holds variable-length data or references, "
+                  "which xpose does not copy",
+                  path);
   else if ((uint64_t)points * size > ((uint64_t)1 << 30))
     rc = xio_fail(err, "the dimension scale %s is larger than 1 GiB", path);
   if (rc == 0 && !(values = calloc((size_t)points + 1, size)))
@@ -121,7 +123,8 @@ int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, cons
   for (int i = 0; i < shape->ndims; i++) moved_to[source[i]] = i;
   for (unsigned axis = 0; axis < (unsigned)shape->ndims && rc == 0; axis++) {
     const int attached = H5DSget_num_scales(from->dset, axis);
-    if (attached < 0) rc = xio_fail_h5(err, "cannot list the dimension scales of %s", from->dataset);
+    if (attached < 0)
+      rc = xio_fail_h5(err, "cannot list the dimension scales of %s", from->dataset);
     if (attached > 0 && H5DSiterate_scales(from->dset, axis, NULL, list_scale, &list) < 0)
       rc = xio_fail_h5(err, "cannot list the dimension scales of %s", from->dataset);
   }
@@ -160,8 +163,8 @@ static herr_t first_scale_name(hid_t dset, unsigned axis, hid_t scale, void *dat
   return 1; /* the first one names the axis */
 }
 
-/* Local.  The names of dset's axes (xio_axis_names). */
-static int axis_names(hid_t dset, int ndims, char names[][128], const char *shown, xio_error *err) {
+int xio_dataset_axis_names(hid_t dset, int ndims, char names[][128], const char *shown,
+                           xio_error *err) {
   for (int axis = 0; axis < ndims; axis++) {
     names[axis][0] = '\0';
     if (H5DSget_label(dset, (unsigned)axis, names[axis], 128) < 0)
@@ -175,7 +178,7 @@ static int axis_names(hid_t dset, int ndims, char names[][128], const char *show
 }
 
 int xio_axis_names(const xio_matrix *m, char names[][128], xio_error *err) {
-  const int rc = axis_names(m->dset, m->shape.ndims, names, m->dataset, err);
+  const int rc = xio_dataset_axis_names(m->dset, m->shape.ndims, names, m->dataset, err);
   return xio_agree(m->comm, rc, err);
 }
 
@@ -242,7 +245,7 @@ static herr_t list_axes(hid_t group, const char *name, const xio_link_info *info
       snprintf(entry->path, sizeof entry->path, "/%s", name);
       entry->ndims = ndims;
       entry->auxiliary = H5DSis_scale(dset) > 0;
-      status = axis_names(dset, ndims, entry->names, entry->path, listing->err);
+      status = xio_dataset_axis_names(dset, ndims, entry->names, entry->path, listing->err);
       if (status == 0) listing->count++;
     }
     if (status < 0) listing->failed = 1;

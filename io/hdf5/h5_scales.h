@@ -21,6 +21,10 @@ int xio_copy_dimension_scales(const xio_matrix *from, const xio_matrix *to, cons
  * attached to it (netCDF-4's dimension), else "". */
 int xio_axis_names(const xio_matrix *m, char names[][128], xio_error *err);
 
+/* Local.  The same for a dataset open by itself, of ndims axes. */
+int xio_dataset_axis_names(hid_t dset, int ndims, char names[][128], const char *shown,
+                           xio_error *err);
+
 /* A dataset and the names of its axes (xio_axis_names'). */
 typedef struct {
   char path[512];

@@ -102,8 +102,17 @@ int xio_pass_io_open(const xio_matrix *in, xio_matrix *out, const xio_transpose_
     xio_pass_io_raw_start(io, options);
     return 0;
   }
-  if (unit > 1 && xio_pass_io_chunks_open(io, unit, err)) return -1;
-  if (out->codec && unit == 1)
+  /* a Zarr array's chunks are files: only the codec writes them */
+  int64_t along_rows = 1, along_cols = 1;
+  xio_pass_output_units(in, out, &along_rows, &along_cols);
+  const int whole = codec && xio_pass_grid_aligned(grid, along_rows, along_cols);
+  if (out->files && !whole)
+    return xio_fail(err,
+                    "%s: a Zarr array's chunks are written whole, and no pass that gives every "
+                    "rank whole chunks fits the budget: raise --memory",
+                    out->dataset);
+  if ((unit > 1 || out->files) && xio_pass_io_chunks_open(io, unit, err)) return -1;
+  if (out->codec && unit == 1 && !out->files)
     io->codec_declined = codec  ? "no pass that gives every rank whole chunks fits the budget"
                          : fits ? "other objects of the output file are open"
                                 : "its passes, resumed, do not fit the budget with whole chunks "

@@ -21,13 +21,13 @@ static int collective_transfer(xio_pass_io *io, int writing) {
   xio_pass_transfer *t = writing ? &io->write : &io->read;
   const xio_pass_geometry *p = t->request.pass;
   t->began = MPI_Wtime();
-  t->rc = !writing     ? xio_read_block(io->in, p->read_row, p->read_rows, p->read_col,
-                                        p->read_cols, t->request.buf, &t->err)
-          : io->writer ? xio_chunk_writer_write(io->writer, io->out->dset, p->write_row,
-                                                p->write_rows, p->write_col, p->write_cols,
-                                                t->request.buf, &t->err)
-                       : xio_write_block(io->out, p->write_row, p->write_rows, p->write_col,
-                                         p->write_cols, t->request.buf, &t->err);
+  t->rc = !writing ? xio_read_block(io->in, p->read_row, p->read_rows, p->read_col, p->read_cols,
+                                    t->request.buf, &t->err)
+          : io->writer
+              ? xio_chunk_writer_write(io->writer, io->out->dset, p->write_row, p->write_rows,
+                                       p->write_col, p->write_cols, t->request.buf, &t->err)
+              : xio_write_block(io->out, p->write_row, p->write_rows, p->write_col, p->write_cols,
+                                t->request.buf, &t->err);
   t->ended = MPI_Wtime();
   t->seconds += t->ended - t->began;
   return t->rc;
@@ -83,8 +83,7 @@ static int collective_wait(xio_pass_io *io, xio_error *err) {
   (void)xio_io_thread_wait(&io->threads[0]);
   if (io->apart) {
     (void)xio_io_thread_wait(&io->threads[1]);
-    io->both_seconds +=
-        overlap(io->read.began, io->read.ended, io->write.began, io->write.ended);
+    io->both_seconds += overlap(io->read.began, io->read.ended, io->write.began, io->write.ended);
   }
   if (io->read.rc == 0 && io->write.rc == 0) return 0;
   *err = io->read.rc ? io->read.err : io->write.err;
@@ -108,8 +107,8 @@ static const xio_pass_io_ops collective_ops = {collective_post, collective_wait,
 
 int xio_pass_io_chunks_open(xio_pass_io *io, int64_t unit, xio_error *err) {
   const xio_matrix *out = io->out;
-  const xio_chunked_dataset d = {out->comm,   out->dset,      out->type,
-                                 &out->shape, out->elem_size, out->dataset};
+  const xio_chunked_dataset d = {out->comm,      out->dset,    out->type, &out->shape,
+                                 out->elem_size, out->dataset, out->files};
   if (xio_chunk_writer_open(&d, &io->writer, err)) return -1;
   if (xio_one_writer_begin(io->out, io->held_name, err)) {
     xio_chunk_writer_close(io->writer);
@@ -118,7 +117,7 @@ int xio_pass_io_chunks_open(xio_pass_io *io, int64_t unit, xio_error *err) {
   }
   int rank = 0;
   (void)MPI_Comm_rank(out->comm, &rank);
-  if (rank == 0) io->behind_fd = open(io->held_name, O_RDONLY | O_CLOEXEC); /* or none */
+  if (rank == 0 && !out->files) io->behind_fd = open(io->held_name, O_RDONLY | O_CLOEXEC);
   io->unit = unit;
   return 0;
 }
@@ -145,10 +144,15 @@ void xio_pass_io_collective_start(xio_pass_io *io, const xio_transpose_options *
                        ? "reads on an I/O thread (chunks inflated on every rank's threads where "
                          "xpose's codec reads them); chunks compressed on every rank's threads, "
                          "written as stored by rank 0, on another"
-                   : io->overlapped ? "HDF5's collective MPI-IO reads on the I/O thread; chunks "
-                                      "compressed on every rank's threads, written as stored by rank 0"
-                                    : "HDF5's collective MPI-IO reads; chunks compressed on every "
-                                      "rank's threads, written as stored by rank 0"
+                   : io->overlapped
+                       ? "HDF5's collective MPI-IO reads on the I/O thread; chunks "
+                         "compressed on every rank's threads, written as stored by rank 0"
+                       : "HDF5's collective MPI-IO reads; chunks compressed on every "
+                         "rank's threads, written as stored by rank 0"
              : io->overlapped ? "HDF5's collective MPI-IO on the I/O thread"
                               : "HDF5's collective MPI-IO";
+  if (io->writer && io->out->files) /* a Zarr array's */
+    io->name =
+        "reads through HDF5 (or xpose's codec); chunks compressed on every rank's "
+        "threads, each written by its rank as a file of its own";
 }

@@ -203,7 +203,8 @@ static int phase_two(xio_phases_move *ph, xio_chunk_writer *writer, xio_error *e
 
 int xio_phases_write_output(xio_phases_move *ph, xio_error *err) {
   const xio_chunked_dataset d = {ph->in->comm,    ph->out->dset,      ph->out->type,
-                                 &ph->out->shape, ph->out->elem_size, ph->out->dataset};
+                                 &ph->out->shape, ph->out->elem_size, ph->out->dataset,
+                                 ph->out->files};
   xio_chunk_writer *writer = NULL;
   char held[4096];
   if (xio_chunk_writer_open(&d, &writer, err)) return -1;

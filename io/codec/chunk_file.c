@@ -1,0 +1,36 @@
+/* A chunk that is a file of its own, read whole (chunk_file.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "chunk_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int xio_chunk_file_read(const char *path, xio_codec_scratch *scratch, const unsigned char **bytes,
+                        size_t *size, char *why, size_t why_size) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return 1;
+  struct stat st = {0};
+  unsigned char *stored = NULL;
+  int rc = fd >= 0 && fstat(fd, &st) == 0 &&
+                   (stored = xio_codec_scratch_buffer(scratch, (size_t)st.st_size + 1))
+               ? 0
+               : -1;
+  if (rc)
+    snprintf(why, why_size, "cannot be read: %s", strerror(fd >= 0 && !stored ? ENOMEM : errno));
+  for (size_t done = 0; rc == 0 && done < (size_t)st.st_size;) {
+    const ssize_t got = read(fd, stored + done, (size_t)st.st_size - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      snprintf(why, why_size, "cannot be read: %s", got < 0 ? strerror(errno) : "it ends early");
+      rc = -1;
+    }
+    done += got > 0 ? (size_t)got : 0;
+  }
+  if (fd >= 0) (void)close(fd); /* read-only */
+  *bytes = stored, *size = rc == 0 ? (size_t)st.st_size : 0;
+  return rc;
+}

@@ -1,0 +1,371 @@
+/* A Zarr array's metadata and chunk files (zarr_array.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "zarr_array.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "zarr_codecs.h"
+#include "zarr_json.h"
+
+static const char *const compressor_names[] = {"blosc-zstd", "blosc-lz4", "gzip", "zstd", "none"};
+/* numcodecs' defaults but for Blosc-zstd's (zarr_array.h) */
+static const int default_levels[] = {3, 5, 1, 1, 0};
+
+int xio_zarr_compressor_of(const char *name, xio_zarr_compressor *compressor) {
+  for (size_t i = 0; i < sizeof compressor_names / sizeof *compressor_names; i++)
+    if (strcmp(name, compressor_names[i]) == 0) {
+      *compressor = (xio_zarr_compressor)i;
+      return 0;
+    }
+  return -1;
+}
+
+const char *xio_zarr_compressor_name(xio_zarr_compressor c) { return compressor_names[c]; }
+
+/* The chunk codec's pipeline for the codec, values of type_size bytes. */
+static void pipeline_of(const xio_zarr_codec *codec, size_t type_size, xio_filters *f) {
+  memset(f, 0, sizeof *f);
+  f->known = 1;
+  const unsigned level =
+      (unsigned)(codec->level >= 0 ? codec->level : default_levels[codec->compressor]);
+  switch (codec->compressor) {
+    case XIO_ZARR_BLOSC_ZSTD:
+    case XIO_ZARR_BLOSC_LZ4:
+      f->id[0] = XIO_FILTER_BLOSC;
+      f->option[0] = xio_blosc_option(
+          codec->compressor == XIO_ZARR_BLOSC_ZSTD ? XIO_BLOSC_ZSTD : XIO_BLOSC_LZ4, 1,
+          (unsigned)type_size);
+      break;
+    case XIO_ZARR_GZIP: f->id[0] = XIO_FILTER_GZIP; break;
+    case XIO_ZARR_ZSTD: f->id[0] = XIO_FILTER_ZSTD; break;
+    case XIO_ZARR_UNCOMPRESSED: return;
+  }
+  f->count = 1;
+  f->value[0] = level;
+}
+
+int xio_zarr_array_init(xio_zarr_array *a, const char *path, const xio_zarr_codec *codec,
+                        hid_t type, const xio_shape *shape, const int64_t *chunks, const void *fill,
+                        char *why, size_t why_size) {
+  memset(a, 0, sizeof *a);
+  const H5T_class_t cls = H5Tget_class(type);
+  a->type_size = H5Tget_size(type);
+  a->kind = cls == H5T_FLOAT     ? 'f'
+            : cls == H5T_INTEGER ? (H5Tget_sign(type) == H5T_SGN_NONE ? 'u' : 'i')
+            : cls == H5T_STRING && a->type_size == 1 && H5Tis_variable_str(type) <= 0
+                ? 'S' /* netCDF's char */
+                : 0;
+  if (a->kind == 'S' && codec->format == 3) {
+    snprintf(why, why_size, "Zarr v3 has no data type for characters: use --zarr-format 2");
+    return -1;
+  }
+  if (!a->kind ||
+      !(a->type_size == 1 || a->type_size == 2 || a->type_size == 4 || a->type_size == 8) ||
+      (a->kind == 'f' && a->type_size < 4)) {
+    snprintf(why, why_size,
+             "Zarr stores take integers and floats of 1 to 8 bytes, and characters, not this type");
+    return -1;
+  }
+  if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path) {
+    snprintf(why, why_size, "the path is too long");
+    return -1;
+  }
+  a->big_endian = H5Tget_order(type) == H5T_ORDER_BE;
+  a->format = codec->format;
+  a->codec = *codec;
+  a->ndims = shape->ndims;
+  for (int i = 0; i < a->ndims; i++) a->shape[i] = shape->dims[i], a->chunks[i] = chunks[i];
+  pipeline_of(codec, a->type_size, &a->codecs);
+  if (fill) memcpy(a->fill, fill, a->type_size), a->has_fill = 1;
+  return 0;
+}
+
+size_t xio_zarr_chunk_bytes(const xio_zarr_array *a) {
+  size_t bytes = a->type_size;
+  for (int i = 0; i < a->ndims; i++) bytes *= (size_t)a->chunks[i];
+  return bytes;
+}
+
+/* Every directory of `path` made, as mkdir -p does. */
+static int make_dirs(const char *path, xio_error *err) {
+  char at[4096];
+  snprintf(at, sizeof at, "%s", path);
+  for (char *slash = strchr(at + 1, '/');; slash = strchr(slash + 1, '/')) {
+    if (slash) *slash = '\0';
+    if (mkdir(at, 0777) != 0 && errno != EEXIST)
+      return xio_fail(err, "cannot make the directory %s: %s", at, strerror(errno));
+    if (!slash) return 0;
+    *slash = '/';
+  }
+}
+
+/* `text` written as the file `dir`/`name`. */
+static int write_text(const char *dir, const char *name, const char *text, xio_error *err) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f) return xio_fail(err, "cannot write %s: %s", path, strerror(errno));
+  const size_t n = strlen(text);
+  const int wrote = fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF;
+  const int saved = errno;
+  if (fclose(f) != 0 || !wrote)
+    return xio_fail(err, "cannot write %s: %s", path, strerror(wrote ? errno : saved));
+  return 0;
+}
+
+/* The fill value as a JSON number (or Zarr's "NaN", or v2's null). */
+static void fill_json(const xio_zarr_array *a, xio_json *j) {
+  if ((!a->has_fill && a->format == 2) || a->kind == 'S') return xio_json_null(j);
+  unsigned char v[16] = {0};
+  if (a->has_fill)
+    for (size_t b = 0; b < a->type_size; b++) /* to this machine's order (little-endian) */
+      v[b] = a->fill[a->big_endian ? a->type_size - 1 - b : b];
+  if (a->kind == 'f' && a->type_size == 4) {
+    float x;
+    memcpy(&x, v, 4);
+    return xio_json_float(j, x);
+  }
+  if (a->kind == 'f') {
+    double x;
+    memcpy(&x, v, 8);
+    return xio_json_double(j, x);
+  }
+  uint64_t u = 0;
+  memcpy(&u, v, a->type_size);
+  if (a->kind == 'u') return xio_json_uint(j, u);
+  const int shift = 64 - 8 * (int)a->type_size; /* sign-extended */
+  xio_json_int(j, shift ? (int64_t)(u << shift) >> shift : (int64_t)u);
+}
+
+static void ints_json(xio_json *j, const int64_t *v, int n) {
+  xio_json_open(j, '[');
+  for (int i = 0; i < n; i++) xio_json_int(j, v[i]);
+  xio_json_close(j, ']');
+}
+
+static void names_json(xio_json *j, char names[][128], int n) {
+  xio_json_open(j, '[');
+  for (int i = 0; i < n; i++) xio_json_string(j, names[i]);
+  xio_json_close(j, ']');
+}
+
+/* v2's compressor object, as numcodecs writes it. */
+static void compressor_v2(const xio_zarr_array *a, xio_json *j) {
+  const xio_filters *f = &a->codecs;
+  if (!f->count) return xio_json_null(j);
+  xio_json_open(j, '{');
+  if (f->id[0] == XIO_FILTER_BLOSC) {
+    xio_json_key(j, "id"), xio_json_string(j, "blosc");
+    xio_json_key(j, "cname"), xio_json_string(j, xio_blosc_cname(f->option[0] & 0xff));
+    xio_json_key(j, "clevel"), xio_json_int(j, f->value[0]);
+    xio_json_key(j, "shuffle"), xio_json_int(j, f->option[0] >> 8 & 0xff);
+    xio_json_key(j, "blocksize"), xio_json_int(j, 0);
+  } else {
+    xio_json_key(j, "id"), xio_json_string(j, f->id[0] == XIO_FILTER_GZIP ? "gzip" : "zstd");
+    xio_json_key(j, "level"), xio_json_int(j, f->value[0]);
+  }
+  xio_json_close(j, '}');
+}
+
+static void metadata_v2(const xio_zarr_array *a, xio_json *j) {
+  static const char *const endian = "<>";
+  char dtype[8];
+  snprintf(dtype, sizeof dtype, "%c%c%zu", a->type_size == 1 ? '|' : endian[a->big_endian], a->kind,
+           a->type_size);
+  xio_json_open(j, '{');
+  xio_json_key(j, "zarr_format"), xio_json_int(j, 2);
+  xio_json_key(j, "shape"), ints_json(j, a->shape, a->ndims);
+  xio_json_key(j, "chunks"), ints_json(j, a->chunks, a->ndims);
+  xio_json_key(j, "dtype"), xio_json_string(j, dtype);
+  xio_json_key(j, "compressor"), compressor_v2(a, j);
+  xio_json_key(j, "fill_value"), fill_json(a, j);
+  xio_json_key(j, "order"), xio_json_string(j, "C");
+  xio_json_key(j, "filters"), xio_json_null(j);
+  xio_json_key(j, "dimension_separator"), xio_json_string(j, ".");
+  xio_json_close(j, '}');
+}
+
+/* v3's codecs: bytes, then the compressor. */
+static void codecs_v3(const xio_zarr_array *a, xio_json *j) {
+  const xio_filters *f = &a->codecs;
+  xio_json_open(j, '[');
+  xio_json_open(j, '{');
+  xio_json_key(j, "name"), xio_json_string(j, "bytes");
+  if (a->type_size > 1) {
+    xio_json_key(j, "configuration"), xio_json_open(j, '{');
+    xio_json_key(j, "endian"), xio_json_string(j, a->big_endian ? "big" : "little");
+    xio_json_close(j, '}');
+  }
+  xio_json_close(j, '}');
+  if (f->count) {
+    const int blosc = f->id[0] == XIO_FILTER_BLOSC;
+    xio_json_open(j, '{');
+    xio_json_key(j, "name");
+    xio_json_string(j, blosc ? "blosc" : f->id[0] == XIO_FILTER_GZIP ? "gzip" : "zstd");
+    xio_json_key(j, "configuration"), xio_json_open(j, '{');
+    if (blosc) {
+      xio_json_key(j, "cname"), xio_json_string(j, xio_blosc_cname(f->option[0] & 0xff));
+      xio_json_key(j, "clevel"), xio_json_int(j, f->value[0]);
+      xio_json_key(j, "shuffle"), xio_json_string(j, "shuffle");
+      xio_json_key(j, "typesize"), xio_json_int(j, (int64_t)a->type_size);
+      xio_json_key(j, "blocksize"), xio_json_int(j, 0);
+    } else {
+      xio_json_key(j, "level"), xio_json_int(j, f->value[0]);
+      if (f->id[0] == XIO_FILTER_ZSTD) xio_json_key(j, "checksum"), xio_json_bool(j, 0);
+    }
+    xio_json_close(j, '}');
+    xio_json_close(j, '}');
+  }
+  xio_json_close(j, ']');
+}
+
+static void metadata_v3(const xio_zarr_array *a, char names[][128], const char *attributes,
+                        xio_json *j) {
+  static const char *const float_names[] = {"float32", "float64"};
+  char data_type[16];
+  if (a->kind == 'f')
+    snprintf(data_type, sizeof data_type, "%s", float_names[a->type_size == 8]);
+  else
+    snprintf(data_type, sizeof data_type, "%sint%zu", a->kind == 'u' ? "u" : "", 8 * a->type_size);
+  xio_json_open(j, '{');
+  xio_json_key(j, "zarr_format"), xio_json_int(j, 3);
+  xio_json_key(j, "node_type"), xio_json_string(j, "array");
+  xio_json_key(j, "shape"), ints_json(j, a->shape, a->ndims);
+  xio_json_key(j, "data_type"), xio_json_string(j, data_type);
+  xio_json_key(j, "chunk_grid"), xio_json_open(j, '{');
+  xio_json_key(j, "name"), xio_json_string(j, "regular");
+  xio_json_key(j, "configuration"), xio_json_open(j, '{');
+  xio_json_key(j, "chunk_shape"), ints_json(j, a->chunks, a->ndims);
+  xio_json_close(j, '}'), xio_json_close(j, '}');
+  xio_json_key(j, "chunk_key_encoding"), xio_json_open(j, '{');
+  xio_json_key(j, "name"), xio_json_string(j, "default");
+  xio_json_key(j, "configuration"), xio_json_open(j, '{');
+  xio_json_key(j, "separator"), xio_json_string(j, "/");
+  xio_json_close(j, '}'), xio_json_close(j, '}');
+  xio_json_key(j, "fill_value"), fill_json(a, j);
+  xio_json_key(j, "codecs"), codecs_v3(a, j);
+  xio_json_key(j, "attributes"), xio_json_raw(j, attributes ? attributes : "{}");
+  if (a->ndims) xio_json_key(j, "dimension_names"), names_json(j, names, a->ndims);
+  xio_json_close(j, '}');
+}
+
+/* v2's .zattrs: the attributes, with xarray's _ARRAY_DIMENSIONS first. */
+static void attributes_v2(const xio_zarr_array *a, char names[][128], const char *attributes,
+                          xio_json *j) {
+  xio_json_open(j, '{');
+  xio_json_key(j, "_ARRAY_DIMENSIONS"), names_json(j, names, a->ndims);
+  xio_json_close(j, '}');
+  const char *inner = attributes ? strchr(attributes, '{') : NULL;
+  if (j->failed || !inner) return;
+  while (*++inner == ' ' || *inner == '\n') {
+  }
+  if (*inner == '}') return;
+  j->length--; /* the closing brace: the others follow, then theirs */
+  xio_json_raw(j, inner);
+}
+
+int xio_zarr_array_create(const xio_zarr_array *a, char names[][128], const char *attributes,
+                          xio_error *err) {
+  if (make_dirs(a->path, err)) return -1;
+  xio_json meta, attrs;
+  xio_json_init(&meta), xio_json_init(&attrs);
+  if (a->format == 2)
+    metadata_v2(a, &meta), attributes_v2(a, names, attributes, &attrs);
+  else
+    metadata_v3(a, names, attributes, &meta);
+  int rc = meta.failed || attrs.failed
+               ? xio_fail(err, "out of memory writing %s's metadata", a->path)
+           : a->format == 2 ? (write_text(a->path, ".zarray", meta.text, err) ||
+                               write_text(a->path, ".zattrs", attrs.text, err))
+                                  ? -1
+                                  : 0
+                            : write_text(a->path, "zarr.json", meta.text, err);
+  xio_json_free(&meta), xio_json_free(&attrs);
+  return rc;
+}
+
+int xio_zarr_group_create(const char *path, int format, const char *attributes, xio_error *err) {
+  if (make_dirs(path, err)) return -1;
+  if (format == 2)
+    return write_text(path, ".zgroup", "{\"zarr_format\": 2}", err) ||
+                   write_text(path, ".zattrs", attributes ? attributes : "{}", err)
+               ? -1
+               : 0;
+  xio_json j;
+  xio_json_init(&j);
+  xio_json_open(&j, '{');
+  xio_json_key(&j, "zarr_format"), xio_json_int(&j, 3);
+  xio_json_key(&j, "node_type"), xio_json_string(&j, "group");
+  xio_json_key(&j, "attributes"), xio_json_raw(&j, attributes ? attributes : "{}");
+  xio_json_close(&j, '}');
+  const int rc = j.failed ? xio_fail(err, "out of memory writing %s's metadata", path)
+                          : write_text(path, "zarr.json", j.text, err);
+  xio_json_free(&j);
+  return rc;
+}
+
+int xio_zarr_chunk_path(const xio_zarr_array *a, const int64_t *origin, char *path, size_t size) {
+  int n = snprintf(path, size, "%s/%s", a->path, a->format == 3 ? "c" : "");
+  if (a->ndims == 0 && a->format == 2) n += snprintf(path + n, size - (size_t)n, "0");
+  for (int i = 0; i < a->ndims && n > 0 && (size_t)n < size; i++)
+    n += snprintf(path + n, size - (size_t)n, "%s%lld",
+                  a->format == 3 ? "/"
+                  : i            ? "."
+                                 : "",
+                  (long long)(origin[i] / a->chunks[i]));
+  return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+int xio_zarr_put_chunk(const xio_zarr_array *a, const int64_t *origin, const void *bytes,
+                       size_t size, xio_error *err) {
+  char path[4400];
+  if (xio_zarr_chunk_path(a, origin, path, sizeof path))
+    return xio_fail(err, "a chunk's path in %s is too long", a->path);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0 && errno == ENOENT && a->format == 3) { /* its directories first */
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    if (make_dirs(path, err)) return -1;
+    *slash = '/';
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  }
+  if (fd < 0) return xio_fail(err, "cannot write %s: %s", path, strerror(errno));
+  const unsigned char *at = bytes;
+  for (size_t left = size; left;) {
+    const ssize_t n = write(fd, at, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int saved = n < 0 ? errno : ENOSPC;
+      (void)close(fd);
+      return xio_fail(err, "writing %s failed: %s", path, strerror(saved));
+    }
+    at += n, left -= (size_t)n;
+  }
+  if (close(fd) != 0) return xio_fail(err, "writing %s failed: %s", path, strerror(errno));
+  return 0;
+}
+
+static int put(void *target, const int64_t *origin, const void *bytes, size_t size,
+               xio_error *err) {
+  return xio_zarr_put_chunk(target, origin, bytes, size, err);
+}
+
+static int path_of(const void *target, const int64_t *origin, char *path, size_t size) {
+  return xio_zarr_chunk_path(target, origin, path, size);
+}
+
+void xio_zarr_chunk_files(const xio_zarr_array *a, xio_chunk_files *files) {
+  memset(files, 0, sizeof *files);
+  files->filters = a->codecs;
+  for (int i = 0; i < a->ndims; i++) files->chunk[i] = a->chunks[i];
+  files->fill = a->has_fill ? a->fill : NULL;
+  files->put = put;
+  files->path = path_of;
+  files->target = (void *)a;
+}

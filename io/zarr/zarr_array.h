@@ -1,0 +1,82 @@
+/* A Zarr array in a directory store: its metadata, and its chunks, each
+ * a file named by its key, encoded by the chunk codec (filters.h) with
+ * the array's codecs.  Zarr v2 (.zarray, chunk keys "0.1.2") and v3
+ * (zarr.json, the regular grid, keys "c/0/1/2"). */
+#ifndef XIO_ZARR_ARRAY_H
+#define XIO_ZARR_ARRAY_H
+
+#include <hdf5.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chunk_writer.h"
+#include "filters.h"
+#include "h5_error.h"
+#include "shape.h"
+
+typedef enum {
+  XIO_ZARR_BLOSC_ZSTD, /* the default (user-guide.md says why) */
+  XIO_ZARR_BLOSC_LZ4,
+  XIO_ZARR_GZIP,
+  XIO_ZARR_ZSTD,
+  XIO_ZARR_UNCOMPRESSED
+} xio_zarr_compressor;
+
+/* How a store's arrays are written. */
+typedef struct {
+  int format; /* 2 or 3 */
+  xio_zarr_compressor compressor;
+  int level; /* < 0: the compressor's default */
+} xio_zarr_codec;
+
+/* "blosc-zstd" and the like (--zarr-codec's names); -1 where `name` is
+ * none of them. */
+int xio_zarr_compressor_of(const char *name, xio_zarr_compressor *compressor);
+const char *xio_zarr_compressor_name(xio_zarr_compressor compressor);
+
+typedef struct {
+  char path[4096]; /* the array's directory */
+  int format;
+  int ndims; /* 0: a scalar */
+  int64_t shape[XIO_MAX_DIMS], chunks[XIO_MAX_DIMS];
+  char kind; /* 'i', 'u' or 'f' */
+  size_t type_size;
+  int big_endian;
+  xio_zarr_codec codec;
+  xio_filters codecs; /* the chunk codec's pipeline */
+  unsigned char fill[16];
+  int has_fill; /* else Zarr v2's null, v3's zero */
+} xio_zarr_array;
+
+/* Local.  `a` described: at `path`, of HDF5 `type` (an integer or a
+ * float), shaped `shape` in chunks `chunks`, with `fill` (NULL: none) as
+ * its fill value.  -1 with why (a type Zarr cannot take, say). */
+int xio_zarr_array_init(xio_zarr_array *a, const char *path, const xio_zarr_codec *codec,
+                        hid_t type, const xio_shape *shape, const int64_t *chunks, const void *fill,
+                        char *why, size_t why_size);
+
+/* Bytes of one whole chunk. */
+size_t xio_zarr_chunk_bytes(const xio_zarr_array *a);
+
+/* Local.  The array's directory made and its metadata written: the axes
+ * named `names` (xarray's _ARRAY_DIMENSIONS in v2, dimension_names in
+ * v3), `attributes` a JSON object's text (NULL: none). */
+int xio_zarr_array_create(const xio_zarr_array *a, char names[][128], const char *attributes,
+                          xio_error *err);
+
+/* Local.  A group's directory made, with its metadata. */
+int xio_zarr_group_create(const char *path, int format, const char *attributes, xio_error *err);
+
+/* The file of the chunk whose first element is at `origin`. */
+int xio_zarr_chunk_path(const xio_zarr_array *a, const int64_t *origin, char *path, size_t size);
+
+/* Local.  A chunk's encoded bytes written as its file (its directories
+ * made as needed), replacing any before. */
+int xio_zarr_put_chunk(const xio_zarr_array *a, const int64_t *origin, const void *bytes,
+                       size_t size, xio_error *err);
+
+/* The chunk writer's files (chunk_writer.h): a's chunks, put by
+ * xio_zarr_put_chunk; `a` must outlive them. */
+void xio_zarr_chunk_files(const xio_zarr_array *a, xio_chunk_files *files);
+
+#endif

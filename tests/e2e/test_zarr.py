@@ -1,0 +1,184 @@
+"""End to end: Zarr stores as outputs, read by the clients users have.
+A CF file's time slices turned into time series (and rechunked) into Zarr
+v2, opened with xarray's open_zarr, equal to open_dataset of the netCDF-4
+output of the same run (values, coordinates, attributes, decoded times,
+masked fill values), with each codec; Zarr v3 read value for value by
+zarrita (npm; skipped, saying so, where it is not installed); several
+ranks writing their own chunks; a store never replaced, a stopped run's
+partial store removed and started over, --filter refused."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import numpy as np
+
+from harness import ToolTestCase, finish, start
+
+try:
+    import netCDF4
+    import xarray
+    import zarr
+except ImportError:  # Debian's python3-netcdf4, python3-xarray, python3-zarr
+    netCDF4 = None
+
+ZARRITA = os.environ.get("XPOSE_ZARRITA", "")
+READ_V3 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zarr", "read_v3.mjs")
+STOPPED = 4
+NT, NY, NX = 40, 18, 36
+
+
+def write_cf(path, nt=NT, ny=NY, nx=NX, chars=True):
+    """A daily CF file: tas (time, lat, lon) float32 compressed, with a
+    masked value, coordinates, time bounds, a scalar grid mapping and
+    (chars) station names, netCDF's characters."""
+    with netCDF4.Dataset(path, "w") as d:
+        d.Conventions, d.history, d.title = "CF-1.8", "made by the tests", "tas"
+        d.createDimension("time", None)
+        d.createDimension("lat", ny)
+        d.createDimension("lon", nx)
+        d.createDimension("bnds", 2)
+        t = d.createVariable("time", "f8", ("time",))
+        t.units, t.calendar, t.bounds = "days since 2000-01-01", "noleap", "time_bnds"
+        t[:] = np.arange(nt) + 0.5
+        d.createVariable("time_bnds", "f8", ("time", "bnds"))[:] = np.stack(
+            [np.arange(nt), np.arange(nt) + 1], 1)
+        lat = d.createVariable("lat", "f4", ("lat",))
+        lat.units, lat[:] = "degrees_north", np.linspace(-85, 85, ny)
+        lon = d.createVariable("lon", "f4", ("lon",))
+        lon.units, lon[:] = "degrees_east", np.linspace(0, 350, nx)
+        v = d.createVariable("tas", "f4", ("time", "lat", "lon"), zlib=True, complevel=4,
+                             shuffle=True, chunksizes=(1, ny, nx), fill_value=np.float32(1e20))
+        v.units, v.standard_name, v.scale_factor = "K", "air_temperature", np.float32(1)
+        values = (250 + 30 * np.random.default_rng(1).random((nt, ny, nx))).astype("f4")
+        values[3, 4, 5] = 1e20
+        v[:] = values
+        d.createVariable("crs", "i4", ()).grid_mapping_name = "latitude_longitude"
+        if chars:
+            d.createDimension("station", 3)
+            d.createDimension("name_length", 6)
+            names = d.createVariable("station_name", "S1", ("station", "name_length"))
+            names.long_name = "station name"
+            names[:] = netCDF4.stringtochar(np.array(["Oslo", "Lima", "Perth"], "S6"))
+
+
+@unittest.skipIf(netCDF4 is None, "python3-netcdf4, python3-xarray or python3-zarr is missing")
+class Zarr(ToolTestCase):
+    def setUp(self):
+        super().setUp()
+        write_cf(self.path("in.nc"))
+
+    def run_ok(self, ranks, *args):
+        result = self.xpose(ranks, *args)
+        self.assertEqual(result.returncode, 0, result)
+        return result
+
+    def assertSameDataset(self, nc, store):
+        expected = xarray.open_dataset(self.path(nc)).load()
+        got = xarray.open_zarr(self.path(store)).load()
+        self.assertEqual(expected.attrs.pop("history").split(": ", 1)[0][:10],
+                         got.attrs.pop("history").split(": ", 1)[0][:10])
+        xarray.testing.assert_identical(expected, got)
+        self.assertEqual(got.tas.encoding["_FillValue"], np.float32(1e20))
+        return got
+
+    def test_time_series_into_zarr_v2_as_xarray_reads_the_netcdf_output(self):
+        self.run_ok(2, "--dims", "lat,lon,time", "in.nc", "series.nc")
+        for codec, numcodecs_id in (("blosc-zstd", "blosc"), ("blosc-lz4", "blosc"),
+                                    ("gzip:6", "gzip"), ("zstd:3", "zstd"), ("none", None)):
+            with self.subTest(codec=codec):
+                store = f"series-{codec.split(':')[0]}.zarr"
+                self.run_ok(2, "--dims", "lat,lon,time", "--zarr-format", "2", "--compressor",
+                            codec, "in.nc", store)
+                got = self.assertSameDataset("series.nc", store)
+                compressor = got.tas.encoding["compressor"]
+                self.assertEqual(compressor.codec_id if compressor else None, numcodecs_id)
+                self.assertEqual(got.tas.dims, ("lat", "lon", "time"))
+                with open(self.path(f"{store}/.zmetadata")) as f:
+                    self.assertIn("tas/.zarray", json.load(f)["metadata"])
+        self.assertEqual(self.leftovers(), [])
+
+    def test_rechunked_by_three_ranks_each_writing_its_own_chunks(self):
+        self.run_ok(1, "--chunks", "time/40,lat/5,lon/7", "in.nc", "rechunked.nc")
+        self.run_ok(3, "--chunks", "time/40,lat/5,lon/7", "--zarr-format", "2", "in.nc",
+                    "rechunked.zarr")
+        got = self.assertSameDataset("rechunked.nc", "rechunked.zarr")
+        self.assertEqual(got.tas.encoding["chunks"], (40, 5, 7))
+        chunks = [n for n in os.listdir(self.path("rechunked.zarr/tas")) if not n.startswith(".")]
+        self.assertEqual(len(chunks), 1 * 4 * 6)
+
+    @unittest.skipUnless(os.path.isdir(os.path.join(ZARRITA, "node_modules", "zarrita")),
+                         "zarrita is not installed (jobs/test.sh installs it from npm)")
+    def test_zarr_v3_read_by_zarrita(self):
+        result = self.xpose(2, "--dims", "lat,lon,time", "in.nc", "series.zarr")
+        self.assertEqual(result.returncode, 1, result)
+        self.assertIn("in.nc:/station_name cannot be stored: Zarr v3 has no data type for "
+                      "characters: use --zarr-format 2", result.stderr)
+        self.assertEqual(self.leftovers(), [])
+        write_cf(self.path("in.nc"), chars=False)
+        self.run_ok(2, "--dims", "lat,lon,time", "in.nc", "series.zarr")  # v3 by default
+        with open(self.path("series.zarr/tas/zarr.json")) as f:
+            meta = json.load(f)
+        self.assertEqual((meta["dimension_names"], meta["fill_value"]), (["lat", "lon", "time"], 1e20))
+        self.assertEqual(meta["codecs"][1]["name"], "blosc")
+        script = os.path.join(ZARRITA, "read_v3.mjs")
+        shutil.copy(READ_V3, script)  # where node finds zarrita
+        out = tempfile.mkdtemp(dir=self.dir)
+        names = ["tas", "lat", "lon", "time", "time_bnds", "crs"]
+        read = subprocess.run(["node", script, self.path("series.zarr"), out, *names],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(read.returncode, 0, read.stderr)
+        with netCDF4.Dataset(self.path("in.nc")) as nc:
+            nc.set_auto_maskandscale(False)
+            for name in names:
+                expected = nc[name][...]
+                if name == "tas":
+                    expected = np.transpose(expected, (1, 2, 0))
+                got = np.fromfile(os.path.join(out, name + ".bin"), dtype=expected.dtype)
+                self.assertTrue(np.array_equal(got.reshape(expected.shape), expected), name)
+
+    def test_a_store_is_never_replaced_and_the_hdf5_options_are_refused(self):
+        os.mkdir(self.path("taken.zarr"))
+        result = self.xpose(1, "--dims", "lat,lon,time", "--force", "in.nc", "taken.zarr")
+        self.assertEqual(result.returncode, 1, result)
+        self.assertIn("output taken.zarr exists; xpose never replaces a store", result.stderr)
+        self.assertEqual(os.listdir(self.path("taken.zarr")), [])
+        result = self.xpose(1, "--filter", "gzip", "in.nc", "out.zarr")
+        self.assertEqual(result.returncode, 2, result)
+        self.assertIn("--filter are for HDF5 outputs", result.stderr)
+        result = self.xpose(1, "verify", "in.nc", "taken.zarr")
+        self.assertEqual(result.returncode, 2, result)
+        self.assertIn("xpose verify does not read Zarr stores yet", result.stderr)
+        result = self.xpose(1, "--compressor", "blosc-zstd:12", "in.nc", "out.zarr")
+        self.assertEqual(result.returncode, 2, result)
+        self.assertIn("invalid --compressor 'blosc-zstd:12'", result.stderr)
+
+    def test_a_stopped_run_keeps_nothing_and_the_next_starts_over(self):
+        write_cf(self.path("big.nc"), nt=400, ny=45, nx=90)
+        args = ["--dims", "lat,lon,time", "--zarr-format", "2", "--memory", "256K",
+                "--checkpoint", "0", "big.nc", "out.zarr"]
+        proc = start(2, [os.environ["XPOSE"], *args], cwd=self.dir)
+        deadline = time.time() + 60
+        partial = self.path("out.zarr.xpose-partial/tas")
+        while time.time() < deadline and proc.poll() is None and len(os.listdir(
+                partial) if os.path.isdir(partial) else []) < 20:
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGUSR1)
+        result = finish(proc)
+        self.assertEqual(result.returncode, STOPPED, result)
+        self.assertRegex(result.stderr, r"stopped by SIGUSR1 after \d+ of \d+ passes; a Zarr "
+                                        r"store's partial is not kept yet: the same command "
+                                        r"starts over")
+        self.assertEqual(self.leftovers(), [])
+        self.run_ok(2, "--resume", *args)
+        expected = xarray.open_dataset(self.path("big.nc")).tas.transpose("lat", "lon", "time")
+        self.assertTrue(expected.equals(xarray.open_zarr(self.path("out.zarr")).tas.load()))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

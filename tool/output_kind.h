@@ -1,0 +1,38 @@
+/* The kind of output a run writes, chosen once from OUT's name and the
+ * options (tool_run_begin): an HDF5 file (netCDF-4 among them), or a Zarr
+ * store (a directory: output_zarr.c).  The passes write either through
+ * run->out; what differs is how the output is made, opened, finished and
+ * its copies read back, each a function of the kind's table. */
+#ifndef TOOL_OUTPUT_KIND_H
+#define TOOL_OUTPUT_KIND_H
+
+#include "h5_transpose.h"
+
+struct transpose_run;
+
+typedef struct tool_output_kind {
+  const char *name; /* "HDF5 file", "Zarr store" */
+  /* A stopped run's partial is kept, and --resume continues it; else a
+   * stopped or failed run removes it, and --resume starts over. */
+  int resumable;
+  /* Collective.  The new partial output made (its space reserved where it
+   * can be), the rest of the input copied into it unless --only, and an
+   * output for each dataset the run moves. */
+  int (*make)(struct transpose_run *run, const xio_transpose_options *topt, xio_error *err);
+  /* Collective.  Dataset k's output, made already, as run->out, in the
+   * output at `path` (the partial, or OUT), named `shown` in messages. */
+  int (*open)(struct transpose_run *run, int k, const char *path, const char *shown,
+              xio_error *err);
+  /* Collective, every dataset moved: what the kind writes last (the
+   * file's attributes, the metadata of the whole), run->out closed. */
+  int (*finish)(struct transpose_run *run, xio_error *err);
+  /* Collective.  The copies of the rest of the input read back from the
+   * partial and compared with it: `differs` names the first that is not
+   * the same ("" where all are), *compared counts the bytes compared. */
+  int (*compare_rest)(struct transpose_run *run, char *differs, size_t size, uint64_t *compared,
+                      xio_error *err);
+} tool_output_kind;
+
+extern const tool_output_kind tool_hdf5_output, tool_zarr_output;
+
+#endif
