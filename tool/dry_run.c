@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include "h5_copy.h"
+#include "h5_scales.h"
 #include "h5_types.h"
 #include "make_output.h"
 #include "matrix_zarr.h"
 #include "moves.h"
 #include "node_memory.h"
+#include "output_zarr.h"
 #include "pass_io.h"
 #include "pass_plan.h"
 #include "raw_dataset.h"
@@ -196,24 +198,20 @@ static void add_totals(const transpose_run *run, int compressed, plan_totals *t)
                 (t->verify == TOOL_VERIFY_INPUT ? in_stored : 0);
 }
 
-/* Local.  A Zarr array as the output `out` planned: its chunks (as
- * output_zarr.c makes them), every one written whole by the codec. */
+/* Collective.  A Zarr array as the output `out` planned: its chunks (or
+ * shards) as output_zarr.c makes them, every one written whole. */
 static int plan_zarr_array(const transpose_run *run, const xio_storage *storage,
                            const xio_shape *shape, xio_matrix *out, char *stored, size_t size,
                            xio_error *err) {
-  xio_zarr_array a;
-  int64_t chunks[XIO_MAX_DIMS];
-  char why[256];
-  if (xio_zarr_chunks_like(&run->in, storage, shape, run->in.type_size, run->in.dataset, chunks,
-                           err))
+  char in_names[XIO_MAX_DIMS][128], names[XIO_MAX_DIMS][128];
+  struct xio_zarr_matrix planned;
+  if (xio_axis_names(&run->in, in_names, err)) return -1;
+  for (int i = 0; i < shape->ndims; i++) snprintf(names[i], 128, "%s", in_names[run->order[i]]);
+  if (tool_zarr_array_of(run, storage, shape, run->in.dataset, names, &planned.array, err))
     return -1;
-  if (xio_zarr_array_init(&a, run->in.dataset, &run->opt->zarr_codec, run->in.type, shape, chunks,
-                          NULL, why, sizeof why))
-    return xio_fail(err, "%s:%s cannot be stored in %s: %s", run->input_shown, run->in.dataset,
-                    run->out_path.file, why);
-  for (int i = 0; i < shape->ndims; i++) out->chunk_dims[i] = chunks[i];
+  for (int i = 0; i < shape->ndims; i++) out->chunk_dims[i] = planned.array.chunks[i];
   out->chunked = out->filtered = out->codec = 1;
-  xio_matrix zarr_out = {.zarr = &(struct xio_zarr_matrix){.array = a}};
+  xio_matrix zarr_out = {.zarr = &planned};
   xio_describe_zarr(&zarr_out, stored, size);
   return xio_matrix_fold(out, out->shape.lead, out->shape.split, out->shape.trail, err);
 }

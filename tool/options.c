@@ -111,6 +111,9 @@ static const char usage[] =
     "                         refused: parallel HDF5 1.10's szip chunks do not read back)\n"
     "      --zarr-format N    OUT is a Zarr store of format 2 or 3 (default 3; a store\n"
     "                         whatever OUT's name)\n"
+    "      --shards SPEC      Zarr v3: chunks grouped in shards, each one file written\n"
+    "                         whole by one rank, named as --chunks names a chunk:\n"
+    "                         time/8760,lat/64,lon/64 (rounded up to whole chunks)\n"
     "      --compressor C     a Zarr store's chunk compressor: blosc-zstd (default),\n"
     "                         blosc-lz4, gzip, zstd, each with :LEVEL as numcodecs\n"
     "                         takes it (blosc-zstd:3, gzip:1, zstd:1, blosc-lz4:5 by\n"
@@ -248,6 +251,12 @@ static int read_chunks(const char *value, tool_options *o, char *error, size_t e
   return 0;
 }
 
+static int read_shards(const char *value, tool_options *o, char *error, size_t error_size) {
+  if (tool_chunk_spec_check(value, error, error_size)) return -2;
+  o->shards = value;
+  return 0;
+}
+
 static int read_filter(const char *value, tool_options *o, char *error, size_t error_size) {
   (void)error, (void)error_size;
   return xio_storage_parse_filter(value, &o->storage) ? -1 : 0;
@@ -305,6 +314,7 @@ static const option_row option_table[] = {
     {"filter", 0, SETS_OWN, 0, NULL, 0, "none, gzip[=1-9], shuffle+gzip[=1-9] or szip",
      read_filter},
     {"zarr-format", 0, SETS_OWN, 0, NULL, 0, "2 or 3", read_zarr_format},
+    {"shards", 0, SETS_OWN, 0, NULL, 0, NULL, read_shards},
     {"compressor", 0, SETS_OWN, 0, NULL, 0,
      "blosc-zstd, blosc-lz4, gzip or zstd, each with an optional :LEVEL, or none", read_compressor},
     {"axes", 0, SETS_TEXT, FIELD(axes), NULL, 0, NULL, NULL},
@@ -414,6 +424,10 @@ static int take_paths(int positional, char **paths, tool_options *o, char *error
     return usage_error(error, error_size, "%s",
                        "a Zarr store is chunked, and compressed by --compressor: --layout "
                        "contiguous and --filter are for HDF5 outputs");
+  if (o->shards && (!o->zarr || o->zarr_codec.format != 3))
+    return usage_error(error, error_size, "%s",
+                       "--shards makes Zarr v3's shards: the output must be a Zarr store of "
+                       "format 3");
   if (o->zarr && o->check)
     return usage_error(error, error_size, "%s",
                        "xpose verify does not read Zarr stores yet: a run reads its store back "

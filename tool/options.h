@@ -42,6 +42,7 @@ typedef struct {
    * given; its format (default 3) and --compressor */
   int zarr;
   xio_zarr_codec zarr_codec;
+  const char *shards; /* --shards "time/8760,lat/64,lon/64": v3's, by axis name */
 } tool_options;
 
 /* How the output is checked before it is published: against the checksums

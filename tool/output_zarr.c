@@ -2,10 +2,13 @@
  * the rest of the input copied by rank 0, each rearranged dataset's array
  * written by every rank through the passes (matrix_zarr.h), v2's
  * metadata consolidated at the end, and the copies read back. */
+#include "output_zarr.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunk_spec.h"
 #include "make_output.h"
 #include "matrix_zarr.h"
 #include "moves.h"
@@ -14,6 +17,29 @@
 #include "zarr_attributes.h"
 #include "zarr_consolidate.h"
 #include "zarr_rest.h"
+
+int tool_zarr_array_of(const transpose_run *run, const xio_storage *storage, const xio_shape *shape,
+                       const char *path, char names[][128], xio_zarr_array *a, xio_error *err) {
+  int64_t chunks[XIO_MAX_DIMS], shards[XIO_MAX_DIMS];
+  unsigned char fill[16];
+  char why[256];
+  const char *moved[XIO_MAX_DIMS];
+  const int has_fill =
+      run->in.type_size <= sizeof fill && xio_zarr_fill_value(run->in.dset, run->in.type, fill);
+  if (xio_zarr_chunks_like(&run->in, storage, shape, run->in.type_size, run->in.dataset, chunks,
+                           err))
+    return -1;
+  int rc = xio_zarr_array_init(a, path, &run->opt->zarr_codec, run->in.type, shape, chunks,
+                               has_fill ? fill : NULL, why, sizeof why);
+  for (int i = 0; i < shape->ndims; i++) moved[i] = names[i];
+  if (rc == 0 && run->opt->shards) {
+    tool_chunk_spec_apply(run->opt->shards, shape->ndims, moved, shape->dims, shards);
+    rc = xio_zarr_array_shard(a, shards, why, sizeof why);
+  }
+  return rc ? xio_fail(err, "%s:%s cannot be stored in %s: %s", run->input_shown, run->in.dataset,
+                       run->out_path.file, why)
+            : 0;
+}
 
 /* Collective (every rank reads the same metadata: parallel HDF5's reads
  * are collective).  Dataset k's array (run->in holds it) described into
@@ -25,26 +51,17 @@ static int describe_array(transpose_run *run, const xio_transpose_options *topt,
   const char *name = output_name(run, k);
   xio_matrix last;
   xio_storage storage;
-  if (tool_output_storage(run, topt, &last, &storage, err)) return -1;
-  const xio_shape shape = xio_shape_transposed(&last.shape);
-  int64_t chunks[XIO_MAX_DIMS];
-  char in_names[XIO_MAX_DIMS][128], path[600], why[256];
-  unsigned char fill[16];
-  const int has_fill =
-      run->in.type_size <= sizeof fill && xio_zarr_fill_value(run->in.dset, run->in.type, fill);
-  if (xio_zarr_chunks_like(&run->in, &storage, &shape, run->in.type_size, name, chunks, err) ||
+  char in_names[XIO_MAX_DIMS][128], path[600];
+  if (tool_output_storage(run, topt, &last, &storage, err) ||
       xio_zarr_axis_names(run->in.dset, run->in.shape.ndims, run->in.shape.dims, phony->lengths,
                           &phony->count, in_names, err) ||
       xio_zarr_attributes(run->in.dset, run->opt->zarr_codec.format, NULL, run->in.dataset,
                           attributes, err))
     return -1;
+  const xio_shape shape = xio_shape_transposed(&last.shape);
   for (int i = 0; i < shape.ndims; i++) snprintf(names[i], 128, "%s", in_names[run->order[i]]);
   snprintf(path, sizeof path, "%s%s", name[0] == '/' ? "" : "/", name);
-  if (xio_zarr_array_init(&run->zarr_arrays[k], path, &run->opt->zarr_codec, run->in.type, &shape,
-                          chunks, has_fill ? fill : NULL, why, sizeof why))
-    return xio_fail(err, "%s:%s cannot be stored in %s: %s", run->input_shown, run->in.dataset,
-                    run->out_path.file, why);
-  return 0;
+  return tool_zarr_array_of(run, &storage, &shape, path, names, &run->zarr_arrays[k], err);
 }
 
 /* Collective.  Each rearranged dataset's array made: described on every

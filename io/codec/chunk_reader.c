@@ -16,6 +16,7 @@
 #include "chunk_writer.h"
 #include "filters.h"
 #include "pool.h"
+#include "shard.h"
 
 /* Indexes of more chunks than this are not built: HDF5 reads them. */
 #define MAX_CHUNKS ((int64_t)1 << 22)
@@ -249,8 +250,14 @@ static int decoded_file(chunk_job *job, const int64_t *origin, unsigned skip,
                : 0;
   if (got > 0) snprintf(why, sizeof why, "is missing: no file %s", path);
   if (got != 0) return chunk_failed(job, origin, -1, why);
-  const int decoded = xio_chunk_decode(&ix->filters, skip, stored, have, ix->chunk_bytes, scratch,
-                                       values, why, sizeof why);
+  unsigned char *shard =
+      ix->files->shards ? xio_codec_scratch_values(scratch, ix->chunk_bytes) : NULL;
+  const int decoded =
+      !ix->files->shards ? xio_chunk_decode(&ix->filters, skip, stored, have, ix->chunk_bytes,
+                                            scratch, values, why, sizeof why)
+      : shard ? xio_shard_decode(ix->files->shards, stored, have, shard, scratch, why, sizeof why)
+              : (snprintf(why, sizeof why, "out of memory"), -1);
+  if (shard && decoded == 0) *values = shard;
   atomic_fetch_add_explicit(&job->ix->decode_ns, now_ns() - t1, memory_order_relaxed);
   if (decoded == 0) return 0;
   snprintf(damaged, sizeof damaged, "(%s) %s: it is damaged", path, why);

@@ -11,6 +11,7 @@
 #include "filters.h"
 #include "host_memory.h"
 #include "pool.h"
+#include "shard.h"
 
 /* Chunks larger than this go through HDF5's pipeline. */
 #define MOST_CHUNK_BYTES ((size_t)1 << 30)
@@ -126,7 +127,9 @@ int xio_chunk_writer_open(const xio_chunked_dataset *d, xio_chunk_writer **write
     w->type_size = H5Tget_size(d->type);
   }
   int rc = w ? read_chunks(w, d, err) : xio_fail(err, "out of memory");
-  if (rc == 0) w->bound = xio_chunk_encode_bound(&w->filters, w->chunk_bytes);
+  if (rc == 0)
+    w->bound = w->files && w->files->shards ? xio_shard_bound(w->files->shards)
+                                            : xio_chunk_encode_bound(&w->filters, w->chunk_bytes);
   if (rc == 0 && (XIO_MPICHECK(MPI_Comm_dup(d->comm, &w->comm), err) ||
                   XIO_MPICHECK(MPI_Comm_rank(w->comm, &w->rank), err) ||
                   XIO_MPICHECK(MPI_Comm_size(w->comm, &w->nranks), err)))
@@ -174,6 +177,15 @@ static int encode_failed(block_encode *e, const char *why) {
   return -1;
 }
 
+/* A whole chunk's values encoded (filters before `first` run already):
+ * as xio_chunk_encode_from, or as a shard of inner chunks. */
+static int encode_values(const xio_chunk_writer *w, int first, const unsigned char *values,
+                         unsigned char *out, size_t room, size_t *size, xio_codec_scratch *s) {
+  if (w->files && w->files->shards)
+    return xio_shard_encode(w->files->shards, values, out, room, size, s);
+  return xio_chunk_encode_from(&w->filters, first, values, w->chunk_bytes, out, room, size, s);
+}
+
 static int encode_chunk(void *arg, int64_t k, int worker) {
   block_encode *e = arg;
   xio_chunk_writer *w = e->w;
@@ -187,8 +199,7 @@ static int encode_chunk(void *arg, int64_t k, int worker) {
   if (xio_chunk_box_at_edge(&e->box, origin)) xio_chunk_writer_fill(w, values, 0);
   xio_chunk_box_copy(&e->box, origin, values, (unsigned char *)e->buf, 0);
   size_t size = 0;
-  if (xio_chunk_encode(&w->filters, values, w->chunk_bytes, w->arena + (size_t)k * w->bound,
-                       w->bound, &size, s))
+  if (encode_values(w, 0, values, w->arena + (size_t)k * w->bound, w->bound, &size, s))
     return encode_failed(e, "out of memory");
   int64_t *record = w->records + (size_t)k * (size_t)(w->ndims + 1);
   memcpy(record, origin, sizeof *origin * (size_t)w->ndims);
@@ -396,9 +407,7 @@ static int encode_one(xio_chunk_writer *w, const xio_whole_chunks *given, int64_
   xio_codec_scratch *s = xio_codec_scratches_get(&w->scratch, worker);
   const int first = given->shuffled ? 1 : 0;
   size_t size = 0;
-  const int rc = s ? xio_chunk_encode_from(&w->filters, first, given->values[k], w->chunk_bytes,
-                                           out, room, &size, s)
-                   : -1;
+  const int rc = s ? encode_values(w, first, given->values[k], out, room, &size, s) : -1;
   memcpy(record, given->origins + k * w->ndims, sizeof *record * (size_t)w->ndims);
   record[w->ndims] = rc ? -1 : (int64_t)size;
   return rc;

@@ -46,6 +46,9 @@ typedef struct xio_chunk_files {
   int (*put)(void *target, const int64_t *origin, const void *bytes, size_t size, xio_error *err);
   int (*path)(const void *target, const int64_t *origin, char *path, size_t size);
   void *target;
+  /* each file a shard of inner chunks (shard.h), `chunk` its shape; NULL:
+   * one chunk, through `filters` */
+  const struct xio_shard_layout *shards;
 } xio_chunk_files;
 
 /* What the writer writes: a dataset (of `type`, shaped and folded as

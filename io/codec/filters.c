@@ -58,8 +58,8 @@ struct xio_codec_scratch {
   xio_deflater *deflater;
   int level; /* the deflater's */
   xio_zstd *zstd;
-  unsigned char *work[2], *extra;
-  size_t work_size[2], extra_bytes;
+  unsigned char *work[2], *extra, *values;
+  size_t work_size[2], extra_bytes, values_bytes;
 };
 
 xio_codec_scratch *xio_codec_scratch_new(void) { return calloc(1, sizeof(xio_codec_scratch)); }
@@ -72,6 +72,7 @@ void xio_codec_scratch_free(xio_codec_scratch *s) {
   free(s->work[0]);
   free(s->work[1]);
   free(s->extra);
+  free(s->values);
   free(s);
 }
 
@@ -81,6 +82,14 @@ unsigned char *xio_codec_scratch_buffer(xio_codec_scratch *s, size_t bytes) {
   s->extra = xio_host_alloc(bytes);
   s->extra_bytes = s->extra ? bytes : 0;
   return s->extra;
+}
+
+unsigned char *xio_codec_scratch_values(xio_codec_scratch *s, size_t bytes) {
+  if (s->values_bytes >= bytes) return s->values;
+  free(s->values);
+  s->values = xio_host_alloc(bytes);
+  s->values_bytes = s->values ? bytes : 0;
+  return s->values;
 }
 
 int xio_codec_scratches_reserve(xio_codec_scratches *set, int threads) {

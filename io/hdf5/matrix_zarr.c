@@ -78,7 +78,11 @@ void xio_describe_zarr(const xio_matrix *m, char *text, size_t size) {
   const xio_zarr_array *a = &m->zarr->array;
   int n = snprintf(text, size, "Zarr v%d, chunks ", a->format);
   for (int i = 0; i < a->ndims && n > 0 && (size_t)n < size; i++)
-    n += snprintf(text + n, size - (size_t)n, "%s%lld", i ? " x " : "", (long long)a->chunks[i]);
+    n += snprintf(text + n, size - (size_t)n, "%s%lld", i ? " x " : "",
+                  (long long)(a->sharded ? a->shards.inner[i] : a->chunks[i]));
+  for (int i = 0; a->sharded && i < a->ndims && n > 0 && (size_t)n < size; i++)
+    n += snprintf(text + n, size - (size_t)n, "%s%lld", i ? " x " : " in shards of ",
+                  (long long)(a->shards.shard[i] / a->shards.inner[i]));
   if (n > 0 && (size_t)n < size)
     snprintf(text + n, size - (size_t)n, ", %s%s%.0u",
              xio_zarr_compressor_name(a->codec.compressor), a->codecs.count ? ":" : "",

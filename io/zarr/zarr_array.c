@@ -86,6 +86,23 @@ int xio_zarr_array_init(xio_zarr_array *a, const char *path, const xio_zarr_code
   return 0;
 }
 
+int xio_zarr_array_shard(xio_zarr_array *a, const int64_t *shard, char *why, size_t why_size) {
+  if (a->format != 3) {
+    snprintf(why, why_size, "shards are Zarr v3's: --zarr-format 3");
+    return -1;
+  }
+  xio_shard_layout *l = &a->shards;
+  *l = (xio_shard_layout){.ndims = a->ndims, .type_size = a->type_size, .codecs = a->codecs};
+  for (int i = 0; i < a->ndims; i++) {
+    const int64_t inner = a->chunks[i], whole = (a->shape[i] + inner - 1) / inner * inner;
+    int64_t n = (shard[i] + inner - 1) / inner * inner;
+    if (n > whole) n = whole > inner ? whole : inner;
+    l->inner[i] = inner, l->shard[i] = a->chunks[i] = n;
+  }
+  a->sharded = 1;
+  return 0;
+}
+
 size_t xio_zarr_chunk_bytes(const xio_zarr_array *a) {
   size_t bytes = a->type_size;
   for (int i = 0; i < a->ndims; i++) bytes *= (size_t)a->chunks[i];
@@ -225,6 +242,24 @@ static void codecs_v3(const xio_zarr_array *a, xio_json *j) {
   xio_json_close(j, ']');
 }
 
+/* v3's sharding_indexed codec around the inner codecs. */
+static void sharding_v3(const xio_zarr_array *a, xio_json *j) {
+  xio_json_open(j, '[');
+  xio_json_open(j, '{');
+  xio_json_key(j, "name"), xio_json_string(j, "sharding_indexed");
+  xio_json_key(j, "configuration"), xio_json_open(j, '{');
+  xio_json_key(j, "chunk_shape"), ints_json(j, a->shards.inner, a->ndims);
+  xio_json_key(j, "codecs"), codecs_v3(a, j);
+  xio_json_key(j, "index_codecs");
+  xio_json_raw(j,
+               "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, "
+               "{\"name\": \"crc32c\"}]");
+  xio_json_key(j, "index_location"), xio_json_string(j, "end");
+  xio_json_close(j, '}');
+  xio_json_close(j, '}');
+  xio_json_close(j, ']');
+}
+
 static void metadata_v3(const xio_zarr_array *a, char names[][128], const char *attributes,
                         xio_json *j) {
   static const char *const float_names[] = {"float32", "float64"};
@@ -249,7 +284,11 @@ static void metadata_v3(const xio_zarr_array *a, char names[][128], const char *
   xio_json_key(j, "separator"), xio_json_string(j, "/");
   xio_json_close(j, '}'), xio_json_close(j, '}');
   xio_json_key(j, "fill_value"), fill_json(a, j);
-  xio_json_key(j, "codecs"), codecs_v3(a, j);
+  xio_json_key(j, "codecs");
+  if (a->sharded)
+    sharding_v3(a, j);
+  else
+    codecs_v3(a, j);
   xio_json_key(j, "attributes"), xio_json_raw(j, attributes ? attributes : "{}");
   if (a->ndims) xio_json_key(j, "dimension_names"), names_json(j, names, a->ndims);
   xio_json_close(j, '}');
@@ -365,6 +404,7 @@ void xio_zarr_chunk_files(const xio_zarr_array *a, xio_chunk_files *files) {
   files->filters = a->codecs;
   for (int i = 0; i < a->ndims; i++) files->chunk[i] = a->chunks[i];
   files->fill = a->has_fill ? a->fill : NULL;
+  files->shards = a->sharded ? &a->shards : NULL;
   files->put = put;
   files->path = path_of;
   files->target = (void *)a;

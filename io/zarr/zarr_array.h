@@ -13,6 +13,7 @@
 #include "filters.h"
 #include "h5_error.h"
 #include "shape.h"
+#include "shard.h"
 
 typedef enum {
   XIO_ZARR_BLOSC_ZSTD, /* the default (user-guide.md says why) */
@@ -46,6 +47,10 @@ typedef struct {
   xio_filters codecs; /* the chunk codec's pipeline */
   unsigned char fill[16];
   int has_fill; /* else Zarr v2's null, v3's zero */
+  /* v3: each chunk of the grid (chunks[]) a shard of inner chunks
+   * (sharding_indexed, shard.h) */
+  int sharded;
+  xio_shard_layout shards;
 } xio_zarr_array;
 
 /* Local.  `a` described: at `path`, of HDF5 `type` (an integer or a
@@ -55,7 +60,13 @@ int xio_zarr_array_init(xio_zarr_array *a, const char *path, const xio_zarr_code
                         hid_t type, const xio_shape *shape, const int64_t *chunks, const void *fill,
                         char *why, size_t why_size);
 
-/* Bytes of one whole chunk. */
+/* Local, v3.  The array's chunks grouped into shards of `shard` values
+ * along each axis (each rounded up to a whole number of chunks, at most
+ * the array's extent rounded so): the grid's chunks become the shards.
+ * -1 with why for v2. */
+int xio_zarr_array_shard(xio_zarr_array *a, const int64_t *shard, char *why, size_t why_size);
+
+/* Bytes of one whole chunk (of a sharded array: of a shard). */
 size_t xio_zarr_chunk_bytes(const xio_zarr_array *a);
 
 /* Local.  The array's directory made and its metadata written: the axes

@@ -4,7 +4,8 @@ v2, opened with xarray's open_zarr, equal to open_dataset of the netCDF-4
 output of the same run (values, coordinates, attributes, decoded times,
 masked fill values), with each codec; Zarr v3 read value for value by
 zarrita (npm; skipped, saying so, where it is not installed); several
-ranks writing their own chunks; a store never replaced, a stopped run's
+ranks writing their own chunks; v3 shards, each written whole by one
+rank, read by zarrita; a store never replaced, a stopped run's
 partial store removed and started over, --filter refused."""
 
 import json
@@ -112,6 +113,27 @@ class Zarr(ToolTestCase):
         chunks = [n for n in os.listdir(self.path("rechunked.zarr/tas")) if not n.startswith(".")]
         self.assertEqual(len(chunks), 1 * 4 * 6)
 
+    def read_with_zarrita(self, store, names):
+        """Each array's values as zarrita reads them, raw (read_v3.mjs)."""
+        script = os.path.join(ZARRITA, "read_v3.mjs")
+        shutil.copy(READ_V3, script)  # where node finds zarrita
+        out = tempfile.mkdtemp(dir=self.dir)
+        read = subprocess.run(["node", script, self.path(store), out, *names],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(read.returncode, 0, read.stderr)
+        return {name: os.path.join(out, name + ".bin") for name in names}
+
+    def assertInputValues(self, read, order=None):
+        """zarrita's values equal the input's (tas's axes in `order`)."""
+        with netCDF4.Dataset(self.path("in.nc")) as nc:
+            nc.set_auto_maskandscale(False)
+            for name, path in read.items():
+                expected = nc[name][...]
+                if name == "tas" and order:
+                    expected = np.transpose(expected, order)
+                got = np.fromfile(path, dtype=expected.dtype)
+                self.assertTrue(np.array_equal(got.reshape(expected.shape), expected), name)
+
     @unittest.skipUnless(os.path.isdir(os.path.join(ZARRITA, "node_modules", "zarrita")),
                          "zarrita is not installed (jobs/test.sh installs it from npm)")
     def test_zarr_v3_read_by_zarrita(self):
@@ -126,21 +148,28 @@ class Zarr(ToolTestCase):
             meta = json.load(f)
         self.assertEqual((meta["dimension_names"], meta["fill_value"]), (["lat", "lon", "time"], 1e20))
         self.assertEqual(meta["codecs"][1]["name"], "blosc")
-        script = os.path.join(ZARRITA, "read_v3.mjs")
-        shutil.copy(READ_V3, script)  # where node finds zarrita
-        out = tempfile.mkdtemp(dir=self.dir)
-        names = ["tas", "lat", "lon", "time", "time_bnds", "crs"]
-        read = subprocess.run(["node", script, self.path("series.zarr"), out, *names],
-                              capture_output=True, text=True, timeout=120)
-        self.assertEqual(read.returncode, 0, read.stderr)
-        with netCDF4.Dataset(self.path("in.nc")) as nc:
-            nc.set_auto_maskandscale(False)
-            for name in names:
-                expected = nc[name][...]
-                if name == "tas":
-                    expected = np.transpose(expected, (1, 2, 0))
-                got = np.fromfile(os.path.join(out, name + ".bin"), dtype=expected.dtype)
-                self.assertTrue(np.array_equal(got.reshape(expected.shape), expected), name)
+        read = self.read_with_zarrita("series.zarr", ["tas", "lat", "lon", "time", "time_bnds", "crs"])
+        self.assertInputValues(read, order=(1, 2, 0))
+
+    @unittest.skipUnless(os.path.isdir(os.path.join(ZARRITA, "node_modules", "zarrita")),
+                         "zarrita is not installed (jobs/test.sh installs it from npm)")
+    def test_shards_each_written_whole_by_one_rank_read_by_zarrita(self):
+        write_cf(self.path("in.nc"), chars=False)
+        self.run_ok(3, "--chunks", "time/40,lat/3,lon/4", "--shards", "time/40,lat/9,lon/10",
+                    "in.nc", "sharded.zarr")
+        with open(self.path("sharded.zarr/tas/zarr.json")) as f:
+            meta = json.load(f)
+        self.assertEqual(meta["chunk_grid"]["configuration"]["chunk_shape"], [40, 9, 12])
+        sharding = meta["codecs"][0]
+        self.assertEqual((sharding["name"], sharding["configuration"]["chunk_shape"]),
+                         ("sharding_indexed", [40, 3, 4]))
+        shards = [os.path.join(d, f) for d, _, files in os.walk(self.path("sharded.zarr/tas/c"))
+                  for f in files]
+        self.assertEqual(len(shards), 1 * 2 * 3)
+        self.assertInputValues(self.read_with_zarrita("sharded.zarr", ["tas", "time_bnds"]))
+        result = self.xpose(1, "--zarr-format", "2", "--shards", "lat/9", "in.nc", "v2.zarr")
+        self.assertEqual(result.returncode, 2, result)
+        self.assertIn("--shards makes Zarr v3's shards", result.stderr)
 
     def test_a_store_is_never_replaced_and_the_hdf5_options_are_refused(self):
         os.mkdir(self.path("taken.zarr"))

@@ -1,0 +1,38 @@
+/* Zarr v3's sharding_indexed codec, as a coder of whole chunks: a shard
+ * (one chunk of the array's grid, one file) holds inner chunks, each
+ * encoded by the inner codecs, one after another in C order, then their
+ * index (each one's offset and length, little-endian 64-bit) and the
+ * index's crc32c ("index_location": "end"). */
+#ifndef XIO_SHARD_H
+#define XIO_SHARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filters.h"
+#include "shape.h"
+
+typedef struct xio_shard_layout {
+  int ndims;
+  int64_t shard[XIO_MAX_DIMS], inner[XIO_MAX_DIMS]; /* each shard[i] a multiple of inner[i] */
+  size_t type_size;
+  xio_filters codecs; /* an inner chunk's */
+} xio_shard_layout;
+
+/* Inner chunks in a shard, and the most bytes a shard encodes to. */
+int64_t xio_shard_chunks(const xio_shard_layout *l);
+size_t xio_shard_bound(const xio_shard_layout *l);
+
+/* Local, on any thread.  A shard's values (C order over l->shard)
+ * encoded into out (room bytes): its length in *size.  1 where it does not
+ * fit the room, -1 when out of memory. */
+int xio_shard_encode(const xio_shard_layout *l, const unsigned char *values, unsigned char *out,
+                     size_t room, size_t *size, xio_codec_scratch *scratch);
+
+/* Local, on any thread.  The stored shard stored[0, size) decoded into
+ * values (the shard's bytes).  -1 with why it is not a shard of this
+ * layout ("its index fails its crc32c", an inner chunk's reason, ...). */
+int xio_shard_decode(const xio_shard_layout *l, const unsigned char *stored, size_t size,
+                     unsigned char *values, xio_codec_scratch *scratch, char *why, size_t why_size);
+
+#endif
