@@ -312,8 +312,13 @@ static int compare_hdf5_rest(transpose_run *run, char *differs, size_t size, uin
                           run->budget, tool_stop_requested, differs, size, compared, err);
 }
 
-const tool_output_kind tool_hdf5_output = {"HDF5 file",         1,           make_hdf5,
-                                           tool_open_output_of, finish_hdf5, compare_hdf5_rest};
+const tool_output_kind tool_hdf5_output = {.name = "HDF5 file",
+                                           .resumable = 1,
+                                           .ranks_write = 0,
+                                           .make = make_hdf5,
+                                           .open = tool_open_output_of,
+                                           .finish = finish_hdf5,
+                                           .compare_rest = compare_hdf5_rest};
 
 int tool_next_dataset(transpose_run *run, xio_transpose_options *topt, xio_error *err) {
   run->moved_bytes += matrix_bytes(&run->in);

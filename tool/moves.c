@@ -275,7 +275,10 @@ int tool_move_dataset(transpose_run *run, xio_transpose_options *topt, xio_trans
   for (;;) {
     int rc = move_once(run, topt, stats, err);
     run->record.progress = stats->done;
-    if (rc == 0 && run->move + 1 == run->moves) tool_drop_scratch(run, 1);
+    if (rc == 0 && run->move + 1 == run->moves) {
+      tool_drop_scratch(run, 1);
+      run->wrote_bytes += stats->stored_bytes, run->wrote_files += stats->stored_chunks;
+    }
     if (rc != 0 || run->move + 1 == run->moves) return rc;
     if (run->move == 0) run->record.first_read = stats->done.sums.read;
     run->record.source_sum = stats->done.sums.written; /* for the next move to check */

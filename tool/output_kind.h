@@ -15,6 +15,9 @@ typedef struct tool_output_kind {
   /* A stopped run's partial is kept, and --resume continues it; else a
    * stopped or failed run removes it, and --resume starts over. */
   int resumable;
+  /* Each rank writes the chunks it holds as files of its own (a store);
+   * else rank 0 writes every rank's into the file. */
+  int ranks_write;
   /* Collective.  The new partial output made (its space reserved where it
    * can be), the rest of the input copied into it unless --only, and an
    * output for each dataset the run moves. */

@@ -172,5 +172,10 @@ static int compare_zarr_rest(transpose_run *run, char *differs, size_t size, uin
   return 0;
 }
 
-const tool_output_kind tool_zarr_output = {"Zarr store", 0,           make_zarr,
-                                           open_zarr,    finish_zarr, compare_zarr_rest};
+const tool_output_kind tool_zarr_output = {.name = "Zarr store",
+                                           .resumable = 0,
+                                           .ranks_write = 1,
+                                           .make = make_zarr,
+                                           .open = open_zarr,
+                                           .finish = finish_zarr,
+                                           .compare_rest = compare_zarr_rest};

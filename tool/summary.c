@@ -76,8 +76,49 @@ void tool_describe_pair(tool_json *j, const transpose_run *run, const char *type
   tool_json_string(j, "type", type_text);
 }
 
+/* Collective, for a store: what each rank wrote, rank 0's gathered (NULL
+ * elsewhere, or where it cannot be had): bytes, then files, of each. */
+static uint64_t *gather_written(const transpose_run *run) {
+  if (!run->kind->ranks_write) return NULL; /* rank 0 wrote every rank's */
+  uint64_t mine[2] = {run->wrote_bytes, run->wrote_files};
+  uint64_t *all = run->rank == 0 ? calloc(2 * (size_t)run->nranks, sizeof *all) : NULL;
+  int have = run->rank != 0 || all;
+  xio_error ignored;
+  if (XIO_MPICHECK(MPI_Bcast(&have, 1, MPI_INT, 0, run->comm), &ignored) || !have ||
+      XIO_MPICHECK(MPI_Gather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, 0, run->comm),
+                   &ignored)) {
+    free(all);
+    return NULL;
+  }
+  return all;
+}
+
+/* --json's and --verbose's account of what each rank wrote. */
+static void say_written(const transpose_run *run, const uint64_t *all, tool_json *j) {
+  if (!all) return;
+  if (j) {
+    tool_json_array_begin(j, "written_by_rank");
+    for (int r = 0; r < run->nranks; r++) {
+      tool_json_object_begin(j);
+      tool_json_int(j, "bytes", (long long)all[2 * r]);
+      tool_json_int(j, "files", (long long)all[2 * r + 1]);
+      tool_json_object_end(j);
+    }
+    tool_json_array_end(j);
+    return;
+  }
+  char line[2048] = "", bytes[32];
+  for (int r = 0, n = 0; r < run->nranks && n >= 0 && (size_t)n < sizeof line; r++) {
+    tool_format_bytes(all[2 * r], bytes, sizeof bytes);
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s%s in %llu", r ? ", " : "", bytes,
+                  (unsigned long long)all[2 * r + 1]);
+  }
+  tool_report_verbose("chunk files written by each rank, in rank order: %s", line);
+}
+
 void tool_print_summary(const transpose_run *run, const xio_transpose_stats *stats,
                         const char *type_text, double total_seconds, double verify_seconds) {
+  uint64_t *written = gather_written(run);
   const tool_options *opt = run->opt;
   const uint64_t bytes = run->moved_bytes + matrix_bytes(&run->in); /* run->in: the last */
   const long long passes = (long long)(run->moved_passes + xio_pass_count(&stats->done.grid));
@@ -117,6 +158,7 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
       tool_json_object_end(&j);
     }
     tool_json_array_end(&j);
+    say_written(run, written, &j);
     tool_json_print(&j);
   } else if (run->rearranged.count > 1) {
     char how[1100];
@@ -145,6 +187,8 @@ void tool_print_summary(const transpose_run *run, const xio_transpose_stats *sta
         size_text, run->nranks, backend_name, stats->exchange, passes,
         run->resumed ? " (resumed)" : "", total_seconds, rate, verification);
   }
+  if (!opt->json) say_written(run, written, NULL);
+  free(written);
 }
 
 void tool_say_dataset(const transpose_run *run, const char *type_text) {

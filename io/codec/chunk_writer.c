@@ -38,7 +38,7 @@ struct xio_chunk_writer {
   int64_t *records;
   size_t record_room; /* in chunks */
   double encode_seconds, store_seconds;
-  uint64_t stored_bytes;
+  uint64_t stored_bytes, stored_chunks;
 };
 
 /* Local.  dcpl's chunk shape and filters into w: 1 where the codec runs
@@ -153,10 +153,12 @@ void xio_chunk_writer_close(xio_chunk_writer *w) {
 }
 
 void xio_chunk_writer_times(const xio_chunk_writer *w, double *encode_seconds,
-                            double *store_seconds, uint64_t *stored_bytes) {
+                            double *store_seconds, uint64_t *stored_bytes,
+                            uint64_t *stored_chunks) {
   *encode_seconds = w->encode_seconds;
   *store_seconds = w->store_seconds;
   *stored_bytes = w->stored_bytes;
+  *stored_chunks = w->stored_chunks;
 }
 
 /* One block's encoding: its chunks, each an item of a pool job, into the
@@ -273,6 +275,7 @@ static int store_chunks(xio_chunk_writer *w, hid_t dset, int64_t count, const in
       return -1;
     bytes += size;
     w->stored_bytes += size;
+    w->stored_chunks++;
   }
   return 0;
 }

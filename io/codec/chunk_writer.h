@@ -108,9 +108,10 @@ int xio_chunk_writer_shuffles_first(const xio_chunk_writer *writer);
  * value, shuffled where asked. */
 void xio_chunk_writer_fill(const xio_chunk_writer *writer, unsigned char *chunk, int shuffled);
 
-/* This rank's time encoding, and (rank 0) storing, and the bytes stored. */
+/* This rank's time encoding, and (rank 0, or each rank of files)
+ * storing, and the bytes and chunks stored. */
 void xio_chunk_writer_times(const xio_chunk_writer *writer, double *encode_seconds,
-                            double *store_seconds, uint64_t *stored_bytes);
+                            double *store_seconds, uint64_t *stored_bytes, uint64_t *stored_chunks);
 
 /* Local.  NULL is accepted. */
 void xio_chunk_writer_close(xio_chunk_writer *writer);

@@ -301,7 +301,7 @@ static int end_loop(pass_loop *l, int rc, xio_error *err) {
   stats->codec_declined = l->io.codec_declined;
   if (l->io.writer)
     xio_chunk_writer_times(l->io.writer, &stats->encode_seconds, &stats->store_seconds,
-                           &stats->stored_bytes);
+                           &stats->stored_bytes, &stats->stored_chunks);
   xio_chunk_index_times(l->in->chunk_index, &stats->codec_reads);
   xio_error close_err;
   const int closed = l->io.ops ? l->io.ops->close(&l->io, &close_err) : 0;

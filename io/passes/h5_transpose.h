@@ -35,8 +35,8 @@ typedef struct {
   int codec_wrote;
   const char *codec_declined; /* why HDF5 compressed chunks the codec could have */
   double encode_seconds, store_seconds;
-  uint64_t stored_bytes;
-  xio_chunk_read_times codec_reads; /* rank 0's, where the chunk codec read */
+  uint64_t stored_bytes, stored_chunks; /* this rank's (each rank's own chunk files) */
+  xio_chunk_read_times codec_reads;     /* rank 0's, where the chunk codec read */
 } xio_transpose_stats;
 
 /* Collective.  out must be an in->cols x in->rows dataset of in's type.

@@ -216,7 +216,7 @@ int xio_phases_write_output(xio_phases_move *ph, xio_error *err) {
   xio_transpose_stats *stats = ph->stats;
   stats->codec_wrote = 1;
   xio_chunk_writer_times(writer, &stats->encode_seconds, &stats->store_seconds,
-                         &stats->stored_bytes);
+                         &stats->stored_bytes, &stats->stored_chunks);
   xio_chunk_writer_close(writer);
   xio_error end_err;
   if (xio_one_writer_end(ph->out, held, &end_err) && rc == 0) *err = end_err, rc = -1;

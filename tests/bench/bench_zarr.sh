@@ -11,7 +11,8 @@
 # station names), the input evicted before it, interleaved:
 #   xpose-nc        mpirun -n RANKS xpose ... OUT.nc (deflate 4 + shuffle, as the input)
 #   xpose-vF-CODEC  mpirun -n RANKS xpose --zarr-format F --compressor CODEC ... OUT.zarr
-#   dask-CODEC      xarray.open_dataset(IN).chunk(...).to_zarr(OUT), Dask's threads on
+#   dask-CODEC      xarray.open_dataset(IN).load().chunk(...).to_zarr(OUT) (in memory:
+#                   chunked lazily, each tile reads the whole file), Dask's threads on
 #                   every core, the same compressor (Debian's zarr 2: v2)
 # xpose verifies what it wrote before it publishes (in the time); every
 # store is read again afterwards and compared with the input (#wrong):
@@ -44,7 +45,7 @@ name, _, level = sys.argv[1].partition(":")
 compressor = {"gzip": lambda: numcodecs.GZip(int(level or 1)),
               "blosc-lz4": lambda: numcodecs.Blosc("lz4", int(level or 5), numcodecs.Blosc.SHUFFLE),
               "blosc-zstd": lambda: numcodecs.Blosc("zstd", int(level or 3), numcodecs.Blosc.SHUFFLE)}[name]()
-ds = xr.open_dataset("$dir/in.nc").chunk({"time": -1, "lat": 16, "lon": 16})
+ds = xr.open_dataset("$dir/in.nc").load().chunk({"time": -1, "lat": 16, "lon": 16})
 ds.to_zarr("$dir/out.zarr", encoding={"tas": {"compressor": compressor, "chunks": ($times, 16, 16)}})
 EOF
 }

@@ -106,12 +106,16 @@ class Zarr(ToolTestCase):
 
     def test_rechunked_by_three_ranks_each_writing_its_own_chunks(self):
         self.run_ok(1, "--chunks", "time/40,lat/5,lon/7", "in.nc", "rechunked.nc")
-        self.run_ok(3, "--chunks", "time/40,lat/5,lon/7", "--zarr-format", "2", "in.nc",
-                    "rechunked.zarr")
+        result = self.run_ok(3, "--json", "--chunks", "time/40,lat/5,lon/7", "--zarr-format", "2",
+                             "in.nc", "rechunked.zarr")
         got = self.assertSameDataset("rechunked.nc", "rechunked.zarr")
         self.assertEqual(got.tas.encoding["chunks"], (40, 5, 7))
         chunks = [n for n in os.listdir(self.path("rechunked.zarr/tas")) if not n.startswith(".")]
         self.assertEqual(len(chunks), 1 * 4 * 6)
+        # each rank its own share, and the time bounds (one chunk) on one of them
+        written = json.loads(result.stdout)["written_by_rank"]
+        self.assertEqual(sum(r["files"] for r in written), 1 * 4 * 6 + 1)
+        self.assertTrue(all(r["files"] >= 6 and r["bytes"] > 0 for r in written), written)
 
     def read_with_zarrita(self, store, names):
         """Each array's values as zarrita reads them, raw (read_v3.mjs)."""
