@@ -104,6 +104,26 @@ class Zarr(ToolTestCase):
                     self.assertIn("tas/.zarray", json.load(f)["metadata"])
         self.assertEqual(self.leftovers(), [])
 
+    @unittest.skipUnless(shutil.which("ncdump"), "netcdf-bin is not installed")
+    def test_nczarr_reads_an_uncompressed_v2_store_as_the_netcdf_output(self):
+        # Debian's netCDF-C (4.9) has NCZarr but none of its codec plugins:
+        # it reads compressed chunks as if they were not (garbage, no error);
+        # and it crashes on characters (|S1), zarr-python's arrays too.
+        write_cf(self.path("in.nc"), chars=False)
+        self.run_ok(2, "--dims", "lat,lon,time", "in.nc", "series.nc")
+        self.run_ok(2, "--dims", "lat,lon,time", "--zarr-format", "2", "--compressor", "none",
+                    "in.nc", "series.zarr")
+        def data(url, name):  # (NCZarr lists the variables by name)
+            dump = subprocess.run(["ncdump", "-v", name, url], capture_output=True, text=True,
+                                  timeout=60)
+            self.assertEqual(dump.returncode, 0, dump.stderr)
+            # (a masked value: "_" in the file's, its fill value in NCZarr's)
+            values = dump.stdout.split("data:", 1)[1].replace("{", "").replace("}", "")
+            return values.replace("_,", "1e+20,").split()
+        for name in ("tas", "lat", "time_bnds"):
+            self.assertEqual(data(self.path("series.nc"), name),
+                             data(f"file://{self.path('series.zarr')}#mode=zarr,file", name), name)
+
     def test_rechunked_by_three_ranks_each_writing_its_own_chunks(self):
         self.run_ok(1, "--chunks", "time/40,lat/5,lon/7", "in.nc", "rechunked.nc")
         result = self.run_ok(3, "--json", "--chunks", "time/40,lat/5,lon/7", "--zarr-format", "2",
