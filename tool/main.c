@@ -185,7 +185,7 @@ static int move_all(transpose_run *run, xio_transpose_options *topt, xio_transpo
     if ((moved = tool_next_dataset(run, topt, err)) != 0) break;
   }
   const double passes_ended = MPI_Wtime();
-  run->keep_partial = run->kind->resumable && tool_work_recorded(run);
+  run->keep_partial = tool_work_recorded(run);
   /* A failed read may be the input changing under the run (a truncated
    * file ends early): then that is the error, and nothing is kept. */
   xio_error changed;

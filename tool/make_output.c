@@ -170,7 +170,7 @@ static int make_output_dataset(transpose_run *run, const xio_transpose_options *
 /* Collective.  The output dataset of run->in, made already, as run->out. */
 static int use_output_dataset(transpose_run *run, xio_error *err) {
   return run->kind->open(run, run->dataset_index, run->output.partial_path, run->output.final_path,
-                         err) ||
+                         1, err) ||
                  tool_fold_output(run, err)
              ? -1
              : 0;
@@ -257,19 +257,12 @@ static int copy_rest_of_input(transpose_run *run, const xio_transpose_options *t
 }
 
 int tool_start_output(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
-  if (run->output.partial_found && !run->kind->resumable) { /* started over */
-    tool_report_note("%s is left from a stopped run: a %s starts over", run->output.partial_path,
-                     run->kind->name);
-    if (xio_agree(run->comm, run->rank == 0 ? tool_output_remove_partial(&run->output, err) : 0,
-                  err))
-      return -1;
-    run->output.partial_found = 0;
-  }
+  if (run->kind->ready && run->kind->ready(run, topt, err)) return -1;
   if (tool_resume_begin(run, err)) return -1;
   if (run->output.partial_found) {
     if (run->record.dataset_index != 0 && begin_dataset(run, run->record.dataset_index, err))
       return -1;
-    const int held = tool_resume_partial(run, topt, output_name(run, run->dataset_index), err);
+    const int held = tool_resume_partial(run, topt, err);
     if (held != 0) return held > 0 ? 0 : -1;
     /* started over: from the first dataset */
     run->record.finished = (xio_checksums){0, 0};
@@ -293,6 +286,14 @@ static int make_hdf5(transpose_run *run, const xio_transpose_options *topt, xio_
              : 0;
 }
 
+static int open_hdf5(transpose_run *run, int k, const char *path, const char *shown, int writable,
+                     xio_error *err) {
+  return run->out.comm != MPI_COMM_NULL
+             ? xio_use_dataset(&run->out, shown, output_name(run, k), err)
+             : xio_open_existing(run->comm, path, shown, output_name(run, k), writable, &run->out,
+                                 err);
+}
+
 /* Collective: the file's attributes, the file closed, and what parallel
  * HDF5 cannot write.  The attributes last: written at the start, they
  * left HDF5 1.10.8 metadata to flush at a failed run's close, which
@@ -313,10 +314,9 @@ static int compare_hdf5_rest(transpose_run *run, char *differs, size_t size, uin
 }
 
 const tool_output_kind tool_hdf5_output = {.name = "HDF5 file",
-                                           .resumable = 1,
                                            .ranks_write = 0,
                                            .make = make_hdf5,
-                                           .open = tool_open_output_of,
+                                           .open = open_hdf5,
                                            .finish = finish_hdf5,
                                            .compare_rest = compare_hdf5_rest};
 

@@ -12,19 +12,20 @@ struct transpose_run;
 
 typedef struct tool_output_kind {
   const char *name; /* "HDF5 file", "Zarr store" */
-  /* A stopped run's partial is kept, and --resume continues it; else a
-   * stopped or failed run removes it, and --resume starts over. */
-  int resumable;
   /* Each rank writes the chunks it holds as files of its own (a store);
    * else rank 0 writes every rank's into the file. */
   int ranks_write;
+  /* Collective, before the output is made or resumed: what the kind must
+   * know of it (NULL: nothing). */
+  int (*ready)(struct transpose_run *run, const xio_transpose_options *topt, xio_error *err);
   /* Collective.  The new partial output made (its space reserved where it
    * can be), the rest of the input copied into it unless --only, and an
    * output for each dataset the run moves. */
   int (*make)(struct transpose_run *run, const xio_transpose_options *topt, xio_error *err);
   /* Collective.  Dataset k's output, made already, as run->out, in the
-   * output at `path` (the partial, or OUT), named `shown` in messages. */
-  int (*open)(struct transpose_run *run, int k, const char *path, const char *shown,
+   * output at `path` (the partial, or OUT), named `shown` in messages,
+   * for writing or only for reading. */
+  int (*open)(struct transpose_run *run, int k, const char *path, const char *shown, int writable,
               xio_error *err);
   /* Collective, every dataset moved: what the kind writes last (the
    * file's attributes, the metadata of the whole), run->out closed. */

@@ -64,15 +64,22 @@ static int describe_array(transpose_run *run, const xio_transpose_options *topt,
   return tool_zarr_array_of(run, &storage, &shape, path, names, &run->zarr_arrays[k], err);
 }
 
-/* Collective.  Each rearranged dataset's array made: described on every
- * rank, its metadata written by rank 0. */
-static int make_arrays(transpose_run *run, const xio_transpose_options *topt, xio_phony_dims *phony,
-                       xio_error *err) {
+/* Collective.  Each rearranged dataset's array described on every rank,
+ * and with `create` its metadata written by rank 0. */
+static int describe_arrays(transpose_run *run, const xio_transpose_options *topt,
+                           xio_phony_dims *phony, int create, xio_error *err) {
+  free(run->zarr_arrays);
+  run->zarr_arrays = calloc((size_t)run->rearranged.count, sizeof *run->zarr_arrays);
+  if (xio_agree(run->comm, run->zarr_arrays ? 0 : xio_fail(err, "out of memory"), err)) return -1;
   for (int k = 0; k < run->rearranged.count; k++) {
     char names[XIO_MAX_DIMS][128], *attributes = NULL;
     if (tool_open_dataset(run, k, NULL, err) != TOOL_EXIT_OK) return -1;
     int rc = describe_array(run, topt, k, phony, names, &attributes, err);
     if (xio_agree(run->comm, rc, err)) return free(attributes), -1;
+    if (!create) {
+      free(attributes);
+      continue;
+    }
     xio_zarr_array a = run->zarr_arrays[k];
     snprintf(a.path, sizeof a.path, "%.3400s%.600s", run->output.partial_path,
              run->zarr_arrays[k].path);
@@ -128,21 +135,24 @@ static int make_root(transpose_run *run, xio_error *err) {
   return xio_agree(run->comm, rc, err);
 }
 
+/* Collective (tool_output_kind's ready): the arrays described, for a
+ * partial to be made or resumed. */
+static int ready_zarr(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
+  xio_phony_dims phony = {0};
+  return describe_arrays(run, topt, &phony, 0, err);
+}
+
 static int make_zarr(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
   xio_phony_dims phony = {0};
-  free(run->zarr_arrays);
-  run->zarr_arrays = calloc((size_t)run->rearranged.count, sizeof *run->zarr_arrays);
-  if (xio_agree(run->comm, run->zarr_arrays ? 0 : xio_fail(err, "out of memory"), err) ||
-      make_root(run, err) || make_arrays(run, topt, &phony, err))
-    return -1;
+  if (make_root(run, err) || describe_arrays(run, topt, &phony, 1, err)) return -1;
   const int rc =
       run->rank == 0 && !run->opt->only ? copy_rest_on_root(run, &phony, 0, NULL, 0, NULL, err) : 0;
   return xio_agree(run->comm, rc, err);
 }
 
-static int open_zarr(transpose_run *run, int k, const char *path, const char *shown,
+static int open_zarr(transpose_run *run, int k, const char *path, const char *shown, int writable,
                      xio_error *err) {
-  (void)shown;
+  (void)shown, (void)writable; /* its chunk files: written by the codec, read by the reader */
   xio_error ignored;
   if (run->out.comm != MPI_COMM_NULL) (void)xio_close(&run->out, &ignored); /* nothing to flush */
   xio_zarr_array a = run->zarr_arrays[k];
@@ -173,8 +183,8 @@ static int compare_zarr_rest(transpose_run *run, char *differs, size_t size, uin
 }
 
 const tool_output_kind tool_zarr_output = {.name = "Zarr store",
-                                           .resumable = 0,
                                            .ranks_write = 1,
+                                           .ready = ready_zarr,
                                            .make = make_zarr,
                                            .open = open_zarr,
                                            .finish = finish_zarr,

@@ -158,8 +158,7 @@ static int fits_budget(const transpose_run *run, const xio_transpose_options *to
   return 0;
 }
 
-int tool_resume_partial(transpose_run *run, const xio_transpose_options *topt,
-                        const char *out_dataset, xio_error *err) {
+int tool_resume_partial(transpose_run *run, const xio_transpose_options *topt, xio_error *err) {
   const char *partial = run->output.partial_path, *shown = run->output.final_path;
   const xio_pass_grid *grid = &run->record.progress.grid;
   xio_matrix source; /* what the move the record is at reads */
@@ -168,7 +167,7 @@ int tool_resume_partial(transpose_run *run, const xio_transpose_options *topt,
                     partial, run->record.move + 1, run->moves);
   int checked = 1;
   run->move = run->record.move;
-  if (xio_open_existing(run->comm, partial, shown, out_dataset, 1, &run->out, err))
+  if (run->kind->open(run, run->dataset_index, partial, shown, 1, err))
     ; /* unreadable (killed while HDF5 flushed it: its superblock past the
        * file's end, or its root group lost) is as good as wrong */
   else if (tool_fold_output(run, err) || H5Tequal(run->out.type, run->in.type) <= 0)
@@ -328,11 +327,6 @@ void tool_say_stopped(const transpose_run *run) {
         "stopped by %s after %s; %s keeps them: run the same "
         "command with --resume to continue",
         tool_signal_name(signal_number), done, run->output.partial_path);
-  else if (!run->kind->resumable && tool_work_recorded(run))
-    tool_report_error(
-        "stopped by %s after %s; a %s's partial is not kept yet: the same command "
-        "starts over",
-        tool_signal_name(signal_number), done, run->kind->name);
   else
     tool_report_error("stopped by %s before any pass was done; nothing was kept",
                       tool_signal_name(signal_number));

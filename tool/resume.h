@@ -12,8 +12,7 @@
  * passes to be continued: 1 when it holds them, 0 when it was found wrong
  * and removed (the passes are redone in a new partial), -1 on error or
  * when stopped by a signal (run->stopped). */
-int tool_resume_partial(transpose_run *run, const xio_transpose_options *topt,
-                        const char *out_dataset, xio_error *err);
+int tool_resume_partial(transpose_run *run, const xio_transpose_options *topt, xio_error *err);
 
 /* The run's checkpoint (xio_checkpoint_fn; user_data: the run): the data and HDF5's own structures
  * that reach it (a compressed output's chunk index) on storage first (H5Fflush ends in

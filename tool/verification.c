@@ -35,7 +35,7 @@ int tool_verify_output(transpose_run *run, double *seconds, xio_error *err) {
       xio_checksums sums = {0, 0};
       if (run->dataset_index != k && tool_open_dataset(run, k, NULL, err) != TOOL_EXIT_OK) rc = -1;
       if (rc == 0)
-        rc = run->kind->open(run, k, run->output.partial_path, run->output.final_path, err);
+        rc = run->kind->open(run, k, run->output.partial_path, run->output.final_path, 0, err);
       if (rc == 0) rc = tool_fold_output(run, err);
       const xio_shape written_from = tool_move_source_shape(run, run->moves - 1);
       if (rc == 0)
@@ -51,7 +51,7 @@ int tool_verify_output(transpose_run *run, double *seconds, xio_error *err) {
   uint64_t compared = 0;
   if (rc == 0 && !run->opt->only && run->out.comm == MPI_COMM_NULL) /* resumed complete */
     rc = tool_output_evict(run->comm, &run->output, err) ||
-                 run->kind->open(run, 0, run->output.partial_path, run->output.final_path, err)
+                 run->kind->open(run, 0, run->output.partial_path, run->output.final_path, 0, err)
              ? -1
              : 0;
   if (rc == 0 && !run->opt->only)

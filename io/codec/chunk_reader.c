@@ -260,7 +260,7 @@ static int decoded_file(chunk_job *job, const int64_t *origin, unsigned skip,
   if (shard && decoded == 0) *values = shard;
   atomic_fetch_add_explicit(&job->ix->decode_ns, now_ns() - t1, memory_order_relaxed);
   if (decoded == 0) return 0;
-  snprintf(damaged, sizeof damaged, "(%s) %s: it is damaged", path, why);
+  snprintf(damaged, sizeof damaged, "(%s): its bytes %s: it is damaged", path, why);
   return chunk_failed(job, origin, -1, strcmp(why, "out of memory") ? damaged : why);
 }
 

@@ -5,8 +5,9 @@ output of the same run (values, coordinates, attributes, decoded times,
 masked fill values), with each codec; Zarr v3 read value for value by
 zarrita (npm; skipped, saying so, where it is not installed); several
 ranks writing their own chunks; v3 shards, each written whole by one
-rank, read by zarrita; a store never replaced, a stopped run's
-partial store removed and started over, --filter refused."""
+rank, read by zarrita; a store never replaced; a stopped run resumed to
+the same store, a killed one whose chunk file was damaged started over;
+--filter, --shards for v2 and `xpose verify` of a store refused."""
 
 import json
 import os
@@ -211,7 +212,7 @@ class Zarr(ToolTestCase):
         self.assertEqual(result.returncode, 2, result)
         self.assertIn("invalid --compressor 'blosc-zstd:12'", result.stderr)
 
-    def test_a_stopped_run_keeps_nothing_and_the_next_starts_over(self):
+    def test_a_stopped_or_killed_run_resumes_to_the_same_store(self):
         write_cf(self.path("big.nc"), nt=400, ny=45, nx=90)
         args = ["--dims", "lat,lon,time", "--zarr-format", "2", "--memory", "256K",
                 "--checkpoint", "0", "big.nc", "out.zarr"]
@@ -224,12 +225,28 @@ class Zarr(ToolTestCase):
         os.kill(proc.pid, signal.SIGUSR1)
         result = finish(proc)
         self.assertEqual(result.returncode, STOPPED, result)
-        self.assertRegex(result.stderr, r"stopped by SIGUSR1 after \d+ of \d+ passes; a Zarr "
-                                        r"store's partial is not kept yet: the same command "
-                                        r"starts over")
-        self.assertEqual(self.leftovers(), [])
-        self.run_ok(2, "--resume", *args)
+        self.assertRegex(result.stderr, r"stopped by SIGUSR1 after \d+ of \d+ passes; "
+                                        r"out.zarr.xpose-partial keeps them")
+        result = self.run_ok(2, "--resume", *args)
+        self.assertRegex(result.stderr, r"resuming from out.zarr.xpose-partial: \d+ of \d+ passes")
         expected = xarray.open_dataset(self.path("big.nc")).tas.transpose("lat", "lon", "time")
+        self.assertTrue(expected.equals(xarray.open_zarr(self.path("out.zarr")).tas.load()))
+        self.assertEqual(self.leftovers(), [])
+        # killed, one of its chunk files damaged: read back wrong, started over
+        shutil.rmtree(self.path("out.zarr"))
+        proc, deadline = start(2, [os.environ["XPOSE"], *args], cwd=self.dir), time.time() + 60
+        while time.time() < deadline and proc.poll() is None and len(os.listdir(
+                partial) if os.path.isdir(partial) else []) < 20:
+            time.sleep(0.01)
+        subprocess.run(["pkill", "-9", "-P", str(proc.pid)])
+        finish(proc)
+        chunk = next(n for n in sorted(os.listdir(partial)) if not n.startswith("."))
+        with open(os.path.join(partial, chunk), "r+b") as f:
+            f.seek(20)
+            f.write(b"garbage")
+        result = self.run_ok(2, "--resume", *args)
+        self.assertIn("are redone: /tas: its chunk at", result.stderr)
+        self.assertIn("its bytes do not decompress (Blosc): it is damaged", result.stderr)
         self.assertTrue(expected.equals(xarray.open_zarr(self.path("out.zarr")).tas.load()))
 
 
