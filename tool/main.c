@@ -329,9 +329,11 @@ static int run_transpose(const tool_options *opt, MPI_Comm comm) {
   int code = open_run(run, type_text, &err);
   if (code == TOOL_EXIT_OK && opt->plan)
     code = plan_only(run, &err);
-  else if (code == TOOL_EXIT_OK && run->output.final_exists) /* --resume after it published */
-    code = tool_check_already_done(run, type_text, &err);
-  else if (code == TOOL_EXIT_OK)
+  else if (code == TOOL_EXIT_OK && run->output.final_exists) { /* --resume after it published */
+    xio_transpose_options topt;
+    transpose_options(run, &topt);
+    code = tool_check_already_done(run, &topt, type_text, &err);
+  } else if (code == TOOL_EXIT_OK)
     code = transpose_and_publish(run, began, type_text, &err);
   return end_run(run, code, &err);
 }

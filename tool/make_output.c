@@ -306,8 +306,9 @@ static int finish_hdf5(transpose_run *run, xio_error *err) {
              : 0;
 }
 
-static int compare_hdf5_rest(transpose_run *run, char *differs, size_t size, uint64_t *compared,
-                             xio_error *err) {
+static int compare_hdf5_rest(transpose_run *run, const char *path, char *differs, size_t size,
+                             uint64_t *compared, xio_error *err) {
+  (void)path; /* run->out's file */
   const xio_path_list rearranged = rearranged_list(run);
   return xio_compare_rest(run->comm, run->in.file, run->out.file, run->input_shown, &rearranged,
                           run->budget, tool_stop_requested, differs, size, compared, err);

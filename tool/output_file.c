@@ -171,16 +171,20 @@ static int check_output_on_root(void *arg, xio_error *err) {
       return xio_fail(err, "output %s is the input file; write to another file", c->path);
     if (input)
       return xio_fail(err, "output %s is the input %s; write to another file", c->path, input);
-    if (out->store)
+    if (out->store && (c->force || c->partial != TOOL_PARTIAL_KEEP || !S_ISDIR(st.st_mode)))
       return xio_fail(err, "output %s exists; xpose never replaces a store (or anything else)",
                       c->path);
-    if (S_ISDIR(st.st_mode)) return xio_fail(err, "output %s is a directory", c->path);
-    if (!S_ISREG(st.st_mode))
+    if (out->store)
+      out->final_exists = 1; /* --resume: a published store, checked */
+    else if (S_ISDIR(st.st_mode))
+      return xio_fail(err, "output %s is a directory", c->path);
+    else if (!S_ISREG(st.st_mode))
       return xio_fail(err, "output %s is %s; xpose replaces regular files only", c->path,
                       tool_file_kind(st.st_mode));
-    if (!c->force && c->partial != TOOL_PARTIAL_KEEP)
+    else if (!c->force && c->partial != TOOL_PARTIAL_KEEP)
       return xio_fail(err, "output %s exists; use --force to replace it", c->path);
-    out->final_exists = !c->force;
+    else
+      out->final_exists = !c->force;
   } else if (errno != ENOENT) {
     return xio_fail(err, "output %s: %s", c->path, strerror(errno));
   }

@@ -31,10 +31,11 @@ typedef struct tool_output_kind {
    * file's attributes, the metadata of the whole), run->out closed. */
   int (*finish)(struct transpose_run *run, xio_error *err);
   /* Collective.  The copies of the rest of the input read back from the
-   * partial and compared with it: `differs` names the first that is not
-   * the same ("" where all are), *compared counts the bytes compared. */
-  int (*compare_rest)(struct transpose_run *run, char *differs, size_t size, uint64_t *compared,
-                      xio_error *err);
+   * output at `path` (open as run->out: the partial, or OUT) and compared
+   * with it: `differs` names the first that is not the same ("" where all
+   * are), *compared counts the bytes compared. */
+  int (*compare_rest)(struct transpose_run *run, const char *path, char *differs, size_t size,
+                      uint64_t *compared, xio_error *err);
 } tool_output_kind;
 
 extern const tool_output_kind tool_hdf5_output, tool_zarr_output;

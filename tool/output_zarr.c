@@ -92,18 +92,19 @@ static int describe_arrays(transpose_run *run, const xio_transpose_options *topt
 
 /* Rank 0: the rest of the input, read from the input opened on this rank
  * alone (parallel HDF5's metadata reads are every rank's). */
-static int copy_rest_on_root(transpose_run *run, xio_phony_dims *phony, int comparing,
-                             char *differs, size_t size, uint64_t *compared, xio_error *err) {
+static int copy_rest_on_root(transpose_run *run, const char *store, xio_phony_dims *phony,
+                             int comparing, char *differs, size_t size, uint64_t *compared,
+                             xio_error *err) {
   const hid_t from = H5Fopen(hdf5_input(run), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (from < 0) return xio_fail_h5(err, "%s: cannot open it on one rank", hdf5_input(run));
   const xio_path_list rearranged = rearranged_list(run);
   xio_zarr_rest_stats stats;
-  const int rc = comparing ? xio_zarr_compare_rest(from, run->input_shown, run->output.partial_path,
-                                                   &run->opt->zarr_codec, &rearranged,
-                                                   piece_budget(run), differs, size, compared, err)
-                           : xio_zarr_copy_rest(from, run->input_shown, run->output.partial_path,
-                                                &run->opt->zarr_codec, &rearranged,
-                                                piece_budget(run), phony, &stats, err);
+  const int rc =
+      comparing
+          ? xio_zarr_compare_rest(from, run->input_shown, store, &run->opt->zarr_codec, &rearranged,
+                                  piece_budget(run), differs, size, compared, err)
+          : xio_zarr_copy_rest(from, run->input_shown, store, &run->opt->zarr_codec, &rearranged,
+                               piece_budget(run), phony, &stats, err);
   (void)H5Fclose(from); /* only read */
   if (rc == 0 && !comparing) {
     char bytes[32];
@@ -146,7 +147,9 @@ static int make_zarr(transpose_run *run, const xio_transpose_options *topt, xio_
   xio_phony_dims phony = {0};
   if (make_root(run, err) || describe_arrays(run, topt, &phony, 1, err)) return -1;
   const int rc =
-      run->rank == 0 && !run->opt->only ? copy_rest_on_root(run, &phony, 0, NULL, 0, NULL, err) : 0;
+      run->rank == 0 && !run->opt->only
+          ? copy_rest_on_root(run, run->output.partial_path, &phony, 0, NULL, 0, NULL, err)
+          : 0;
   return xio_agree(run->comm, rc, err);
 }
 
@@ -170,11 +173,12 @@ static int finish_zarr(transpose_run *run, xio_error *err) {
   return xio_agree(run->comm, rc, err);
 }
 
-static int compare_zarr_rest(transpose_run *run, char *differs, size_t size, uint64_t *compared,
-                             xio_error *err) {
+static int compare_zarr_rest(transpose_run *run, const char *path, char *differs, size_t size,
+                             uint64_t *compared, xio_error *err) {
   differs[0] = '\0';
   *compared = 0;
-  const int rc = run->rank == 0 ? copy_rest_on_root(run, NULL, 1, differs, size, compared, err) : 0;
+  const int rc =
+      run->rank == 0 ? copy_rest_on_root(run, path, NULL, 1, differs, size, compared, err) : 0;
   if (xio_agree(run->comm, rc, err) ||
       XIO_MPICHECK(MPI_Bcast(differs, (int)size, MPI_CHAR, 0, run->comm), err) ||
       XIO_MPICHECK(MPI_Bcast(compared, 1, MPI_UINT64_T, 0, run->comm), err))

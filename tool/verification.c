@@ -55,7 +55,8 @@ int tool_verify_output(transpose_run *run, double *seconds, xio_error *err) {
              ? -1
              : 0;
   if (rc == 0 && !run->opt->only)
-    rc = run->kind->compare_rest(run, differs, sizeof differs, &compared, err);
+    rc = run->kind->compare_rest(run, run->output.partial_path, differs, sizeof differs, &compared,
+                                 err);
   if (rc == 0 && compared) {
     char bytes[32];
     tool_format_bytes(compared, bytes, sizeof bytes);
@@ -124,7 +125,7 @@ static int verify_each(transpose_run *run, const char *file, uint64_t budget, in
   for (int k = 0; k < count && *match; k++) {
     xio_error why = {""};
     int opened = TOOL_EXIT_OK;
-    const int found = tool_open_output_of(run, k, file, file, err) == 0;
+    const int found = run->kind->open(run, k, file, file, 0, err) == 0;
     /* a file without the dataset is not the transpose (exit 3); one that
      * cannot be read is an error */
     if (!found &&
@@ -145,7 +146,9 @@ static int verify_each(transpose_run *run, const char *file, uint64_t budget, in
     } else if (xio_verify_transpose(&run->in, &run->out, budget, match, detail, size, err)) {
       return TOOL_EXIT_ERROR;
     }
-    if (found && *match && compare_dataset_attributes(run, match, detail, size, err))
+    /* (a store's attributes are JSON: its values alone are read back) */
+    if (found && *match && run->out.dset >= 0 &&
+        compare_dataset_attributes(run, match, detail, size, err))
       return TOOL_EXIT_ERROR;
     if (!*match && count > 1) {
       char said[1024];
@@ -174,15 +177,32 @@ static int compare_rest(transpose_run *run, uint64_t budget, int *match, char *d
   return 0;
 }
 
-int tool_check_already_done(transpose_run *run, const char *type_text, xio_error *err) {
+/* Collective.  Without --only: whether OUT holds the rest of IN as it is
+ * (the output kind's compare_rest); where not, *match = 0 and why. */
+static int compare_kept_rest(transpose_run *run, int *match, char *detail, size_t size,
+                             xio_error *err) {
+  char differs[1024];
+  uint64_t bytes;
+  if (run->kind->compare_rest(run, run->out_path.file, differs, sizeof differs, &bytes, err))
+    return -1;
+  if (differs[0]) {
+    *match = 0;
+    snprintf(detail, size, "%.300s:%.300s differs from %.300s's (--only checks the dataset alone)",
+             run->out_path.file, differs, run->input_shown);
+  }
+  return 0;
+}
+
+int tool_check_already_done(transpose_run *run, const xio_transpose_options *topt,
+                            const char *type_text, xio_error *err) {
   const double start = MPI_Wtime();
   int match = 0;
   char detail[sizeof err->message] = "";
   xio_error why = {""};
-  if (verify_each(run, run->out_path.file, run->budget, &match, detail, sizeof detail, &why) !=
+  if ((run->kind->ready && run->kind->ready(run, topt, &why)) ||
+      verify_each(run, run->out_path.file, run->budget, &match, detail, sizeof detail, &why) !=
           TOOL_EXIT_OK ||
-      (match && !run->opt->only &&
-       compare_rest(run, piece_budget(run), &match, detail, sizeof detail, &why)))
+      (match && !run->opt->only && compare_kept_rest(run, &match, detail, sizeof detail, &why)))
     snprintf(detail, sizeof detail, "%s", why.message), match = 0;
   char found_dataset[sizeof run->out.dataset];
   snprintf(found_dataset, sizeof found_dataset, "%s", run->out.dataset);
@@ -191,10 +211,10 @@ int tool_check_already_done(transpose_run *run, const char *type_text, xio_error
     snprintf(detail, sizeof detail, "%s", why.message);
   }
   if (!match)
-    return xio_fail(err,
-                    "output %s exists and is not the transpose of %s:%s (%.400s); use --force "
-                    "to replace it",
-                    run->out_path.file, run->input_shown, run->in.dataset, detail),
+    return xio_fail(err, "output %s exists and is not the transpose of %s:%s (%.400s); %s",
+                    run->out_path.file, run->input_shown, run->in.dataset, detail,
+                    run->output.store ? "remove it to write it again (a store is never replaced)"
+                                      : "use --force to replace it"),
            TOOL_EXIT_ERROR;
   if (run->opt->json) {
     tool_json j;

@@ -19,6 +19,10 @@
 #   ...-small       --memory a sixteenth of the values
 #   ...-hdf5        XPOSE_CODEC=hdf5: HDF5's pipeline, as before the codec
 #   rechunk-...     --chunks time/TIMES,lat/16,lon/16 instead, axes in place
+#   zarr-...        the same rechunk into a Zarr v3 store in shards of
+#                   4 x 4 chunks (--shards time/TIMES,lat/64,lon/64),
+#                   --verify: every value checked against the input re-read
+#                   (no client of v3 stores on the GPU machine)
 #   ncpdq           ncpdq -a lat,lon,time (NCO; the transposes' baseline)
 #   nccopy          nccopy -c time/TIMES,lat/16,lon/16 (the rechunks' baseline)
 #   ncrcat-ncpdq    the year as 12 monthly files (ncks -d, made once, not
@@ -61,8 +65,9 @@ if [[ " $runs " == *" ncrcat-ncpdq "* || " $runs " == *" months-"* ]]; then
 fi
 echo "the year: $times x $lats x $lons float32, $(du -h "$dir/year.nc" | cut -f1) stored" >&2
 
-run() { # name: the command, its output at $dir/out.nc
+run() { # name: the command, its output at $dir/out.nc (a store: out.zarr)
   local name="${1#months-}" env=() opts=(--dims lat,lon,time) launch inputs=("$dir/year.nc")
+  local output="$dir/out.nc"
   [[ "$1" != months-* ]] || inputs=(--inputs "$dir/months.txt")
   case "$name" in
     zproto) "${ZPROTO:?ZPROTO names a build of zproto.c}" "$dir/year.nc" tas "$dir/out.nc" "$cpus" 9 10 \
@@ -76,6 +81,10 @@ run() { # name: the command, its output at $dir/out.nc
       return ;;
   esac
   [[ "$name" != rechunk-* ]] || opts=(--chunks "time/$times,lat/16,lon/16")
+  if [[ "$name" == zarr-* ]]; then
+    opts=(--chunks "time/$times,lat/16,lon/16" --shards "time/$times,lat/64,lon/64" --verify)
+    output="$dir/out.zarr" name="${name#zarr-}"
+  fi
   [[ "$name" != *-nv* ]] || opts+=(--no-verify)
   [[ "$name" != *-small* ]] || opts+=(--memory $((values / 16)))
   [[ "$name" != *-hdf5* ]] || env=(XPOSE_CODEC=hdf5)
@@ -87,11 +96,16 @@ run() { # name: the command, its output at $dir/out.nc
     host-*) launch=(mpirun -q -n "${ranks#host-}") opts+=(--backend host) ;;
     *) echo "unknown run $name" >&2; return 2 ;;
   esac
-  env "${env[@]}" "${launch[@]}" "$build/xpose" --verbose "${opts[@]}" "${inputs[@]}" "$dir/out.nc"
+  env "${env[@]}" "${launch[@]}" "$build/xpose" --verbose "${opts[@]}" "${inputs[@]}" "$output"
 }
 
 check() { # name: the output against the year (xpose's every value, the others' a sample)
   local how=(--dims lat,lon,time) order=transposed name="${1#months-}"
+  if [[ "$name" == zarr-* ]]; then # checked by the run (--verify), against the input
+    grep -q "verified against the input" "$dir/log" && [ -d "$dir/out.zarr" ] && return 0
+    echo "$1: not verified" >&2
+    return 1
+  fi
   if [[ "$name" == rechunk-* || "$name" == nccopy ]]; then how=() order=rechunked; fi
   local against=(--only "$dir/year.nc:/tas") # the months' own attributes: against them
   [[ "$1" != months-* ]] || against=(--inputs "$dir/months.txt")
@@ -119,7 +133,7 @@ EOF
 : > "$dir/results"
 for rep in $(seq "$reps"); do
   for name in $runs; do
-    rm -f "$dir/out.nc"
+    rm -rf "$dir/out.nc" "$dir/out.zarr"
     evict "$dir/year.nc" "$dir"/month*.nc
     t0=$(date +%s.%N)
     run "$name" > "$dir/log" 2>&1 || { cat "$dir/log" >&2; exit 1; }
@@ -145,7 +159,7 @@ awk -v runs="$runs" -v values="$values" '
       r = rs[i]; if (!(r in n)) continue
       m = t[r] / n[r]
       z = "zproto" in n ? sprintf("%.2f", m / (t["zproto"] / n["zproto"])) : "-"
-      b = r ~ /^months-/ ? substr(r, 8) : r ~ /^rechunk-|^nccopy/ ? "nccopy" : "ncpdq"
+      b = r ~ /^months-/ ? substr(r, 8) : r ~ /^rechunk-|^zarr-|^nccopy/ ? "nccopy" : "ncpdq"
       base = b in n ? sprintf("%.3f", m / (t[b] / n[b])) : "-"
       printf("| %s | %.2f | %s | %s | %.2f |\n", r, m, z, base, 2 * values / m / 1e9)
     }

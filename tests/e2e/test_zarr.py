@@ -202,6 +202,21 @@ class Zarr(ToolTestCase):
         self.assertEqual(result.returncode, 1, result)
         self.assertIn("output taken.zarr exists; xpose never replaces a store", result.stderr)
         self.assertEqual(os.listdir(self.path("taken.zarr")), [])
+        # a rerun of a finished job (batch scripts pass --resume): checked, left as it is
+        args = ["--dims", "lat,lon,time", "--zarr-format", "2", "in.nc", "done.zarr"]
+        self.run_ok(2, *args)
+        before = os.stat(self.path("done.zarr/tas/.zarray")).st_mtime_ns
+        result = self.run_ok(2, "--resume", *args)
+        self.assertIn("done.zarr:/tas is already the transpose of in.nc:/tas", result.stdout)
+        result = self.xpose(2, "--resume", "--compressor", "gzip", *args)
+        self.assertEqual(result.returncode, 1, result)
+        self.assertIn("output done.zarr exists and is not the transpose", result.stderr)
+        with open(self.path("done.zarr/tas/0.0.0"), "r+b") as f:
+            f.write(b"garbage")
+        result = self.xpose(2, "--resume", *args)
+        self.assertEqual(result.returncode, 1, result)
+        self.assertIn("remove it to write it again (a store is never replaced)", result.stderr)
+        self.assertEqual(os.stat(self.path("done.zarr/tas/.zarray")).st_mtime_ns, before)
         result = self.xpose(1, "--filter", "gzip", "in.nc", "out.zarr")
         self.assertEqual(result.returncode, 2, result)
         self.assertIn("--filter are for HDF5 outputs", result.stderr)
