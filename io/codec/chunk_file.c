@@ -34,3 +34,15 @@ int xio_chunk_file_read(const char *path, xio_codec_scratch *scratch, const unsi
   *bytes = stored, *size = rc == 0 ? (size_t)st.st_size : 0;
   return rc;
 }
+
+const unsigned char *xio_chunk_file_fill(const void *fill, size_t type_size, size_t chunk_bytes,
+                                         xio_codec_scratch *scratch) {
+  unsigned char *chunk = xio_codec_scratch_buffer(scratch, chunk_bytes);
+  if (!chunk) return NULL;
+  for (size_t b = 0; b < chunk_bytes; b += type_size)
+    if (fill)
+      memcpy(chunk + b, fill, type_size);
+    else
+      memset(chunk + b, 0, type_size);
+  return chunk;
+}

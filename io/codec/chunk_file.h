@@ -12,4 +12,10 @@
 int xio_chunk_file_read(const char *path, xio_codec_scratch *scratch, const unsigned char **bytes,
                         size_t *size, char *why, size_t why_size);
 
+/* Local, on any thread.  A chunk of chunk_bytes holding `fill` (one
+ * value of type_size bytes; NULL: zeros) in the scratch's buffer: what a
+ * missing chunk file holds.  NULL when out of memory. */
+const unsigned char *xio_chunk_file_fill(const void *fill, size_t type_size, size_t chunk_bytes,
+                                         xio_codec_scratch *scratch);
+
 #endif

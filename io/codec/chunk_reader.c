@@ -216,20 +216,6 @@ static int chunk_failed(chunk_job *job, const int64_t *origin, int64_t index, co
                   (unsigned long long)job->ix->addr[index], why);
 }
 
-/* A chunk of missing file: the fill value, in the scratch. */
-static int fill_chunk(const xio_chunk_index *ix, xio_codec_scratch *scratch,
-                      const unsigned char **values) {
-  unsigned char *chunk = xio_codec_scratch_buffer(scratch, ix->chunk_bytes);
-  if (!chunk) return -1;
-  for (size_t b = 0; b < ix->chunk_bytes; b += ix->type_size)
-    if (ix->files->fill)
-      memcpy(chunk + b, ix->files->fill, ix->type_size);
-    else
-      memset(chunk + b, 0, ix->type_size);
-  *values = chunk;
-  return 0;
-}
-
 /* A chunk that is a file: read and decoded as decoded_chunk's chunks. */
 static int decoded_file(chunk_job *job, const int64_t *origin, unsigned skip,
                         xio_codec_scratch *scratch, const unsigned char **values) {
@@ -245,9 +231,9 @@ static int decoded_file(chunk_job *job, const int64_t *origin, unsigned skip,
   const uint64_t t1 = now_ns();
   atomic_fetch_add_explicit(&job->ix->fetch_ns, t1 - t0, memory_order_relaxed);
   if (got > 0 && ix->fill_missing)
-    return fill_chunk(ix, scratch, values)
-               ? chunk_failed(job, origin, -1, "cannot be read: out of memory")
-               : 0;
+    return (*values = xio_chunk_file_fill(ix->files->fill, ix->type_size, ix->chunk_bytes, scratch))
+               ? 0
+               : chunk_failed(job, origin, -1, "cannot be read: out of memory");
   if (got > 0) snprintf(why, sizeof why, "is missing: no file %s", path);
   if (got != 0) return chunk_failed(job, origin, -1, why);
   unsigned char *shard =
