@@ -101,7 +101,7 @@ static int plan_move(transpose_run *run, const xio_transpose_options *topt, int 
   snprintf(text + used, size - used, "%s%lld pass(es) of blocks up to %lld x %lld (%s)",
            j == 0 ? "" : ", then ", passes, (long long)grid.block_rows, (long long)grid.block_cols,
            raw ? "raw I/O"
-           : chunks && run->opt->zarr && j + 1 == run->moves
+           : chunks && run->kind->store && j + 1 == run->moves
                ? "MPI-IO, chunks compressed and written by every rank"
            : chunks ? "MPI-IO, chunks compressed on every rank, written by rank 0"
                     : "MPI-IO");
@@ -227,7 +227,7 @@ static int plan_dataset(transpose_run *run, const xio_transpose_options *topt, i
   const xio_shape out_shape = xio_shape_transposed(&last.shape);
   if (xio_plan_dataset(&run->in, &storage, &out_shape, run->in.type, &last, &out, stored,
                        sizeof stored, err) ||
-      (run->opt->zarr &&
+      (run->kind->store &&
        plan_zarr_array(run, &storage, &out_shape, &out, stored, sizeof stored, err)))
     return -1;
   xio_type_describe(run->in.type, type_text, sizeof type_text);

@@ -38,7 +38,7 @@ static int prepare_output(transpose_run *run, xio_error *err) {
                           opt->resume || (opt->plan && opt->force) ? TOOL_PARTIAL_KEEP
                           : opt->force                             ? TOOL_PARTIAL_REPLACE
                                                                    : TOOL_PARTIAL_REFUSE,
-                          opt->zarr, &run->output, err) == 0)
+                          run->kind->store, &run->output, err) == 0)
     return TOOL_EXIT_OK;
   return run->output.usage_error ? TOOL_EXIT_USAGE : TOOL_EXIT_ERROR;
 }

@@ -12,7 +12,6 @@
 #include "h5_scales.h"
 #include "h5_types.h"
 #include "moves.h"
-#include "output_file.h"
 #include "report.h"
 #include "resume.h"
 #include "size.h"
@@ -315,7 +314,7 @@ static int compare_hdf5_rest(transpose_run *run, const char *path, char *differs
 }
 
 const tool_output_kind tool_hdf5_output = {.name = "HDF5 file",
-                                           .ranks_write = 0,
+                                           .store = 0,
                                            .make = make_hdf5,
                                            .open = open_hdf5,
                                            .finish = finish_hdf5,

@@ -154,7 +154,7 @@ xio_checksums tool_dataset_sums(const transpose_run *run) {
 
 int tool_output_compressed(const transpose_run *run) {
   const xio_storage *storage = &run->opt->storage;
-  return run->opt->zarr || storage->filter == XIO_FILTER_GZIP ||
+  return run->kind->store || storage->filter == XIO_FILTER_GZIP ||
          storage->filter == XIO_FILTER_SHUFFLE_GZIP ||
          (storage->filter == XIO_FILTER_AS_INPUT && run->in.filtered &&
           storage->layout != XIO_LAYOUT_CONTIGUOUS);

@@ -12,9 +12,10 @@ struct transpose_run;
 
 typedef struct tool_output_kind {
   const char *name; /* "HDF5 file", "Zarr store" */
-  /* Each rank writes the chunks it holds as files of its own (a store);
-   * else rank 0 writes every rank's into the file. */
-  int ranks_write;
+  /* A store: a directory, every chunk (or shard) a file of its own,
+   * written by the rank that holds it, always chunked and compressed;
+   * else one file, rank 0 writing every rank's compressed chunks. */
+  int store;
   /* Collective, before the output is made or resumed: what the kind must
    * know of it (NULL: nothing). */
   int (*ready)(struct transpose_run *run, const xio_transpose_options *topt, xio_error *err);

@@ -187,7 +187,7 @@ static int compare_zarr_rest(transpose_run *run, const char *path, char *differs
 }
 
 const tool_output_kind tool_zarr_output = {.name = "Zarr store",
-                                           .ranks_write = 1,
+                                           .store = 1,
                                            .ready = ready_zarr,
                                            .make = make_zarr,
                                            .open = open_zarr,

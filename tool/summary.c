@@ -79,7 +79,7 @@ void tool_describe_pair(tool_json *j, const transpose_run *run, const char *type
 /* Collective, for a store: what each rank wrote, rank 0's gathered (NULL
  * elsewhere, or where it cannot be had): bytes, then files, of each. */
 static uint64_t *gather_written(const transpose_run *run) {
-  if (!run->kind->ranks_write) return NULL; /* rank 0 wrote every rank's */
+  if (!run->kind->store) return NULL; /* rank 0 wrote every rank's */
   uint64_t mine[2] = {run->wrote_bytes, run->wrote_files};
   uint64_t *all = run->rank == 0 ? calloc(2 * (size_t)run->nranks, sizeof *all) : NULL;
   int have = run->rank != 0 || all;

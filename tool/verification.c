@@ -250,7 +250,7 @@ static int open_check(transpose_run *run, xio_error *err) {
     return TOOL_EXIT_ERROR;
   if (viewed(run) &&
       tool_output_prepare(run->comm, run->out_path.file, run->input_files, run->input_count, 0,
-                          TOOL_PARTIAL_KEEP, run->opt->zarr, &run->output, err)) {
+                          TOOL_PARTIAL_KEEP, run->kind->store, &run->output, err)) {
     xio_error why = *err;
     xio_fail(err, "%s (the inputs are read through a view made beside %s)", why.message,
              run->out_path.file);
