@@ -2,7 +2,8 @@
 A CF file's time slices turned into time series (and rechunked) into Zarr
 v2, opened with xarray's open_zarr, equal to open_dataset of the netCDF-4
 output of the same run (values, coordinates, attributes, decoded times,
-masked fill values), with each codec; Zarr v3 read value for value by
+masked fill values), with each codec, files joined and a netCDF-3 file
+too; Zarr v3 read value for value by
 zarrita (npm; skipped, saying so, where it is not installed); several
 ranks writing their own chunks; v3 shards, each written whole by one
 rank, read by zarrita; a store never replaced; a stopped run resumed to
@@ -103,6 +104,21 @@ class Zarr(ToolTestCase):
                 self.assertEqual(got.tas.dims, ("lat", "lon", "time"))
                 with open(self.path(f"{store}/.zmetadata")) as f:
                     self.assertIn("tas/.zarray", json.load(f)["metadata"])
+        self.assertEqual(self.leftovers(), [])
+
+    @unittest.skipUnless(shutil.which("ncks"), "nco is not installed")
+    def test_files_joined_and_a_netcdf3_file_into_stores(self):
+        for args in (["-d", "time,0,19", "in.nc", "a.nc"], ["-d", "time,20,39", "in.nc", "b.nc"],
+                     ["-3", "in.nc", "classic.nc"]):
+            made = subprocess.run(["ncks", "-O", *args], cwd=self.dir, capture_output=True, text=True)
+            self.assertEqual(made.returncode, 0, made.stderr)
+        self.run_ok(2, "--dims", "lat,lon,time", "in.nc", "series.nc")
+        self.run_ok(2, "--dims", "lat,lon,time", "a.nc", "b.nc", "joined.nc")
+        self.run_ok(2, "--dims", "lat,lon,time", "--zarr-format", "2", "a.nc", "b.nc", "joined.zarr")
+        self.assertSameDataset("joined.nc", "joined.zarr")
+        self.run_ok(2, "--dims", "lat,lon,time", "--zarr-format", "2", "classic.nc", "classic.zarr")
+        expected = xarray.open_dataset(self.path("series.nc"))
+        self.assertTrue(expected.tas.equals(xarray.open_zarr(self.path("classic.zarr")).tas.load()))
         self.assertEqual(self.leftovers(), [])
 
     @unittest.skipUnless(shutil.which("ncdump"), "netcdf-bin is not installed")
