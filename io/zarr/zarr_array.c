@@ -351,7 +351,8 @@ int xio_zarr_group_create(const char *path, int format, const char *attributes, 
 
 int xio_zarr_chunk_path(const xio_zarr_array *a, const int64_t *origin, char *path, size_t size) {
   int n = snprintf(path, size, "%s/%s", a->path, a->format == 3 ? "c" : "");
-  if (a->ndims == 0 && a->format == 2) n += snprintf(path + n, size - (size_t)n, "0");
+  if (a->ndims == 0 && a->format == 2 && n > 0 && (size_t)n < size)
+    n += snprintf(path + n, size - (size_t)n, "0");
   for (int i = 0; i < a->ndims && n > 0 && (size_t)n < size; i++)
     n += snprintf(path + n, size - (size_t)n, "%s%lld",
                   a->format == 3 ? "/"
