@@ -144,14 +144,17 @@ void xio_inflater_free(xio_inflater *inflater) {
   if (inflater) libdeflate_free_decompressor((struct libdeflate_decompressor *)inflater);
 }
 
-xio_inflate_result xio_inflate(xio_inflater *inflater, const void *in, size_t in_size, void *out,
-                               size_t room, size_t *size) {
-  *size = 0;
-  const enum libdeflate_result r = libdeflate_zlib_decompress(
-      (struct libdeflate_decompressor *)inflater, in, in_size, out, room, size);
+static xio_inflate_result inflate_result(enum libdeflate_result r) {
   return r == LIBDEFLATE_SUCCESS              ? XIO_INFLATED
          : r == LIBDEFLATE_INSUFFICIENT_SPACE ? XIO_INFLATE_LONG
                                               : XIO_INFLATE_BAD;
+}
+
+xio_inflate_result xio_inflate(xio_inflater *inflater, const void *in, size_t in_size, void *out,
+                               size_t room, size_t *size) {
+  *size = 0;
+  return inflate_result(libdeflate_zlib_decompress((struct libdeflate_decompressor *)inflater, in,
+                                                   in_size, out, room, size));
 }
 
 xio_deflater *xio_deflater_new(int level) {
@@ -181,11 +184,8 @@ size_t xio_gzip(xio_deflater *deflater, const void *in, size_t in_size, void *ou
 xio_inflate_result xio_gunzip(xio_inflater *inflater, const void *in, size_t in_size, void *out,
                               size_t room, size_t *size) {
   *size = 0;
-  const enum libdeflate_result r = libdeflate_gzip_decompress(
-      (struct libdeflate_decompressor *)inflater, in, in_size, out, room, size);
-  return r == LIBDEFLATE_SUCCESS              ? XIO_INFLATED
-         : r == LIBDEFLATE_INSUFFICIENT_SPACE ? XIO_INFLATE_LONG
-                                              : XIO_INFLATE_BAD;
+  return inflate_result(libdeflate_gzip_decompress((struct libdeflate_decompressor *)inflater, in,
+                                                   in_size, out, room, size));
 }
 #else
 xio_inflater *xio_inflater_new(void) { return NULL; }

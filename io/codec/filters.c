@@ -76,20 +76,22 @@ void xio_codec_scratch_free(xio_codec_scratch *s) {
   free(s);
 }
 
+/* A kept buffer of at least `bytes` (*have of them now), grown where
+ * smaller: NULL when out of memory. */
+static unsigned char *kept_buffer(unsigned char **buffer, size_t *have, size_t bytes) {
+  if (*have >= bytes) return *buffer;
+  free(*buffer);
+  *buffer = xio_host_alloc(bytes);
+  *have = *buffer ? bytes : 0;
+  return *buffer;
+}
+
 unsigned char *xio_codec_scratch_buffer(xio_codec_scratch *s, size_t bytes) {
-  if (s->extra_bytes >= bytes) return s->extra;
-  free(s->extra);
-  s->extra = xio_host_alloc(bytes);
-  s->extra_bytes = s->extra ? bytes : 0;
-  return s->extra;
+  return kept_buffer(&s->extra, &s->extra_bytes, bytes);
 }
 
 unsigned char *xio_codec_scratch_values(xio_codec_scratch *s, size_t bytes) {
-  if (s->values_bytes >= bytes) return s->values;
-  free(s->values);
-  s->values = xio_host_alloc(bytes);
-  s->values_bytes = s->values ? bytes : 0;
-  return s->values;
+  return kept_buffer(&s->values, &s->values_bytes, bytes);
 }
 
 int xio_codec_scratches_reserve(xio_codec_scratches *set, int threads) {
@@ -118,12 +120,7 @@ void xio_codec_scratches_free(xio_codec_scratches *set) {
 /* Work buffer k (0 or 1) of at least `bytes`, kept for the next chunk:
  * NULL when out of memory. */
 static unsigned char *work_buffer(xio_codec_scratch *s, int k, size_t bytes) {
-  if (s->work_size[k] < bytes) {
-    free(s->work[k]);
-    s->work[k] = xio_host_alloc(bytes);
-    s->work_size[k] = s->work[k] ? bytes : 0;
-  }
-  return s->work[k];
+  return kept_buffer(&s->work[k], &s->work_size[k], bytes);
 }
 
 /* Values of `size` bytes, a constant where inlined: the compiler then
@@ -218,10 +215,8 @@ static void sizes_into(const xio_filters *f, unsigned mask, size_t chunk_bytes, 
 }
 
 static int checksum_matches(H5Z_filter_t id, const unsigned char *data, size_t bytes) {
-  if (id == H5Z_FILTER_FLETCHER32) return fletcher32_matches(data, bytes);
-  const unsigned char *c = data + bytes;
-  return xio_crc32c(data, bytes) ==
-         ((uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24);
+  return id == H5Z_FILTER_FLETCHER32 ? fletcher32_matches(data, bytes)
+                                     : xio_crc32c_matches(data, bytes);
 }
 
 /* One decompressing filter undone: deflate's, gzip's, zstd's or Blosc's

@@ -100,10 +100,8 @@ int xio_shard_decode(const xio_shard_layout *l, const unsigned char *stored, siz
     snprintf(why, why_size, "hold %zu bytes, fewer than a shard's index", size);
     return -1;
   }
-  const unsigned char *index = stored + size - index_bytes, *crc = index + index_bytes - CRC_BYTES;
-  if (xio_crc32c(index, index_bytes - CRC_BYTES) !=
-      ((uint32_t)crc[0] | (uint32_t)crc[1] << 8 | (uint32_t)crc[2] << 16 |
-       (uint32_t)crc[3] << 24)) {
+  const unsigned char *index = stored + size - index_bytes;
+  if (!xio_crc32c_matches(index, index_bytes - CRC_BYTES)) {
     snprintf(why, why_size, "fail their shard index's crc32c checksum");
     return -1;
   }

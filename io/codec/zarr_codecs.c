@@ -111,3 +111,9 @@ uint32_t xio_crc32c(const void *data, size_t bytes) {
   while (bytes--) c = crc_table[0][(c ^ *p++) & 0xff] ^ c >> 8;
   return c ^ 0xffffffffu;
 }
+
+int xio_crc32c_matches(const void *data, size_t bytes) {
+  const unsigned char *c = (const unsigned char *)data + bytes;
+  return xio_crc32c(data, bytes) ==
+         ((uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24);
+}

@@ -61,4 +61,7 @@ int xio_blosc_decompress(const void *in, size_t bytes, void *out, size_t room, s
 /* CRC-32C (Castagnoli), as Zarr v3's crc32c codec appends it. */
 uint32_t xio_crc32c(const void *data, size_t bytes);
 
+/* Whether data[0, bytes) is followed by its crc32c, little-endian. */
+int xio_crc32c_matches(const void *data, size_t bytes);
+
 #endif
