@@ -91,6 +91,8 @@ static int plan_move(transpose_run *run, const xio_transpose_options *topt, int 
   const int phased =
       run->moves == 1 ? xio_phases_planned(&src, dst, &planned, run->nranks, &phases, err) : 0;
   if (phased) return phased < 0 ? -1 : plan_phases(run, &phases, t, text, size);
+  if (run->moves == 1 && tool_refuse_small_budget(run, &phases, planned.memory_budget, err))
+    return -1;
   xio_pass_grid grid;
   int64_t unit = 1;
   if (xio_pass_plan_with_codec(&src, dst, &planned, run->nranks, codec, &raw, &grid, &unit, err))

@@ -230,24 +230,37 @@ int tool_begin_move(transpose_run *run, int resuming, xio_error *err) {
   return 0;
 }
 
+int tool_refuse_small_budget(const transpose_run *run, const xio_phases_plan *plan, uint64_t budget,
+                             xio_error *err) {
+  if (plan->least_budget <= budget) return 0;
+  char given[32], least[32];
+  tool_format_bytes(budget, given, sizeof given);
+  tool_format_bytes(plan->least_budget, least, sizeof least);
+  if (run->opt->chunks || run->opt->storage.chunk_ndims > 0)
+    return xio_fail(err,
+                    "%s:%s: --memory %s is too small for the chunks asked for: no pass of "
+                    "it holds whole output chunks, and the two phases that write each "
+                    "chunk once need --memory %s per rank at least",
+                    run->input_shown, run->in.dataset, given, least);
+  tool_report_note(
+      "%s: no pass of --memory %s holds whole output chunks, and the two phases "
+      "that would write each once need %s per rank: its chunks are written in "
+      "parts, each again for every pass (slow); --memory %s or more avoids that",
+      run->in.dataset, given, least, least);
+  return 0;
+}
+
 /* Collective.  Whether run->src -> run->dst goes in two phases (plan):
  * planned so, and its one writer can take the output.  A budget under
- * what the phases need is said, with what they need. */
+ * what the phases need is refused for chunks the user asked for (the
+ * passes would write each chunk in parts, again on every pass, through
+ * HDF5's pipeline on one core), and said for chunks xpose chose. */
 static int moves_in_phases(transpose_run *run, const xio_transpose_options *topt,
                            xio_phases_plan *plan, xio_error *err) {
   if (run->moves != 1) return 0; /* the scratch file's name is a move's */
   const int planned = xio_phases_planned(run->src, run->dst, topt, run->nranks, plan, err);
   if (planned < 0) return -1;
-  if (!planned && plan->least_budget > topt->memory_budget) {
-    char given[32], least[32];
-    tool_format_bytes(topt->memory_budget, given, sizeof given);
-    tool_format_bytes(plan->least_budget, least, sizeof least);
-    tool_report_note(
-        "%s: no pass of --memory %s holds whole output chunks, and the two phases "
-        "that would write each once need %s per rank: its chunks are written in "
-        "parts, each again for every pass (slow); --memory %s or more avoids that",
-        run->in.dataset, given, least, least);
-  }
+  if (!planned && tool_refuse_small_budget(run, plan, topt->memory_budget, err)) return -1;
   const int alone = planned ? xio_one_writer_possible(run->dst, err) : 0;
   return alone < 0 ? -1 : planned && alone;
 }

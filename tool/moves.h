@@ -6,6 +6,7 @@
 #define TOOL_MOVES_H
 
 #include "h5_transpose.h"
+#include "rechunk_phases.h"
 #include "run.h"
 
 /* Collective.  Plans the order --axes or --dims give (else all axes
@@ -59,6 +60,13 @@ uint64_t tool_default_pass_limit(const transpose_run *run);
 
 /* Passes limited for run->src's move as the default budget limits them. */
 void tool_limit_passes(const transpose_run *run, xio_transpose_options *topt);
+
+/* Local.  Where `budget` is under what a rechunk's two phases need (plan,
+ * as xio_phases_planned left it): fails, naming the least, for chunks the
+ * user asked for; says it in a note for chunks xpose chose.  0 where the
+ * budget is enough, or the move does not need the phases. */
+int tool_refuse_small_budget(const transpose_run *run, const xio_phases_plan *plan, uint64_t budget,
+                             xio_error *err);
 
 /* Collective where a scratch file is open.  Closes the scratch files of
  * the dataset moved and, with remove_files, rank 0 removes those its

@@ -238,6 +238,21 @@ class PhasesNetcdf(ToolTestCase):
             self.assertIn(f"tas:_ChunkSizes = {times}, 8, 8 ;", dump)
         self.assertEqual(self.leftovers(), [])
 
+    def test_a_budget_under_the_phases_least_is_refused_naming_it(self):
+        # 2000 x 8 x 8 float32 chunks (500 KiB): the phases need about two
+        # a rank; --plan and the run say the least, and nothing is left.
+        self.write_nc("in.nc", 2000, lats=16, lons=16)
+        for plan in ((), ("--plan",)):
+            with self.subTest(plan=plan):
+                result = self.xpose(2, *plan, "--memory", "256K", "--chunks", "time/,lat/8,lon/8",
+                                    "in.nc", "out.nc")
+                self.assertEqual(result.returncode, 1, result)
+                self.assertRegex(result.stderr, r"xpose: error: in\.nc:/(tas|pr): --memory "
+                                 r"256\.00 KiB is too small for the chunks asked for: .* need "
+                                 r"--memory [0-9.]+ MiB per rank at least")
+                self.assertFalse(os.path.exists(self.path("out.nc")))
+                self.assertEqual(self.leftovers(), [])
+
     def test_files_joined_into_time_series(self):
         for k, name in enumerate(("y1.nc", "y2.nc", "y3.nc")):
             self.write_nc(name, 200, first=200 * k)
