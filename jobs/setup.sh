@@ -5,7 +5,7 @@ set -euo pipefail
 XPOSE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 XPOSE_BUILD="${XPOSE_BUILD:-$XPOSE_ROOT/build}"
 XPOSE_PACKAGES="cmake make gcc pkg-config openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
-  libdeflate-dev libzstd-dev libblosc-dev libnetcdf-mpi-dev libopenblas-dev python3 python3-h5py python3-numpy hdf5-tools
+  libdeflate-dev libzstd-dev libblosc-dev libjansson-dev libnetcdf-mpi-dev libopenblas-dev python3 python3-h5py python3-numpy hdf5-tools
   netcdf-bin python3-netcdf4 python3-xarray python3-zarr nco cdo man-db"
 
 xpose_install_packages() {

@@ -10,6 +10,7 @@
 
 #include "netcdf3.h"
 #include "output_file.h"
+#include "zarr_meta.h"
 
 /* "netCDF-3 classic" and the like, from the file's first 4 bytes, or NULL. */
 static const char *netcdf3_kind(const char *path) {
@@ -22,15 +23,34 @@ static const char *netcdf3_kind(const char *path) {
 
 typedef struct {
   const char *path;
-  int netcdf3_read, netcdf3;
+  int netcdf3_read, zarr_read; /* such inputs taken (else refused, saying why) */
+  int netcdf3, zarr;
 } input_check;
+
+/* Rank 0: a directory as an input, a Zarr store or refused. */
+static int check_directory(input_check *c, xio_error *err) {
+  xio_zarr_node node = XIO_ZARR_NONE;
+  int format;
+  if (c->zarr_read && xio_zarr_node_at(c->path, &node, &format, err)) return -1;
+  if (node == XIO_ZARR_NONE)
+    return xio_fail(err, "%s is a directory, not an HDF5 file%s", c->path,
+                    c->zarr_read ? " or a Zarr store" : "");
+#ifndef XIO_HAVE_NETCDF /* the store's view is netCDF-C's (zarr_view.h) */
+  return xio_fail(err,
+                  "%s is a Zarr store, which this xpose, built without netCDF-C "
+                  "(libnetcdf-mpi-dev), does not read",
+                  c->path);
+#endif
+  c->zarr = 1;
+  return 0;
+}
 
 static int check_input_on_root(void *arg, xio_error *err) {
   input_check *c = arg;
   const char *path = c->path;
   struct stat st;
   if (stat(path, &st) != 0) return xio_fail(err, "%s: %s", path, strerror(errno));
-  if (S_ISDIR(st.st_mode)) return xio_fail(err, "%s is a directory, not an HDF5 file", path);
+  if (S_ISDIR(st.st_mode)) return check_directory(c, err);
   if (!S_ISREG(st.st_mode))
     return xio_fail(err, "%s is %s, not an HDF5 file", path, tool_file_kind(st.st_mode));
   if (access(path, R_OK) != 0) return xio_fail(err, "%s: %s", path, strerror(errno));
@@ -56,15 +76,16 @@ static int check_input_on_root(void *arg, xio_error *err) {
   return 0;
 }
 
-int tool_check_input(MPI_Comm comm, const char *path, int *netcdf3, xio_error *err) {
+int tool_check_input(MPI_Comm comm, const char *path, tool_input_kind *kind, xio_error *err) {
 #ifdef XIO_HAVE_NETCDF
-  input_check c = {path, netcdf3 != NULL, 0};
-#else
-  input_check c = {path, 0, 0};
+  input_check c = {path, kind != NULL, kind != NULL, 0, 0};
+#else /* netCDF-3 files refused with a hint, Zarr stores too (check_directory) */
+  input_check c = {path, 0, kind != NULL, 0, 0};
 #endif
-  if (xio_on_root(comm, check_input_on_root, &c, err) ||
-      XIO_MPICHECK(MPI_Bcast(&c.netcdf3, 1, MPI_INT, 0, comm), err))
-    return -1;
-  if (netcdf3) *netcdf3 = c.netcdf3;
+  int found[2];
+  const int rc = xio_on_root(comm, check_input_on_root, &c, err);
+  found[0] = c.netcdf3, found[1] = c.zarr;
+  if (rc || XIO_MPICHECK(MPI_Bcast(found, 2, MPI_INT, 0, comm), err)) return -1;
+  if (kind) *kind = found[0] ? TOOL_INPUT_NETCDF3 : found[1] ? TOOL_INPUT_ZARR : TOOL_INPUT_HDF5;
   return 0;
 }

@@ -6,9 +6,12 @@
 
 #include "h5_error.h"
 
+typedef enum { TOOL_INPUT_HDF5, TOOL_INPUT_NETCDF3, TOOL_INPUT_ZARR } tool_input_kind;
+
 /* Collective.  Rank 0 checks that `path` is a readable regular HDF5 file
- * (a FIFO or device would block or mislead MPI-IO), or where `netcdf3` is
- * not NULL and this xpose reads them, a netCDF-3 file (*netcdf3 set). */
-int tool_check_input(MPI_Comm comm, const char *path, int *netcdf3, xio_error *err);
+ * (a FIFO or device would block or mislead MPI-IO), or where `kind` is
+ * not NULL and this xpose reads them, a netCDF-3 file or a Zarr store (a
+ * directory; *kind says which). */
+int tool_check_input(MPI_Comm comm, const char *path, tool_input_kind *kind, xio_error *err);
 
 #endif

@@ -13,6 +13,8 @@
 #ifdef XIO_HAVE_NETCDF
 #include "join_view.h"
 #include "netcdf3_view.h"
+#include "zarr_source.h"
+#include "zarr_view.h"
 #endif
 
 /* Rank 0: the view made, of the one netCDF-3 input or of the inputs
@@ -33,6 +35,14 @@ static int make_on_root(void *arg, xio_error *err) {
     return 0;
   }
 #ifdef XIO_HAVE_NETCDF
+  if (run->zarr_input) {
+    char warning[2300];
+    if (xio_zarr_view_create(run->in_path.file, run->output.view_path, warning, sizeof warning,
+                             err))
+      return -1;
+    if (warning[0]) tool_report_warning("%s", warning);
+    return 0;
+  }
   if (!run->joined) return xio_nc3_view_create(run->in_path.file, run->output.view_path, err);
   return xio_join_view_create(run->input_files, run->opt->concat, run->output.view_path, joined,
                               err);
@@ -52,6 +62,9 @@ static int fill_on_root(void *arg, xio_error *err) {
         xio_join_h5_view_fill(run->input_files, run->input_count, run->output.view_path, &joined,
                               &skip, piece_budget(run), run->records, warning, sizeof warning, err);
 #ifdef XIO_HAVE_NETCDF
+  else if (run->zarr_input)
+    rc =
+        xio_zarr_view_fill(run->in_path.file, run->output.view_path, &skip, piece_budget(run), err);
   else if (!run->joined)
     rc = xio_nc3_view_fill(run->in_path.file, run->output.view_path, &skip, piece_budget(run), err);
   else
@@ -63,10 +76,16 @@ static int fill_on_root(void *arg, xio_error *err) {
 }
 
 int tool_check_inputs(transpose_run *run, xio_error *err) {
-  int netcdf3 = 0;
-  for (int i = 0; i < run->input_count; i++)
-    if (tool_check_input(run->comm, run->input_files[i], &netcdf3, err)) return -1;
-  run->netcdf3 = !run->joined && netcdf3; /* inputs joined: all read through the join's view */
+  tool_input_kind kind = TOOL_INPUT_HDF5;
+  for (int i = 0; i < run->input_count; i++) {
+    if (tool_check_input(run->comm, run->input_files[i], &kind, err)) return -1;
+    if (kind == TOOL_INPUT_ZARR && run->joined)
+      return xio_fail(err, "%s is a Zarr store: xpose joins files, and reads one store alone",
+                      run->input_files[i]);
+  }
+  /* inputs joined: all read through the join's view */
+  run->netcdf3 = !run->joined && kind == TOOL_INPUT_NETCDF3;
+  run->zarr_input = kind == TOOL_INPUT_ZARR;
   return 0;
 }
 
@@ -91,6 +110,10 @@ int tool_view_fill(transpose_run *run, xio_error *err) {
 }
 
 int tool_view_read_input(transpose_run *run, xio_error *err) {
+#ifdef XIO_HAVE_NETCDF
+  if (run->zarr_input)
+    return xio_agree(run->comm, xio_zarr_attach(&run->in, run->in_path.file, err), err);
+#endif
   if (run->netcdf3)
     return xio_agree(run->comm,
                      xio_matrix_read_netcdf3(&run->in, run->in_path.file, run->in_path.file, err),

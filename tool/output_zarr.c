@@ -160,7 +160,7 @@ static int open_zarr(transpose_run *run, int k, const char *path, const char *sh
   if (run->out.comm != MPI_COMM_NULL) (void)xio_close(&run->out, &ignored); /* nothing to flush */
   xio_zarr_array a = run->zarr_arrays[k];
   snprintf(a.path, sizeof a.path, "%.3400s%.600s", path, run->zarr_arrays[k].path);
-  return xio_agree(run->comm, xio_open_zarr(run->comm, &a, output_name(run, k), &run->out, err),
+  return xio_agree(run->comm, xio_open_zarr(run->comm, &a, output_name(run, k), 0, &run->out, err),
                    err);
 }
 

@@ -52,6 +52,7 @@ typedef struct transpose_run {
   int join_hdf5;                  /* joined as HDF5 files (join_h5_view.h), not by netCDF-C */
   xio_path_array joined_datasets; /* every rank: the view's datasets joined along the records */
   int netcdf3;                    /* the input is netCDF-3: HDF5 reads its view (input_view.h) */
+  int zarr_input;                 /* the input is a Zarr store: HDF5 reads its view */
   int view_made;                  /* rank 0: that view is this run's, to remove */
   tool_dataset_list rearranged;   /* the input's datasets the run moves, one after the other */
   int dataset_index;              /* which of them is in `in` (and in `out`, while moving) */
@@ -97,7 +98,9 @@ static inline const char *output_name(const transpose_run *run, int k) {
 }
 
 /* Whether HDF5 reads a view in place of the input (input_view.h). */
-static inline int viewed(const transpose_run *run) { return run->netcdf3 || run->joined; }
+static inline int viewed(const transpose_run *run) {
+  return run->netcdf3 || run->joined || run->zarr_input;
+}
 
 /* Whether a dataset whose axes stay in place is rechunked: by --chunks,
  * or a join's records moved into the first input's chunks. */

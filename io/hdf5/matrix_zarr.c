@@ -6,8 +6,7 @@
 
 #include "chunk_reader.h"
 
-/* The HDF5 type of the array's values (a copy). */
-static hid_t type_of(const xio_zarr_array *a) {
+hid_t xio_zarr_type(const xio_zarr_array *a) {
   const int big = a->big_endian;
   hid_t type = H5I_INVALID_HID;
   if (a->kind == 'f')
@@ -31,12 +30,12 @@ static hid_t type_of(const xio_zarr_array *a) {
   return H5Tcopy(type);
 }
 
-int xio_open_zarr(MPI_Comm comm, const xio_zarr_array *array, const char *dataset, xio_matrix *m,
-                  xio_error *err) {
+int xio_open_zarr(MPI_Comm comm, const xio_zarr_array *array, const char *dataset,
+                  int missing_as_fill, xio_matrix *m, xio_error *err) {
   xio_matrix_init(m, comm);
   snprintf(m->dataset, sizeof m->dataset, "%s", dataset);
   struct xio_zarr_matrix *z = calloc(1, sizeof *z);
-  if (!z || (m->type = type_of(array)) < 0) {
+  if (!z || (m->type = xio_zarr_type(array)) < 0) {
     free(z);
     xio_matrix_init(m, MPI_COMM_NULL);
     return xio_fail(err, "cannot describe the Zarr array %s: out of memory", array->path);
@@ -46,14 +45,19 @@ int xio_open_zarr(MPI_Comm comm, const xio_zarr_array *array, const char *datase
   xio_zarr_chunk_files(&z->array, &z->files);
   m->files = &z->files;
   m->type_size = array->type_size;
-  m->shape = (xio_shape){.ndims = array->ndims};
-  for (int i = 0; i < array->ndims; i++)
-    m->shape.dims[i] = array->shape[i], m->chunk_dims[i] = array->chunks[i];
+  /* a 1-D array (an input's coordinate) as one column: its chunks' keys
+   * keep their one axis, the second's origin always 0 */
+  const int ndims = array->ndims == 1 ? 2 : array->ndims;
+  m->shape = (xio_shape){.ndims = ndims};
+  for (int i = 0; i < ndims; i++) {
+    m->shape.dims[i] = i < array->ndims ? array->shape[i] : 1;
+    m->chunk_dims[i] = z->files.chunk[i] = i < array->ndims ? array->chunks[i] : 1;
+  }
   m->chunked = m->filtered = m->codec = 1; /* each chunk a file: the codec writes every one */
   m->codec_work = xio_chunk_encode_work(&array->codecs, 0, xio_zarr_chunk_bytes(array));
-  if (!(m->chunk_index = xio_chunk_index_of_files(m->files, 0)))
+  if (!(m->chunk_index = xio_chunk_index_of_files(m->files, missing_as_fill)))
     return xio_fail(err, "cannot describe the Zarr array %s: out of memory", array->path);
-  return xio_matrix_fold(m, 0, 1, array->ndims == 2 ? 2 : array->ndims, err);
+  return xio_matrix_fold(m, 0, 1, ndims == 2 ? 2 : ndims, err);
 }
 
 int xio_zarr_chunks_like(const xio_matrix *like, const xio_storage *storage, const xio_shape *shape,

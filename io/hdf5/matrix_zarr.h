@@ -15,9 +15,16 @@ struct xio_zarr_matrix {
 
 /* Local.  m made of the array (copied) on comm, its values of the HDF5
  * type the array's data type is, named `dataset` in messages, folded at
- * 0, 1, 2 when 2-D, else at 0, 1, ndims, as xio_open_input folds. */
-int xio_open_zarr(MPI_Comm comm, const xio_zarr_array *array, const char *dataset, xio_matrix *m,
-                  xio_error *err);
+ * 0, 1, 2 when 2-D, else at 0, 1, ndims, as xio_open_input folds (a
+ * 1-D array as one column: 2-D, n x 1).  A
+ * chunk file missing fails its read (an output read back), or with
+ * missing_as_fill reads as the fill value (an input: Zarr's rule). */
+int xio_open_zarr(MPI_Comm comm, const xio_zarr_array *array, const char *dataset,
+                  int missing_as_fill, xio_matrix *m, xio_error *err);
+
+/* A copy of the HDF5 type the array's values are; negative where HDF5
+ * cannot make one. */
+hid_t xio_zarr_type(const xio_zarr_array *array);
 
 /* "Zarr v3, chunks 9 x 36 x 40, blosc-zstd:3" and the like. */
 void xio_describe_zarr(const xio_matrix *m, char *text, size_t size);

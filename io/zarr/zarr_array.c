@@ -78,6 +78,8 @@ int xio_zarr_array_init(xio_zarr_array *a, const char *path, const xio_zarr_code
   }
   a->big_endian = H5Tget_order(type) == H5T_ORDER_BE;
   a->format = codec->format;
+  a->separator = codec->format == 3 ? '/' : '.';
+  a->key_prefix = codec->format == 3;
   a->codec = *codec;
   a->ndims = shape->ndims;
   for (int i = 0; i < a->ndims; i++) a->shape[i] = shape->dims[i], a->chunks[i] = chunks[i];
@@ -350,15 +352,14 @@ int xio_zarr_group_create(const char *path, int format, const char *attributes, 
 }
 
 int xio_zarr_chunk_path(const xio_zarr_array *a, const int64_t *origin, char *path, size_t size) {
-  int n = snprintf(path, size, "%s/%s", a->path, a->format == 3 ? "c" : "");
-  if (a->ndims == 0 && a->format == 2 && n > 0 && (size_t)n < size)
+  int n = snprintf(path, size, "%s/%s", a->path, a->key_prefix ? "c" : "");
+  if (a->ndims == 0 && !a->key_prefix && n > 0 && (size_t)n < size)
     n += snprintf(path + n, size - (size_t)n, "0");
-  for (int i = 0; i < a->ndims && n > 0 && (size_t)n < size; i++)
-    n += snprintf(path + n, size - (size_t)n, "%s%lld",
-                  a->format == 3 ? "/"
-                  : i            ? "."
-                                 : "",
+  for (int i = 0; i < a->ndims && n > 0 && (size_t)n < size; i++) {
+    const char separator[2] = {a->separator, '\0'};
+    n += snprintf(path + n, size - (size_t)n, "%s%lld", i || a->key_prefix ? separator : "",
                   (long long)(origin[i] / a->chunks[i]));
+  }
   return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
@@ -368,7 +369,7 @@ int xio_zarr_put_chunk(const xio_zarr_array *a, const int64_t *origin, const voi
   if (xio_zarr_chunk_path(a, origin, path, sizeof path))
     return xio_fail(err, "a chunk's path in %s is too long", a->path);
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0 && errno == ENOENT && a->format == 3) { /* its directories first */
+  if (fd < 0 && errno == ENOENT && a->separator == '/') { /* its directories first */
     char *slash = strrchr(path, '/');
     *slash = '\0';
     if (make_dirs(path, err)) return -1;

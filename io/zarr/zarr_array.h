@@ -51,6 +51,10 @@ typedef struct {
    * (sharding_indexed, shard.h) */
   int sharded;
   xio_shard_layout shards;
+  /* chunk keys: "c/0/1" (v3's default), "0.1" (v2's); a store read may
+   * have either separator, and v3's "v2" encoding has no "c" */
+  char separator;
+  int key_prefix;
 } xio_zarr_array;
 
 /* Local.  `a` described: at `path`, of HDF5 `type` (an integer or a
