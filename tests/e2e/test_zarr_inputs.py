@@ -14,7 +14,9 @@ import unittest
 
 import numpy as np
 
-from harness import ToolTestCase
+import signal
+
+from harness import XPOSE, ToolTestCase, finish, start, wait_for_record
 
 try:
     import netCDF4
@@ -127,13 +129,38 @@ class ZarrInputs(ToolTestCase):
         path = self.path(name)
         shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
 
-    def test_plan_and_verify_read_a_store(self):
+    def test_plan_verify_and_the_store_as_its_own_output(self):
         dataset().to_zarr(self.path("in.zarr"), encoding={"tas": {"chunks": (1, NY, NX)}})
         result = self.run_ok(2, "--plan", "--dims", "lat,lon,time", "in.zarr", "out.nc")
         self.assertIn("tas", result.stderr + result.stdout)
         self.assertFalse(os.path.exists(self.path("out.nc")))
         self.run_ok(2, "--dims", "lat,lon,time", "in.zarr", "out.nc")
         self.run_ok(2, "verify", "in.zarr", "out.nc")
+        before = tree_digest(self.path("in.zarr"))
+        result = self.xpose(2, "--dims", "lat,lon,time", "in.zarr", "in.zarr")
+        self.assertEqual(result.returncode, 1, result)
+        self.assertIn("output in.zarr is the input", result.stderr)
+        self.assertEqual(tree_digest(self.path("in.zarr")), before)
+
+    def test_a_stopped_run_resumes_from_the_store(self):
+        values = np.random.default_rng(3).random((600, 20, 30)).astype("f4")
+        xarray.Dataset({"tas": (("time", "lat", "lon"), values)}).to_zarr(
+            self.path("in.zarr"), encoding={"tas": {"chunks": (1, 20, 30)}})
+        args = ["--memory", "64K", "--checkpoint", "0", "--dims", "lat,lon,time", "in.zarr",
+                "out.nc"]
+        proc = start(2, [XPOSE, *args], cwd=self.dir)
+        if wait_for_record(proc, self.path("out.nc.xpose-partial"),
+                           lambda r: int(r["passes_done"]) >= 3) is None:
+            self.fail(f"no pass was recorded\n{finish(proc)}")
+        os.kill(proc.pid, signal.SIGUSR1)
+        result = finish(proc)
+        self.assertEqual(result.returncode, 4, result)
+        self.assertFalse(os.path.exists(self.path("out.nc")))
+        result = self.run_ok(2, "--resume", *args)
+        self.assertIn("(resumed)", result.stdout)
+        with netCDF4.Dataset(self.path("out.nc")) as f:
+            self.assertTrue(np.array_equal(f["tas"][...], values.transpose(1, 2, 0)))
+        self.assertEqual(self.leftovers(), [])
 
     def test_damaged_stores_are_refused_naming_them(self):
         def fresh():
