@@ -246,15 +246,15 @@ static void check_zarr_codecs(void) {
   const unsigned blosc_lz4 = xio_blosc_option(XIO_BLOSC_LZ4, 1, SIZE),
                  blosc_zstd = xio_blosc_option(XIO_BLOSC_ZSTD, 1, SIZE);
   const xio_filters pipelines[] = {
-      {.count = 1, .id = {XIO_FILTER_GZIP}, .value = {1}, .known = 1},
-      {.count = 1, .id = {XIO_FILTER_ZSTD}, .value = {3}, .known = 1},
-      {.count = 1, .id = {XIO_FILTER_BLOSC}, .value = {5}, .option = {blosc_lz4}, .known = 1},
+      {.count = 1, .id = {XIO_CODEC_GZIP}, .value = {1}, .known = 1},
+      {.count = 1, .id = {XIO_CODEC_ZSTD}, .value = {3}, .known = 1},
+      {.count = 1, .id = {XIO_CODEC_BLOSC}, .value = {5}, .option = {blosc_lz4}, .known = 1},
       {.count = 2,
-       .id = {XIO_FILTER_BLOSC, XIO_FILTER_CRC32C},
+       .id = {XIO_CODEC_BLOSC, XIO_CODEC_CRC32C},
        .value = {3},
        .option = {blosc_zstd},
        .known = 1},
-      {.count = 1, .id = {XIO_FILTER_CRC32C}, .known = 1},
+      {.count = 1, .id = {XIO_CODEC_CRC32C}, .known = 1},
   };
   EXPECT(xio_crc32c("123456789", 9) == 0xe3069283u, "crc32c's check value: %08x",
          xio_crc32c("123456789", 9));

@@ -429,10 +429,6 @@ static int take_paths(int positional, char **paths, tool_options *o, char *error
     return usage_error(error, error_size, "%s",
                        "--shards makes Zarr v3's shards: the output must be a Zarr store of "
                        "format 3");
-  if (o->zarr && o->check)
-    return usage_error(error, error_size, "%s",
-                       "xpose verify does not read Zarr stores yet: a run reads its store back "
-                       "before publishing it");
   if (o->concat && o->input_count < 2)
     return usage_error(error, error_size, "--concat %s joins several inputs: give two or more",
                        o->concat);

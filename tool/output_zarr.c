@@ -16,6 +16,7 @@
 #include "size.h"
 #include "zarr_attributes.h"
 #include "zarr_consolidate.h"
+#include "zarr_meta.h"
 #include "zarr_rest.h"
 
 int tool_zarr_array_of(const transpose_run *run, const xio_storage *storage, const xio_shape *shape,
@@ -99,12 +100,13 @@ static int copy_rest_on_root(transpose_run *run, const char *store, xio_phony_di
   if (from < 0) return xio_fail_h5(err, "%s: cannot open it on one rank", hdf5_input(run));
   const xio_path_list rearranged = rearranged_list(run);
   xio_zarr_rest_stats stats;
-  const int rc =
-      comparing
-          ? xio_zarr_compare_rest(from, run->input_shown, store, &run->opt->zarr_codec, &rearranged,
-                                  piece_budget(run), differs, size, compared, err)
-          : xio_zarr_copy_rest(from, run->input_shown, store, &run->opt->zarr_codec, &rearranged,
-                               piece_budget(run), phony, &stats, err);
+  xio_zarr_codec codec = run->opt->zarr_codec;
+  if (run->store_format) codec.format = run->store_format;
+  const int rc = comparing
+                     ? xio_zarr_compare_rest(from, run->input_shown, store, &codec, &rearranged,
+                                             piece_budget(run), differs, size, compared, err)
+                     : xio_zarr_copy_rest(from, run->input_shown, store, &codec, &rearranged,
+                                          piece_budget(run), phony, &stats, err);
   (void)H5Fclose(from); /* only read */
   if (rc == 0 && !comparing) {
     char bytes[32];
@@ -153,15 +155,55 @@ static int make_zarr(transpose_run *run, const xio_transpose_options *topt, xio_
   return xio_agree(run->comm, rc, err);
 }
 
+/* Whether the store's array `stored` is what this run would write as
+ * `asked` (its codecs; its chunks where --chunks names them): a rerun
+ * with other options must not find the store done. */
+static int as_asked(const transpose_run *run, const xio_zarr_array *asked,
+                    const xio_zarr_array *stored, xio_error *err) {
+  const xio_filters *a = &asked->codecs, *b = &stored->codecs;
+  int same = a->count == b->count && asked->format == stored->format;
+  for (int i = 0; same && i < a->count; i++)
+    same = a->id[i] == b->id[i] && a->value[i] == b->value[i];
+  if (!same)
+    return xio_fail(err, "%s is stored with other codecs than this command asks for", stored->path);
+  for (int i = 0; run->opt->chunks && i < asked->ndims; i++)
+    if (asked->chunks[i] != stored->chunks[i])
+      return xio_fail(err, "%s is stored in other chunks than --chunks asks for", stored->path);
+  return 0;
+}
+
+/* Local.  Array k of the store at `path` as a run writes it (described
+ * from the command), or as the store's metadata says it is, to be read
+ * back (the run's partial, a store published already, `xpose verify`'s):
+ * its chunks whatever budget wrote them. */
+static int array_of(const transpose_run *run, int k, const char *path, int writable,
+                    xio_zarr_array *a, xio_error *err) {
+  char at[4700], names[XIO_MAX_DIMS][128], *attributes = NULL;
+  const char *name = output_name(run, k);
+  if (writable) {
+    *a = run->zarr_arrays[k];
+    snprintf(a->path, sizeof a->path, "%.3400s%.600s", path, run->zarr_arrays[k].path);
+    return 0;
+  }
+  int named;
+  snprintf(at, sizeof at, "%.3400s/%.600s", path, name[0] == '/' ? name + 1 : name);
+  int rc = xio_zarr_array_read(at, at, a, names, &named, &attributes, err);
+  free(attributes);
+  if (rc == 0 && run->zarr_arrays) rc = as_asked(run, &run->zarr_arrays[k], a, err);
+  return rc;
+}
+
 static int open_zarr(transpose_run *run, int k, const char *path, const char *shown, int writable,
                      xio_error *err) {
-  (void)shown, (void)writable; /* its chunk files: written by the codec, read by the reader */
+  (void)shown; /* its chunk files: written by the codec, read by the reader */
   xio_error ignored;
   if (run->out.comm != MPI_COMM_NULL) (void)xio_close(&run->out, &ignored); /* nothing to flush */
-  xio_zarr_array a = run->zarr_arrays[k];
-  snprintf(a.path, sizeof a.path, "%.3400s%.600s", path, run->zarr_arrays[k].path);
-  return xio_agree(run->comm, xio_open_zarr(run->comm, &a, output_name(run, k), 0, &run->out, err),
-                   err);
+  xio_zarr_array a;
+  const int rc = array_of(run, k, path, writable, &a, err) ||
+                         xio_open_zarr(run->comm, &a, output_name(run, k), 0, &run->out, err)
+                     ? -1
+                     : 0;
+  return xio_agree(run->comm, rc, err);
 }
 
 static int finish_zarr(transpose_run *run, xio_error *err) {

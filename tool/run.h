@@ -34,6 +34,7 @@ typedef struct transpose_run {
   /* Zarr: each rearranged dataset's array, as made (path relative to the
    * store); every rank's. */
   xio_zarr_array *zarr_arrays;
+  int store_format; /* `xpose verify`'s store's Zarr format (else --zarr-format's) */
   uint64_t wrote_bytes, wrote_files; /* this rank's chunk (or shard) files of the store */
   MPI_Comm comm;
   int rank, nranks;

@@ -18,6 +18,7 @@
 #include "size.h"
 #include "stop_signals.h"
 #include "summary.h"
+#include "zarr_meta.h"
 
 int tool_verify_output(transpose_run *run, double *seconds, xio_error *err) {
   const double t0 = MPI_Wtime();
@@ -245,9 +246,16 @@ int tool_check_already_done(transpose_run *run, const xio_transpose_options *top
  * the output under its lock (as a run makes it, input_view.h), the output
  * and any partial of it left as they are.  An exit status. */
 static int open_check(transpose_run *run, xio_error *err) {
+  tool_input_kind out_kind = TOOL_INPUT_HDF5;
   if (XIO_MPICHECK(MPI_Comm_rank(run->comm, &run->rank), err) || tool_check_inputs(run, err) ||
-      tool_check_input(run->comm, run->out_path.file, NULL, err))
+      tool_check_input(run->comm, run->out_path.file, run->kind->store ? &out_kind : NULL, err))
     return TOOL_EXIT_ERROR;
+  xio_zarr_node node = XIO_ZARR_NONE;
+  if (run->kind->store && (out_kind != TOOL_INPUT_ZARR ||
+                           xio_zarr_node_at(run->out_path.file, &node, &run->store_format, err) ||
+                           node != XIO_ZARR_GROUP))
+    return xio_fail(err, "%s is no Zarr store of xpose's (a group of arrays)", run->out_path.file),
+           TOOL_EXIT_ERROR;
   if (viewed(run) &&
       tool_output_prepare(run->comm, run->out_path.file, run->input_files, run->input_count, 0,
                           TOOL_PARTIAL_KEEP, run->kind->store, &run->output, err)) {
@@ -275,7 +283,9 @@ int tool_run_check(const tool_options *opt, MPI_Comm comm) {
       (!budget && tool_default_memory_budget(comm, &budget, NULL, 0, &err)) ||
       (exit_code = verify_each(run, run->out_path.file, budget, &match, detail, sizeof detail,
                                &err)) != TOOL_EXIT_OK ||
-      (match && !opt->only && compare_rest(run, budget, &match, detail, sizeof detail, &err))) {
+      (match && !opt->only &&
+       (run->kind->store ? compare_kept_rest(run, &match, detail, sizeof detail, &err)
+                         : compare_rest(run, budget, &match, detail, sizeof detail, &err)))) {
     if (exit_code == TOOL_EXIT_OK) exit_code = TOOL_EXIT_ERROR;
     tool_report_error("%s", err.message);
   } else {

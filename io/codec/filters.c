@@ -13,7 +13,7 @@
 enum { CHECKSUM_BYTES = 4 }; /* Fletcher32's and crc32c's */
 
 static int is_checksum(H5Z_filter_t id) {
-  return id == H5Z_FILTER_FLETCHER32 || id == XIO_FILTER_CRC32C;
+  return id == H5Z_FILTER_FLETCHER32 || id == XIO_CODEC_CRC32C;
 }
 
 int xio_filters_of(hid_t dcpl, xio_filters *f) {
@@ -224,11 +224,11 @@ static int checksum_matches(H5Z_filter_t id, const unsigned char *data, size_t b
 static xio_inflate_result expand(xio_codec_scratch *s, H5Z_filter_t id, const unsigned char *in,
                                  size_t bytes, unsigned char *out, size_t room, size_t *size) {
   if (id == H5Z_FILTER_DEFLATE) return xio_inflate(s->inflater, in, bytes, out, room, size);
-  if (id == XIO_FILTER_GZIP) return xio_gunzip(s->inflater, in, bytes, out, room, size);
+  if (id == XIO_CODEC_GZIP) return xio_gunzip(s->inflater, in, bytes, out, room, size);
   int rc = -1;
-  if (id == XIO_FILTER_ZSTD && (s->zstd || (s->zstd = xio_zstd_new())))
+  if (id == XIO_CODEC_ZSTD && (s->zstd || (s->zstd = xio_zstd_new())))
     rc = xio_zstd_decompress(s->zstd, in, bytes, out, room, size);
-  else if (id == XIO_FILTER_BLOSC)
+  else if (id == XIO_CODEC_BLOSC)
     rc = xio_blosc_decompress(in, bytes, out, room, size);
   return rc == 0 ? XIO_INFLATED : *size > room ? XIO_INFLATE_LONG : XIO_INFLATE_BAD;
 }
@@ -271,8 +271,8 @@ int xio_chunk_decode(const xio_filters *f, unsigned mask, const unsigned char *s
       const size_t capacity = s->work_size[next == s->work[1]];
       const xio_inflate_result r = expand(s, f->id[i], now, have, next, capacity, &got);
       if (r != XIO_INFLATED || got != want) {
-        const char *verb = f->id[i] == XIO_FILTER_ZSTD    ? "decompress (zstd)"
-                           : f->id[i] == XIO_FILTER_BLOSC ? "decompress (Blosc)"
+        const char *verb = f->id[i] == XIO_CODEC_ZSTD    ? "decompress (zstd)"
+                           : f->id[i] == XIO_CODEC_BLOSC ? "decompress (Blosc)"
                                                           : "inflate";
         if (r == XIO_INFLATE_BAD)
           snprintf(why, why_size, "do not %s", verb);
@@ -298,9 +298,9 @@ size_t xio_chunk_encode_bound(const xio_filters *f, size_t chunk_bytes) {
   size_t bound = chunk_bytes;
   for (int i = 0; i < f->count; i++)
     bound = f->id[i] == H5Z_FILTER_DEFLATE ? xio_deflate_bound(NULL, bound) /* any level's */
-            : f->id[i] == XIO_FILTER_GZIP  ? xio_gzip_bound(bound)
-            : f->id[i] == XIO_FILTER_ZSTD  ? xio_zstd_bound(bound)
-            : f->id[i] == XIO_FILTER_BLOSC ? xio_blosc_bound(bound)
+            : f->id[i] == XIO_CODEC_GZIP  ? xio_gzip_bound(bound)
+            : f->id[i] == XIO_CODEC_ZSTD  ? xio_zstd_bound(bound)
+            : f->id[i] == XIO_CODEC_BLOSC ? xio_blosc_bound(bound)
             : is_checksum(f->id[i])        ? bound + CHECKSUM_BYTES
                                            : bound;
   return bound;
@@ -330,15 +330,15 @@ static int checksums_after(const xio_filters *f, int i) {
 static size_t compress(xio_codec_scratch *s, const xio_filters *f, int i, const unsigned char *in,
                        size_t bytes, unsigned char *out, size_t room) {
   const H5Z_filter_t id = f->id[i];
-  if (id == XIO_FILTER_BLOSC)
+  if (id == XIO_CODEC_BLOSC)
     return xio_blosc_compress((int)f->value[i], f->option[i], in, bytes, out, room);
-  if (id == XIO_FILTER_ZSTD)
+  if (id == XIO_CODEC_ZSTD)
     return s->zstd || (s->zstd = xio_zstd_new())
                ? xio_zstd_compress(s->zstd, (int)f->value[i], in, bytes, out, room)
                : 0;
   xio_deflater *d = deflater_for(s, (int)f->value[i]);
   if (!d) return 0;
-  return id == XIO_FILTER_GZIP ? xio_gzip(d, in, bytes, out, room)
+  return id == XIO_CODEC_GZIP ? xio_gzip(d, in, bytes, out, room)
                                : xio_deflate(d, in, bytes, out, room);
 }
 

@@ -10,10 +10,10 @@
 
 /* Filter ids of xio_filters (filters.h) past HDF5's (H5Z_FILTER_MAX). */
 enum {
-  XIO_FILTER_GZIP = 0x10001, /* value: the level, 0-9 */
-  XIO_FILTER_ZSTD,           /* value: the level, 1-22 */
-  XIO_FILTER_BLOSC,          /* value: the level, 0-9; option: xio_blosc_option's */
-  XIO_FILTER_CRC32C          /* 4 bytes appended, little-endian */
+  XIO_CODEC_GZIP = 0x10001, /* value: the level, 0-9 */
+  XIO_CODEC_ZSTD,           /* value: the level, 1-22 */
+  XIO_CODEC_BLOSC,          /* value: the level, 0-9; option: xio_blosc_option's */
+  XIO_CODEC_CRC32C          /* 4 bytes appended, little-endian */
 };
 
 /* Blosc's inner compressors, as numcodecs names them. */

@@ -9,6 +9,7 @@
 #include "filters.h"
 #include "h5_compat.h"
 #include "zarr_attributes.h"
+#include "zarr_meta.h"
 
 /* The arrays' chunks: about this many bytes at most. */
 #define CHUNK_BYTES ((uint64_t)4 << 20)
@@ -54,6 +55,35 @@ static void chunk_shape(int ndims, const int64_t *dims, size_t type_size, int64_
   if (ndims) chunks[0] = rows < 1 ? 1 : rows < chunks[0] ? rows : chunks[0];
 }
 
+/* Local, comparing.  r->array as the store's metadata describes it (its
+ * chunks and codecs whatever wrote it), where it holds the dataset's
+ * shape and type; else the difference noted, r->array left as the copy
+ * would make it (its chunks then read as missing). */
+static int as_stored(rest_walk *w, rest_array *r, xio_error *err) {
+  char names[XIO_MAX_DIMS][128], *attributes = NULL;
+  int named, same;
+  xio_zarr_array stored;
+  xio_error why;
+  if (xio_zarr_array_read(r->array.path, r->array.path, &stored, names, &named, &attributes,
+                          &why) == 0) {
+    same = stored.ndims == r->array.ndims && stored.type_size == r->array.type_size &&
+           stored.kind == r->array.kind;
+    for (int i = 0; same && i < stored.ndims; i++) same = stored.shape[i] == r->array.shape[i];
+    if (same)
+      r->array = stored;
+    else
+      snprintf(why.message, sizeof why.message, "is not shaped or typed as %s:%s", w->shown,
+               r->path);
+  } else {
+    same = 0;
+  }
+  free(attributes);
+  if (!same && !w->differs[0])
+    snprintf(w->differs, w->differs_size, "%s (%.900s)", r->path, why.message);
+  (void)err;
+  return 0;
+}
+
 /* Local.  The dataset at `path` described as an array of the store. */
 static int describe(rest_walk *w, rest_array *r, xio_error *err) {
   const hid_t space = H5Dget_space(r->dset);
@@ -73,6 +103,7 @@ static int describe(rest_walk *w, rest_array *r, xio_error *err) {
   if (xio_zarr_array_init(&r->array, where, w->codec, r->type, &shape, chunks,
                           has_fill ? fill : NULL, why, sizeof why))
     return xio_fail(err, "%s:%s cannot be stored: %s", w->shown, r->path, why);
+  if (w->comparing && as_stored(w, r, err)) return -1;
   r->rows = ndims ? shape.dims[0] : 1;
   r->row_values = ndims ? xio_dims_product(shape.dims, 1, ndims) : 1;
   r->chunk_bytes = xio_zarr_chunk_bytes(&r->array);

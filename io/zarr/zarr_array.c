@@ -37,13 +37,13 @@ static void pipeline_of(const xio_zarr_codec *codec, size_t type_size, xio_filte
   switch (codec->compressor) {
     case XIO_ZARR_BLOSC_ZSTD:
     case XIO_ZARR_BLOSC_LZ4:
-      f->id[0] = XIO_FILTER_BLOSC;
+      f->id[0] = XIO_CODEC_BLOSC;
       f->option[0] = xio_blosc_option(
           codec->compressor == XIO_ZARR_BLOSC_ZSTD ? XIO_BLOSC_ZSTD : XIO_BLOSC_LZ4, 1,
           (unsigned)type_size);
       break;
-    case XIO_ZARR_GZIP: f->id[0] = XIO_FILTER_GZIP; break;
-    case XIO_ZARR_ZSTD: f->id[0] = XIO_FILTER_ZSTD; break;
+    case XIO_ZARR_GZIP: f->id[0] = XIO_CODEC_GZIP; break;
+    case XIO_ZARR_ZSTD: f->id[0] = XIO_CODEC_ZSTD; break;
     case XIO_ZARR_UNCOMPRESSED: return;
   }
   f->count = 1;
@@ -179,14 +179,14 @@ static void compressor_v2(const xio_zarr_array *a, xio_json *j) {
   const xio_filters *f = &a->codecs;
   if (!f->count) return xio_json_null(j);
   xio_json_open(j, '{');
-  if (f->id[0] == XIO_FILTER_BLOSC) {
+  if (f->id[0] == XIO_CODEC_BLOSC) {
     xio_json_key(j, "id"), xio_json_string(j, "blosc");
     xio_json_key(j, "cname"), xio_json_string(j, xio_blosc_cname(f->option[0] & 0xff));
     xio_json_key(j, "clevel"), xio_json_int(j, f->value[0]);
     xio_json_key(j, "shuffle"), xio_json_int(j, f->option[0] >> 8 & 0xff);
     xio_json_key(j, "blocksize"), xio_json_int(j, 0);
   } else {
-    xio_json_key(j, "id"), xio_json_string(j, f->id[0] == XIO_FILTER_GZIP ? "gzip" : "zstd");
+    xio_json_key(j, "id"), xio_json_string(j, f->id[0] == XIO_CODEC_GZIP ? "gzip" : "zstd");
     xio_json_key(j, "level"), xio_json_int(j, f->value[0]);
   }
   xio_json_close(j, '}');
@@ -223,10 +223,10 @@ static void codecs_v3(const xio_zarr_array *a, xio_json *j) {
   }
   xio_json_close(j, '}');
   if (f->count) {
-    const int blosc = f->id[0] == XIO_FILTER_BLOSC;
+    const int blosc = f->id[0] == XIO_CODEC_BLOSC;
     xio_json_open(j, '{');
     xio_json_key(j, "name");
-    xio_json_string(j, blosc ? "blosc" : f->id[0] == XIO_FILTER_GZIP ? "gzip" : "zstd");
+    xio_json_string(j, blosc ? "blosc" : f->id[0] == XIO_CODEC_GZIP ? "gzip" : "zstd");
     xio_json_key(j, "configuration"), xio_json_open(j, '{');
     if (blosc) {
       xio_json_key(j, "cname"), xio_json_string(j, xio_blosc_cname(f->option[0] & 0xff));
@@ -236,7 +236,7 @@ static void codecs_v3(const xio_zarr_array *a, xio_json *j) {
       xio_json_key(j, "blocksize"), xio_json_int(j, 0);
     } else {
       xio_json_key(j, "level"), xio_json_int(j, f->value[0]);
-      if (f->id[0] == XIO_FILTER_ZSTD) xio_json_key(j, "checksum"), xio_json_bool(j, 0);
+      if (f->id[0] == XIO_CODEC_ZSTD) xio_json_key(j, "checksum"), xio_json_bool(j, 0);
     }
     xio_json_close(j, '}');
     xio_json_close(j, '}');

@@ -205,14 +205,14 @@ static int add_codec(xio_zarr_array *a, xio_filters *f, const char *name, json_t
     xio_blosc_name cname;
     if (xio_blosc_name_of(json_string_value(json_object_get(c, "cname")), &cname))
       return xio_fail(err, "%s: its Blosc compressor is not one xpose reads", shown);
-    f->id[i] = XIO_FILTER_BLOSC;
+    f->id[i] = XIO_CODEC_BLOSC;
     f->value[i] = (unsigned)json_integer_value(json_object_get(c, "clevel"));
     f->option[i] = xio_blosc_option(cname, how, (unsigned)a->type_size);
     a->codec.compressor = cname == XIO_BLOSC_ZSTD ? XIO_ZARR_BLOSC_ZSTD : XIO_ZARR_BLOSC_LZ4;
   } else if (strcmp(name, "zlib") == 0 || strcmp(name, "gzip") == 0 || strcmp(name, "zstd") == 0) {
     f->id[i] = name[1] == 'l'   ? H5Z_FILTER_DEFLATE
-               : name[0] == 'g' ? XIO_FILTER_GZIP
-                                : XIO_FILTER_ZSTD;
+               : name[0] == 'g' ? XIO_CODEC_GZIP
+                                : XIO_CODEC_ZSTD;
     f->value[i] = (unsigned)(level > 0 ? level : 0);
     a->codec.compressor = name[0] == 'z' && name[1] == 's' ? XIO_ZARR_ZSTD : XIO_ZARR_GZIP;
   } else if (strcmp(name, "shuffle") == 0 && a->format == 2) {
@@ -220,7 +220,7 @@ static int add_codec(xio_zarr_array *a, xio_filters *f, const char *name, json_t
     f->id[i] = H5Z_FILTER_SHUFFLE;
     f->value[i] = (unsigned)(size > 0 ? size : 4);
   } else if (strcmp(name, "crc32c") == 0 && a->format == 3) {
-    f->id[i] = XIO_FILTER_CRC32C;
+    f->id[i] = XIO_CODEC_CRC32C;
   } else {
     return xio_fail(err,
                     "%s: its codec \"%s\" is not one xpose reads (Blosc, zlib, gzip, zstd, "

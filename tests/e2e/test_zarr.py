@@ -8,7 +8,8 @@ zarrita (npm; skipped, saying so, where it is not installed); several
 ranks writing their own chunks; v3 shards, each written whole by one
 rank, read by zarrita; a store never replaced; a stopped run resumed to
 the same store, a killed one whose chunk file was damaged started over;
---filter, --shards for v2 and `xpose verify` of a store refused."""
+--filter and --shards for v2 refused; `xpose verify` of a store, and
+a rerun that finds the store done whatever budget chunked it."""
 
 import json
 import os
@@ -224,6 +225,10 @@ class Zarr(ToolTestCase):
         before = os.stat(self.path("done.zarr/tas/.zarray")).st_mtime_ns
         result = self.run_ok(2, "--resume", *args)
         self.assertIn("done.zarr:/tas is already the transpose of in.nc:/tas", result.stdout)
+        result = self.run_ok(2, "--resume", "--memory", "64K", *args)  # other chunks: done too
+        self.assertIn("done.zarr:/tas is already the transpose of in.nc:/tas", result.stdout)
+        result = self.run_ok(2, "verify", "--dims", "lat,lon,time", "in.nc", "done.zarr")
+        self.assertIn("done.zarr:/tas is the transpose of in.nc:/tas", result.stdout)
         result = self.xpose(2, "--resume", "--compressor", "gzip", *args)
         self.assertEqual(result.returncode, 1, result)
         self.assertIn("output done.zarr exists and is not the transpose", result.stderr)
@@ -237,8 +242,8 @@ class Zarr(ToolTestCase):
         self.assertEqual(result.returncode, 2, result)
         self.assertIn("--filter are for HDF5 outputs", result.stderr)
         result = self.xpose(1, "verify", "in.nc", "taken.zarr")
-        self.assertEqual(result.returncode, 2, result)
-        self.assertIn("xpose verify does not read Zarr stores yet", result.stderr)
+        self.assertEqual(result.returncode, 1, result)
+        self.assertIn("taken.zarr is a directory, not an HDF5 file or a Zarr store", result.stderr)
         result = self.xpose(1, "--compressor", "blosc-zstd:12", "in.nc", "out.zarr")
         self.assertEqual(result.returncode, 2, result)
         self.assertIn("invalid --compressor 'blosc-zstd:12'", result.stderr)

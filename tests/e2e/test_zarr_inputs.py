@@ -113,6 +113,7 @@ class ZarrInputs(ToolTestCase):
             with self.subTest(options=options):
                 self.run_ok(2, "--dims", "lat,lon,time", "--zarr-format", "3", *options,
                             "in.zarr", f"series{k}.zarr")
+                self.run_ok(2, "verify", "--dims", "lat,lon,time", "in.zarr", f"series{k}.zarr")
                 self.run_ok(3, "--dims", "time,lat,lon", f"series{k}.zarr", f"back{k}.nc")
                 self.assertSameAsStore("in.zarr", f"back{k}.nc")
         # rechunker's job: a store into a store of time series
