@@ -219,7 +219,7 @@ void tool_describe_phases(const transpose_run *run, const xio_phases_plan *plan,
   tool_format_bytes(plan->least_budget, least, sizeof least);
   snprintf(text, size,
            "in two phases through %.1000s: %lld slab(s) of %lld record(s) cut into pieces of %s "
-           "(at most %s, shuffle + deflate 1), then %lld output chunk(s) gathered, %lld at once "
+           "(at most %s, shuffle + Blosc lz4), then %lld output chunk(s) gathered, %lld at once "
            "per rank or more as they compress (these chunks need --memory %s per rank at least)",
            scratch_path(run, 0), (long long)plan->batches, (long long)plan->batch, chunk, scratch,
            (long long)plan->chunks, (long long)plan->chunks_at_once, least);

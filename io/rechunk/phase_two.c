@@ -178,9 +178,7 @@ static int phase_two(xio_phases_move *ph, xio_chunk_writer *writer, xio_error *e
   const uint64_t held = xio_phases_gather_bytes(p, g_n, xio_pool_threads());
   if (held > ph->stats->buffer_bytes) ph->stats->buffer_bytes = held;
   gather_job g = {.ph = ph, .shuffled = xio_chunk_writer_shuffles_first(writer)};
-  const xio_filters inflate_only = {
-      .count = 1, .id = {H5Z_FILTER_DEFLATE}, .value = {SCRATCH_LEVEL}, .known = 1};
-  g.decode = g.shuffled ? inflate_only : ph->codec;
+  g.decode = g.shuffled ? xio_phases_scratch_codec(p->type_size, 1) : ph->codec;
   int rc = gather_buffers(&g, err);
   for (int64_t round = 0; round < xio_phases_ceil_div(p->chunks, per_round); round++) {
     g.first = round * per_round + ph->rank * g_n;

@@ -9,9 +9,30 @@
 #include "filters.h"
 #include "phases_plan.h"
 #include "rechunk_phases.h"
+#include "zarr_codecs.h"
 
-/* The intermediate's codec: deflate's fastest level after a shuffle. */
+/* The intermediate's codec: a byte shuffle, then Blosc's lz4 at this
+ * level (its own shuffle off), several times faster than deflate's
+ * fastest level on both sides, for pieces read back once. */
 #define SCRATCH_LEVEL 1
+
+/* The pieces' codec, for values of type_size bytes; with `planes`, only
+ * its second step: what turns a piece into its byte planes (phase 2
+ * gathers them so where the output shuffles first). */
+static inline xio_filters xio_phases_scratch_codec(size_t type_size, int planes) {
+  const unsigned blosc = xio_blosc_option(XIO_BLOSC_LZ4, 0, (unsigned)type_size);
+  if (planes)
+    return (xio_filters){.count = 1,
+                         .id = {XIO_CODEC_BLOSC},
+                         .value = {SCRATCH_LEVEL},
+                         .option = {blosc},
+                         .known = 1};
+  return (xio_filters){.count = 2,
+                       .id = {H5Z_FILTER_SHUFFLE, XIO_CODEC_BLOSC},
+                       .value = {(unsigned)type_size, SCRATCH_LEVEL},
+                       .option = {0, blosc},
+                       .known = 1};
+}
 
 typedef struct {
   const xio_matrix *in;

@@ -202,10 +202,7 @@ static int open_scratch(xio_phases_move *ph, xio_error *err) {
 /* Local.  The pieces' codec and where each piece of a batch may lie. */
 static int plan_pieces(xio_phases_move *ph, xio_error *err) {
   const xio_phases_plan *p = ph->p;
-  ph->codec = (xio_filters){.count = 2,
-                            .id = {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE},
-                            .value = {(unsigned)p->type_size, SCRATCH_LEVEL},
-                            .known = 1};
+  ph->codec = xio_phases_scratch_codec(p->type_size, 0);
   ph->piece_at = malloc(sizeof *ph->piece_at * (size_t)(p->tiles + 1));
   ph->place = calloc((size_t)(2 * p->batches * p->tiles), sizeof *ph->place);
   if (!ph->piece_at || !ph->place || xio_codec_scratches_reserve(&ph->scratch, xio_pool_threads()))
