@@ -62,9 +62,10 @@ uint64_t tool_default_pass_limit(const transpose_run *run);
 void tool_limit_passes(const transpose_run *run, xio_transpose_options *topt);
 
 /* Local.  Where `budget` is under what a rechunk's two phases need (plan,
- * as xio_phases_planned left it): fails, naming the least, for chunks the
- * user asked for; says it in a note for chunks xpose chose.  0 where the
- * budget is enough, or the move does not need the phases. */
+ * as xio_phases_planned left it): fails, naming the least, for chunks of
+ * 1 MiB or more that the user asked for; else says it in a note (the
+ * passes write the chunks in parts).  0 where the budget is enough, or
+ * the move does not need the phases. */
 int tool_refuse_small_budget(const transpose_run *run, const xio_phases_plan *plan, uint64_t budget,
                              xio_error *err);
 

@@ -68,7 +68,7 @@ class Rechunk(ToolTestCase):
         self.write_h5("in.h5", {"/c": a}, attrs={"/c": {"units": "K"}})
         self.rechunk(3, "--axes", "0,1", "--layout", "chunked=37x4", expect_chunks=(37, 4))
         self.rechunk(2, "--axes", "0,1", "--layout", "chunked=8x29", "--filter", "gzip",
-                     "--memory", "24K", expect_chunks=(8, 29))
+                     "--memory", "16K", expect_chunks=(8, 29))
 
     def test_every_element_size(self):
         compound = np.dtype([("a", "u1"), ("b", "<i2")])
@@ -94,7 +94,7 @@ class Rechunk(ToolTestCase):
         a = pattern((300, 256, 3), "<f8")
         self.write_cube(a, (1, 256, 3))
         partial = self.path("out.h5.xpose-partial")
-        for layout, memory, extra in (("chunked=300x4x3", "384K", ("--filter", "gzip=1")),
+        for layout, memory, extra in (("chunked=300x4x3", "256K", ("--filter", "gzip=1")),
                                       ("chunked=300x4x3", "8K", ()),
                                       ("chunked=20x5x3", "8K", ())):
             with self.subTest(layout=layout, memory=memory, extra=extra):

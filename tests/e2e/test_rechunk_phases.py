@@ -239,13 +239,13 @@ class PhasesNetcdf(ToolTestCase):
         self.assertEqual(self.leftovers(), [])
 
     def test_a_budget_under_the_phases_least_is_refused_naming_it(self):
-        # 2000 x 8 x 8 float32 chunks (500 KiB): the phases need about two
+        # 2000 x 16 x 16 float32 chunks (2 MiB): the phases need about two
         # a rank; --plan and the run say the least, and nothing is left.
-        self.write_nc("in.nc", 2000, lats=16, lons=16)
+        self.write_nc("in.nc", 2000, lats=32, lons=32)
         for plan in ((), ("--plan",)):
             with self.subTest(plan=plan):
-                result = self.xpose(2, *plan, "--memory", "256K", "--chunks", "time/,lat/8,lon/8",
-                                    "in.nc", "out.nc")
+                result = self.xpose(2, *plan, "--memory", "256K", "--chunks",
+                                    "time/,lat/16,lon/16", "in.nc", "out.nc")
                 self.assertEqual(result.returncode, 1, result)
                 self.assertRegex(result.stderr, r"xpose: error: in\.nc:/(tas|pr): --memory "
                                  r"256\.00 KiB is too small for the chunks asked for: .* need "
