@@ -412,9 +412,13 @@ static void check_btree_walk(void) {
     const int64_t c[3] = {2, 3, 4}, grid[3] = {3, 3, 3};
     uint64_t addr[CHUNKS], size[CHUNKS];
     unsigned mask[CHUNKS];
-    const xio_chunk_places places = {3,    c,    grid, CHUNKS, (uint64_t)files[f].userblock,
-                                     addr, size, mask};
-    const int walked = xio_chunk_btree_walk(fd, file, d, &places);
+    uint64_t eoa = 0;
+    char why[300] = "";
+    EXPECT(xio_superblock_eoa(fd, (uint64_t)files[f].userblock, &eoa, why, sizeof why) == 1,
+           "file %zu: its superblock %s", f, why);
+    const xio_chunk_places places = {3,   c,    grid, CHUNKS, (uint64_t)files[f].userblock,
+                                     eoa, addr, size, mask};
+    const int walked = xio_chunk_btree_walk(fd, file, d, &places, why, sizeof why);
     EXPECT(walked == files[f].walked, "file %zu: walked %d", f, walked);
     EXPECT(!walked || xio_chunk_btree_agrees(d, &places), "file %zu: HDF5 disagrees", f);
     for (int64_t k = 0; walked && k < CHUNKS; k++) {

@@ -360,6 +360,8 @@ static int asks_for_json(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], TOOL_METADATA_WALK) == 0)
+    return tool_metadata_walk_main(argv[2]);
   int rank;
   const int held = tool_stop_signals_hold(); /* until the handlers are in */
   int exit_code = tool_session_start("xpose", &argc, &argv, &rank);

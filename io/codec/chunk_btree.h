@@ -23,14 +23,27 @@ typedef struct {
   int ndims;
   const int64_t *chunk, *grid;
   int64_t count;
-  uint64_t base;
+  uint64_t base, eoa; /* eoa: xio_superblock_eoa's */
   uint64_t *addr, *size;
   unsigned *mask;
 } xio_chunk_places;
 
+/* Local.  The superblock of the file open as fd, at `base` (its user
+ * block's size): 1 with its end of allocation (in *eoa, counted from
+ * base: HDF5 reads nothing past it); 0 where it is not one read here;
+ * -1 where it is damaged, with what in `why` (a base address that is not
+ * the user block's size: HDF5 would read every address elsewhere). */
+int xio_superblock_eoa(int fd, uint64_t base, uint64_t *eoa, char *why, size_t why_size);
+
 /* Local.  1 where dset's chunks were all found so (read from fd, the
- * file `file` open read-only), 0 where HDF5 must be asked. */
-int xio_chunk_btree_walk(int fd, hid_t file, hid_t dset, const xio_chunk_places *places);
+ * file `file` open read-only), 0 where HDF5 must be asked (another index,
+ * a header not read here, chunks not all written), -1 where its B-tree is
+ * damaged (a node that is none, keys out of order, a chunk off the grid,
+ * twice, or past the file's end), with what in `why`: HDF5 reads such a
+ * tree one way and finds its chunks another (a chunk H5Dread misses where
+ * H5Dget_chunk_info finds it), so no reading of it can be trusted. */
+int xio_chunk_btree_walk(int fd, hid_t file, hid_t dset, const xio_chunk_places *places, char *why,
+                         size_t why_size);
 
 /* Collective where HDF5's metadata reads are: whether HDF5 places a few
  * of the chunks walked (the first, the last, one between) where the walk

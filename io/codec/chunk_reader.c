@@ -129,7 +129,7 @@ static int base_address(hid_t file, uint64_t *base) {
 
 /* Local, but asked of HDF5 with the same questions in the same order on
  * every rank: where each chunk lies.  0 where every chunk is allocated. */
-static int ask_hdf5(xio_chunk_index *ix, hid_t dset, uint64_t base) {
+static int ask_hdf5(xio_chunk_index *ix, hid_t dset, uint64_t base, uint64_t eoa) {
   int missing = 0;
   for (int64_t k = 0; k < ix->count; k++) {
     int64_t origin[XIO_MAX_DIMS];
@@ -139,12 +139,19 @@ static int ask_hdf5(xio_chunk_index *ix, hid_t dset, uint64_t base) {
     haddr_t addr = HADDR_UNDEF;
     hsize_t size = 0;
     if (H5Dget_chunk_info_by_coord(dset, offset, &ix->mask[k], &addr, &size) < 0 ||
-        addr == HADDR_UNDEF || size == 0)
-      missing = 1; /* asked on: every rank makes the same calls */
+        addr == HADDR_UNDEF || size == 0 || addr > eoa || size > eoa - addr)
+      missing = 1; /* asked on: every rank makes the same calls; HDF5 reads nothing past eoa */
     ix->addr[k] = (uint64_t)addr + base;
     ix->size[k] = (uint64_t)size;
   }
   return missing ? -1 : 0;
+}
+
+/* Collective: the least of every rank's *v (MPI_COMM_NULL: this rank's
+ * alone, as the tests read a file without MPI). */
+static int least(int *v, MPI_Comm comm, xio_error *err) {
+  if (comm == MPI_COMM_NULL) return 0;
+  return XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_INT, MPI_MIN, comm), err) ? -1 : 0;
 }
 
 /* Collective.  Where each chunk lies: walked from the file where every
@@ -152,15 +159,24 @@ static int ask_hdf5(xio_chunk_index *ix, hid_t dset, uint64_t base) {
  * allocated, 0 where not, -1 with a message where MPI failed. */
 static int locate_chunks(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t dset,
                          xio_error *err) {
-  uint64_t base = 0;
+  uint64_t base = 0, eoa = UINT64_MAX;
+  char why[300] = "";
   const int based = base_address(file, &base);
-  const xio_chunk_places places = {ix->ndims, ix->chunk, ix->grid, ix->count,
-                                   base,      ix->addr,  ix->size, ix->mask};
-  int walked = based && xio_chunk_btree_walk(ix->fd, file, dset, &places);
-  if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &walked, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
+  const int superblock = based ? xio_superblock_eoa(ix->fd, base, &eoa, why, sizeof why) : 0;
+  const xio_chunk_places places = {ix->ndims, ix->chunk, ix->grid, ix->count, base,
+                                   eoa,       ix->addr,  ix->size, ix->mask};
+  int walked = superblock < 0 ? -1
+               : based        ? xio_chunk_btree_walk(ix->fd, file, dset, &places, why, sizeof why)
+                              : 0;
+  if (least(&walked, comm, err)) return -1;
+  if (walked < 0) /* every rank: the same file */
+    return xio_fail(err,
+                    "%s: the file is damaged: %s; HDF5 would read it one way and find "
+                    "its chunks another",
+                    ix->shown, why[0] ? why : "(found on another rank)");
   if (walked) walked = xio_chunk_btree_agrees(dset, &places);
-  if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &walked, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
-  return walked || (ask_hdf5(ix, dset, base) == 0 && based);
+  if (least(&walked, comm, err)) return -1;
+  return walked || (ask_hdf5(ix, dset, base, eoa) == 0 && based);
 }
 
 int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t dset,
@@ -183,11 +199,11 @@ int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t 
               (ix->addr = malloc((size_t)ix->count * sizeof *ix->addr)) &&
               (ix->size = malloc((size_t)ix->count * sizeof *ix->size)) &&
               (ix->mask = malloc((size_t)ix->count * sizeof *ix->mask));
-  if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &ready, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
+  if (least(&ready, comm, err)) return -1;
   const uint64_t locating = now_ns();
   if (ready && (ready = locate_chunks(ix, comm, file, dset, err)) < 0) return -1;
   ix->locate_seconds = (double)(now_ns() - locating) * 1e-9;
-  if (XIO_MPICHECK(MPI_Allreduce(MPI_IN_PLACE, &ready, 1, MPI_INT, MPI_MIN, comm), err)) return -1;
+  if (least(&ready, comm, err)) return -1;
   if (ready) (void)posix_fadvise(ix->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return ix->usable = ready;
 }

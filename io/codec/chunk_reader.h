@@ -43,7 +43,8 @@ struct xio_chunk_files;
 xio_chunk_index *xio_chunk_index_of_files(const struct xio_chunk_files *files, int fill_missing);
 
 /* Collective over comm, every rank with the same dataset (HDF5's metadata
- * reads are collective).  Builds ix on its first call: where each chunk of
+ * reads are collective; MPI_COMM_NULL: local, without MPI, as the tests
+ * read a file).  Builds ix on its first call: where each chunk of
  * dset (of `shape`'s axes, values of type_size bytes) lies in `file`.
  * Messages name the file and the dataset, `shown`.  1 where its chunks
  * can be read raw, else 0 (no message: HDF5 reads them); -1 with a
