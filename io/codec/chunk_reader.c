@@ -174,8 +174,16 @@ static int locate_chunks(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t d
                     "%s: the file is damaged: %s; HDF5 would read it one way and find "
                     "its chunks another",
                     ix->shown, why[0] ? why : "(found on another rank)");
-  if (walked) walked = xio_chunk_btree_agrees(dset, &places);
+  hsize_t counted = 0; /* HDF5's own count of the chunks: the walk's, or damage */
+  if (walked && H5Dget_num_chunks(dset, H5S_ALL, &counted) >= 0 && counted != (hsize_t)ix->count)
+    snprintf(why, sizeof why, "its B-tree lists %lld chunks, HDF5 counts %llu",
+             (long long)ix->count, (unsigned long long)counted),
+        walked = -1;
+  if (walked > 0) walked = xio_chunk_btree_agrees(dset, &places);
   if (least(&walked, comm, err)) return -1;
+  if (walked < 0)
+    return xio_fail(err, "%s: the file is damaged: %s", ix->shown,
+                    why[0] ? why : "(found on another rank)");
   return walked || (ask_hdf5(ix, dset, base, eoa) == 0 && based);
 }
 

@@ -1,11 +1,12 @@
 /* An HDF5 file's metadata read as xpose reads it, before it does: every
  * object opened, every attribute read (variable-length ones from the
  * global heap), every dataset's type, shape, storage and dimension scales
- * (DIMENSION_LIST's references followed).  HDF5 1.10 reads some of that
- * without checking it, and a damaged file (a DIMENSION_LIST whose heap
- * object is cut) crashes it with SIGSEGV inside H5DSget_num_scales: so
- * the tool runs this walk in a process of its own first
- * (tool/input_check.c), where a crash costs nothing but a message. */
+ * (DIMENSION_LIST's references followed), and the values of datasets of
+ * up to 4 MiB (the coordinates and bounds a run copies through HDF5).
+ * HDF5 1.10 reads some of that without checking it, and a damaged file (a
+ * DIMENSION_LIST whose heap object is cut) crashes it with SIGSEGV inside
+ * H5DSget_num_scales: so the tool runs this walk in a process of its own
+ * first (tool/input_file.c), where a crash costs nothing but a message. */
 #ifndef XIO_H5_METADATA_WALK_H
 #define XIO_H5_METADATA_WALK_H
 
