@@ -11,8 +11,8 @@ static uint64_t encoded_bound(uint64_t n) { return n + n / 32 + 1024; }
 
 /* Phase 1's slabs stop growing here: larger ones leave the cache between
  * their read and their cut, and hold more memory (a Zarr store's rechunk
- * at 256M on 2 ranks: 3.37 s and 290 MiB with slabs of at most 256 MiB,
- * 3.09 s and 97 MiB with 32 MiB; tests/bench/RESULTS.md). */
+ * at 256M on 2 ranks: 3.37 s and 283 MiB with slabs of at most 256 MiB,
+ * 3.09 s and 95 MiB with 32 MiB; tests/bench/RESULTS.md). */
 #define MOST_SLAB_BYTES ((uint64_t)32 << 20)
 
 static uint64_t largest_piece(const xio_phases_plan *p, int64_t records) {
