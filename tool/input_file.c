@@ -33,28 +33,37 @@ extern char **environ;
 /* The walk's time limit: metadata that takes longer is a loop in HDF5. */
 enum { METADATA_SECONDS = 300 };
 
-/* Rank 0: `path`'s metadata read first by a process of its own (xpose
- * again, in its hidden --metadata-walk mode: h5_metadata_walk.h), where
- * HDF5 crashing or looping on damaged metadata costs a message, not the
- * job.  Where the walk cannot be started, the run goes on. */
-static int metadata_survives(const char *path, xio_error *err) {
+/* xpose again, in its hidden --metadata-walk mode, on `path`: its pid, or
+ * -1 where it cannot be started.  Quiet, with no signal blocked. */
+static pid_t spawn_walk(const char *path) {
   char *const argv[] = {"xpose", TOOL_METADATA_WALK, (char *)path, NULL};
   posix_spawn_file_actions_t files;
   posix_spawnattr_t attr;
   sigset_t none, all;
   sigemptyset(&none), sigfillset(&all);
   pid_t pid = -1;
-  if (posix_spawn_file_actions_init(&files) != 0) return 0;
-  int ok = posix_spawnattr_init(&attr) == 0;
-  ok = ok && posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0) == 0 &&
-       posix_spawn_file_actions_addopen(&files, 2, "/dev/null", O_WRONLY, 0) == 0 &&
-       posix_spawnattr_setsigmask(&attr, &none) == 0 &&
-       posix_spawnattr_setsigdefault(&attr, &all) == 0 &&
-       posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) == 0 &&
-       posix_spawn(&pid, "/proc/self/exe", &files, &attr, argv, environ) == 0;
+  if (posix_spawn_file_actions_init(&files) != 0) return -1;
+  if (posix_spawnattr_init(&attr) == 0) {
+    if (posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0) != 0 ||
+        posix_spawn_file_actions_addopen(&files, 2, "/dev/null", O_WRONLY, 0) != 0 ||
+        posix_spawnattr_setsigmask(&attr, &none) != 0 ||
+        posix_spawnattr_setsigdefault(&attr, &all) != 0 ||
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) != 0 ||
+        posix_spawn(&pid, "/proc/self/exe", &files, &attr, argv, environ) != 0)
+      pid = -1;
+    posix_spawnattr_destroy(&attr);
+  }
   posix_spawn_file_actions_destroy(&files);
-  if (ok || pid >= 0) posix_spawnattr_destroy(&attr);
-  if (!ok) return 0;
+  return pid;
+}
+
+/* Rank 0: `path`'s metadata read first by a process of its own
+ * (h5_metadata_walk.h), where HDF5 crashing or looping on damaged
+ * metadata costs a message, not the job.  Where the walk cannot be
+ * started, the run goes on. */
+static int metadata_survives(const char *path, xio_error *err) {
+  const pid_t pid = spawn_walk(path);
+  if (pid < 0) return 0;
   const char *limit = getenv("XPOSE_METADATA_SECONDS"); /* the tests' */
   const double most = limit && atof(limit) > 0 ? atof(limit) : METADATA_SECONDS;
   int status = 0;

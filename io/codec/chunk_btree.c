@@ -231,6 +231,32 @@ int xio_superblock_eoa(int fd, uint64_t base, uint64_t *eoa, char *why, size_t w
   return 1;
 }
 
+/* The file offset HDF5's addresses count from: its user block's size
+ * (H5Dget_chunk_info's addresses are relative to it; 0 in most files). */
+static int base_address(hid_t file, uint64_t *base) {
+  const hid_t fcpl = H5Fget_create_plist(file);
+  hsize_t userblock = 0;
+  const int ok = fcpl >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0;
+  if (fcpl >= 0) (void)H5Pclose(fcpl); /* only read */
+  *base = ok ? (uint64_t)userblock : UINT64_MAX;
+  return ok;
+}
+
+int xio_chunk_btree_locate(int fd, hid_t file, hid_t dset, xio_chunk_places *places, char *why,
+                           size_t why_size) {
+  if (!base_address(file, &places->base)) return 0;
+  if (xio_superblock_eoa(fd, places->base, &places->eoa, why, why_size) < 0) return -1;
+  const int walked = xio_chunk_btree_walk(fd, file, dset, places, why, why_size);
+  hsize_t counted = 0; /* HDF5's own count: the walk's, or the tree is read two ways */
+  if (walked > 0 && H5Dget_num_chunks(dset, H5S_ALL, &counted) >= 0 &&
+      counted != (hsize_t)places->count) {
+    snprintf(why, why_size, "its B-tree lists %lld chunks, HDF5 counts %llu",
+             (long long)places->count, (unsigned long long)counted);
+    return -1;
+  }
+  return walked;
+}
+
 int xio_chunk_btree_agrees(hid_t dset, const xio_chunk_places *c) {
   const int64_t some[3] = {0, c->count / 2, c->count - 1};
   int agree = 1;

@@ -50,4 +50,12 @@ int xio_chunk_btree_walk(int fd, hid_t file, hid_t dset, const xio_chunk_places 
  * did; every rank makes the same calls. */
 int xio_chunk_btree_agrees(hid_t dset, const xio_chunk_places *places);
 
+/* Local.  The walk, its file's superblock first (places->base set to its
+ * user block's size, UINT64_MAX where HDF5 cannot say; places->eoa from
+ * the superblock) and HDF5's count of the chunks after:
+ * xio_chunk_btree_walk's 1, 0 or -1, -1 too where the superblock or the
+ * count says the file is damaged (why says how). */
+int xio_chunk_btree_locate(int fd, hid_t file, hid_t dset, xio_chunk_places *places, char *why,
+                           size_t why_size);
+
 #endif

@@ -116,17 +116,6 @@ static int known_storage(xio_chunk_index *ix, hid_t dset, const xio_shape *shape
   return ok && ix->count > 0;
 }
 
-/* The file offset HDF5's addresses count from: its user block's size
- * (H5Dget_chunk_info's addresses are relative to it; 0 in most files). */
-static int base_address(hid_t file, uint64_t *base) {
-  const hid_t fcpl = H5Fget_create_plist(file);
-  hsize_t userblock = 0;
-  const int ok = fcpl >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0;
-  if (fcpl >= 0) (void)H5Pclose(fcpl); /* only read */
-  *base = (uint64_t)userblock;
-  return ok;
-}
-
 /* Local, but asked of HDF5 with the same questions in the same order on
  * every rank: where each chunk lies.  0 where every chunk is allocated. */
 static int ask_hdf5(xio_chunk_index *ix, hid_t dset, uint64_t base, uint64_t eoa) {
@@ -156,35 +145,22 @@ static int least(int *v, MPI_Comm comm, xio_error *err) {
 
 /* Collective.  Where each chunk lies: walked from the file where every
  * rank can (chunk_btree.h), else asked of HDF5.  1 where every chunk is
- * allocated, 0 where not, -1 with a message where MPI failed. */
+ * allocated, 0 where not, -1 with a message where the file is damaged or
+ * MPI failed. */
 static int locate_chunks(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t dset,
                          xio_error *err) {
-  uint64_t base = 0, eoa = UINT64_MAX;
   char why[300] = "";
-  const int based = base_address(file, &base);
-  const int superblock = based ? xio_superblock_eoa(ix->fd, base, &eoa, why, sizeof why) : 0;
-  const xio_chunk_places places = {ix->ndims, ix->chunk, ix->grid, ix->count, base,
-                                   eoa,       ix->addr,  ix->size, ix->mask};
-  int walked = superblock < 0 ? -1
-               : based        ? xio_chunk_btree_walk(ix->fd, file, dset, &places, why, sizeof why)
-                              : 0;
+  xio_chunk_places places = {ix->ndims,  ix->chunk, ix->grid, ix->count, 0,
+                             UINT64_MAX, ix->addr,  ix->size, ix->mask};
+  int walked = xio_chunk_btree_locate(ix->fd, file, dset, &places, why, sizeof why);
+  const int based = places.base != UINT64_MAX;
   if (least(&walked, comm, err)) return -1;
-  if (walked < 0) /* every rank: the same file */
-    return xio_fail(err,
-                    "%s: the file is damaged: %s; HDF5 would read it one way and find "
-                    "its chunks another",
-                    ix->shown, why[0] ? why : "(found on another rank)");
-  hsize_t counted = 0; /* HDF5's own count of the chunks: the walk's, or damage */
-  if (walked && H5Dget_num_chunks(dset, H5S_ALL, &counted) >= 0 && counted != (hsize_t)ix->count)
-    snprintf(why, sizeof why, "its B-tree lists %lld chunks, HDF5 counts %llu",
-             (long long)ix->count, (unsigned long long)counted),
-        walked = -1;
   if (walked > 0) walked = xio_chunk_btree_agrees(dset, &places);
-  if (least(&walked, comm, err)) return -1;
-  if (walked < 0)
+  if (walked >= 0 && least(&walked, comm, err)) return -1;
+  if (walked < 0) /* every rank: the same file */
     return xio_fail(err, "%s: the file is damaged: %s", ix->shown,
                     why[0] ? why : "(found on another rank)");
-  return walked || (ask_hdf5(ix, dset, base, eoa) == 0 && based);
+  return walked || (based && ask_hdf5(ix, dset, places.base, places.eoa) == 0);
 }
 
 int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t dset,

@@ -164,12 +164,11 @@ static int fill_array(int nc, int varid, const char *store, const char *name, ui
   if (xio_zarr_array_read(shown, shown, &a, names, &named, &attributes, err)) return -1;
   free(attributes);
   unsigned char value[16];
-  if (a.ndims == 0)
-    return read_scalar(&a, value, shown, err) ||
-                   (a.big_endian && (swap_bytes(value, 1, a.type_size), 0)) ||
-                   xio_nc_failed(nc_put_var(nc, varid, value), "writing its view", shown, err)
-               ? -1
-               : 0;
+  if (a.ndims == 0) {
+    if (read_scalar(&a, value, shown, err)) return -1;
+    if (a.big_endian) swap_bytes(value, 1, a.type_size); /* netCDF takes this machine's order */
+    return xio_nc_failed(nc_put_var(nc, varid, value), "writing its view", shown, err);
+  }
   xio_matrix m;
   if (xio_open_zarr(MPI_COMM_SELF, &a, shown, 1, &m, err)) return -1;
   const uint64_t row_bytes = (uint64_t)m.cols * m.elem_size;
