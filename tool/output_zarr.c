@@ -178,17 +178,14 @@ static int as_asked(const transpose_run *run, const xio_zarr_array *asked,
  * its chunks whatever budget wrote them. */
 static int array_of(const transpose_run *run, int k, const char *path, int writable,
                     xio_zarr_array *a, xio_error *err) {
-  char at[4700], names[XIO_MAX_DIMS][128], *attributes = NULL;
-  const char *name = output_name(run, k);
   if (writable) {
     *a = run->zarr_arrays[k];
     snprintf(a->path, sizeof a->path, "%.3400s%.600s", path, run->zarr_arrays[k].path);
     return 0;
   }
-  int named;
-  snprintf(at, sizeof at, "%.3400s/%.600s", path, name[0] == '/' ? name + 1 : name);
-  int rc = xio_zarr_array_read(at, at, a, names, &named, &attributes, err);
-  free(attributes);
+  char at[4700];
+  xio_zarr_array_path(path, output_name(run, k), at, sizeof at);
+  int rc = xio_zarr_array_read(at, at, a, NULL, NULL, NULL, err);
   if (rc == 0 && run->zarr_arrays) rc = as_asked(run, &run->zarr_arrays[k], a, err);
   return rc;
 }

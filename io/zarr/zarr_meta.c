@@ -384,10 +384,16 @@ static int describe(xio_zarr_array *a, json_t *meta, const char *shown, xio_erro
              : 0;
 }
 
+void xio_zarr_array_path(const char *store, const char *name, char *path, size_t size) {
+  snprintf(path, size, "%s/%s", store, name[0] == '/' ? name + 1 : name);
+}
+
 int xio_zarr_array_read(const char *path, const char *shown, xio_zarr_array *a, char names[][128],
                         int *named, char **attributes, xio_error *err) {
+  char unused[XIO_MAX_DIMS][128]; /* the names are checked even where not asked for */
+  int unused_named;
   memset(a, 0, sizeof *a);
-  *attributes = NULL;
+  if (attributes) *attributes = NULL;
   if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path)
     return xio_fail(err, "%s: its path is too long", shown);
   int missing;
@@ -406,8 +412,8 @@ int xio_zarr_array_read(const char *path, const char *shown, xio_zarr_array *a, 
     rc = axis_names(a,
                     a->format == 3 ? json_object_get(meta, "dimension_names")
                                    : json_object_get(attrs, "_ARRAY_DIMENSIONS"),
-                    names, named, shown, err);
-  if (rc == 0)
+                    names ? names : unused, named ? named : &unused_named, shown, err);
+  if (rc == 0 && attributes)
     rc = attributes_text(all, a->format == 2 ? "_ARRAY_DIMENSIONS" : NULL, shown, attributes, err);
   json_decref(meta), json_decref(attrs);
   return rc;

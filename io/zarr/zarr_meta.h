@@ -29,10 +29,14 @@ int xio_zarr_group_arrays(const char *path, const char *shown, xio_path_array *n
 int xio_zarr_group_attributes(const char *path, const char *shown, char **attributes,
                               xio_error *err);
 
+/* The directory of array `name` ("/tas" or "tas") of `store`. */
+void xio_zarr_array_path(const char *store, const char *name, char *path, size_t size);
+
 /* The array at `path` described into `a`; its axes' names into names
  * (empty where the store does not name them: *named 0); its attributes,
  * without v2's _ARRAY_DIMENSIONS, a JSON object's text (malloc'd).
- * `kind` 'S' is v2's "|S1", netCDF's characters. */
+ * names, named and attributes may be NULL where not wanted (the names are
+ * checked all the same).  `kind` 'S' is v2's "|S1", netCDF's characters. */
 int xio_zarr_array_read(const char *path, const char *shown, xio_zarr_array *a, char names[][128],
                         int *named, char **attributes, xio_error *err);
 

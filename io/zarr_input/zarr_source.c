@@ -40,14 +40,11 @@ static void free_store(void *state) {
 int xio_zarr_attach(xio_matrix *m, const char *input, xio_error *err) {
   store_array *s = calloc(1, sizeof *s);
   xio_block_source *source = calloc(1, sizeof *source);
-  char names[XIO_MAX_DIMS][128], *attributes = NULL;
-  int named, rc = s && source ? 0 : xio_fail(err, "out of memory reading %s", input);
+  int rc = s && source ? 0 : xio_fail(err, "out of memory reading %s", input);
   if (rc == 0) {
-    snprintf(s->shown, sizeof s->shown, "%s/%s", input,
-             m->dataset[0] == '/' ? m->dataset + 1 : m->dataset);
-    rc = xio_zarr_array_read(s->shown, s->shown, &s->array, names, &named, &attributes, err);
+    xio_zarr_array_path(input, m->dataset, s->shown, sizeof s->shown);
+    rc = xio_zarr_array_read(s->shown, s->shown, &s->array, NULL, NULL, NULL, err);
   }
-  free(attributes);
   int same = rc == 0 && s->array.ndims == m->shape.ndims && s->array.type_size == m->type_size;
   for (int i = 0; same && i < m->shape.ndims; i++) same = s->array.shape[i] == m->shape.dims[i];
   if (rc == 0 && !same)

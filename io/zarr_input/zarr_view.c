@@ -13,11 +13,6 @@
 #include "zarr_meta.h"
 #include "zarr_nc_attributes.h"
 
-/* Local.  Array `name` ("/tas" or "tas") of `store`: its path, as shown. */
-static void array_path(const char *store, const char *name, char *path, size_t size) {
-  snprintf(path, size, "%s/%s", store, name[0] == '/' ? name + 1 : name);
-}
-
 static nc_type nc_type_of(const xio_zarr_array *a) {
   static const nc_type ints[2][4] = {{NC_BYTE, NC_SHORT, NC_INT, NC_INT64},
                                      {NC_UBYTE, NC_USHORT, NC_UINT, NC_UINT64}};
@@ -64,7 +59,7 @@ static int define_array(int nc, const char *store, const char *name, char *skipp
   char shown[4700], names[XIO_MAX_DIMS][128], *attributes = NULL;
   xio_zarr_array a;
   int named, dims[XIO_MAX_DIMS], varid = -1;
-  array_path(store, name, shown, sizeof shown);
+  xio_zarr_array_path(store, name, shown, sizeof shown);
   if (xio_zarr_array_read(shown, shown, &a, names, &named, &attributes, err)) return -1;
   int rc = define_axes(nc, name, &a, names, named, dims, shown, err);
   if (rc == 0)
@@ -157,12 +152,10 @@ static int read_scalar(const xio_zarr_array *a, unsigned char *value, const char
  * in slabs of its first axis of about piece_bytes. */
 static int fill_array(int nc, int varid, const char *store, const char *name, uint64_t piece_bytes,
                       xio_error *err) {
-  char shown[4700], names[XIO_MAX_DIMS][128], *attributes = NULL;
+  char shown[4700];
   xio_zarr_array a;
-  int named;
-  array_path(store, name, shown, sizeof shown);
-  if (xio_zarr_array_read(shown, shown, &a, names, &named, &attributes, err)) return -1;
-  free(attributes);
+  xio_zarr_array_path(store, name, shown, sizeof shown);
+  if (xio_zarr_array_read(shown, shown, &a, NULL, NULL, NULL, err)) return -1;
   unsigned char value[16];
   if (a.ndims == 0) {
     if (read_scalar(&a, value, shown, err)) return -1;
