@@ -10,7 +10,6 @@
 #include "filters.h"
 #include "h5_compat.h"
 #include "h5_types.h"
-#include "matrix_zarr.h"
 #include "mpi_hints.h"
 #include "mpi_io_name.h"
 #include "netcdf3.h"
@@ -375,7 +374,7 @@ xio_storage_like xio_matrix_storage_like(const xio_matrix *m) {
 }
 
 void xio_describe_storage(const xio_matrix *m, char *text, size_t size) {
-  if (m->zarr) return xio_describe_zarr(m, text, size);
+  if (m->describe) return m->describe(m, text, size);
   snprintf(text, size, "unknown");
   const hid_t dcpl = H5Dget_create_plist(m->dset);
   if (dcpl < 0) return;

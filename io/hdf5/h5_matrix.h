@@ -19,7 +19,7 @@
 
 struct xio_block_source;
 
-typedef struct {
+typedef struct xio_matrix {
   MPI_Comm comm; /* not owned */
   hid_t file, dset;
   hid_t type; /* transient copy of the dataset's datatype: the memory type too, so no conversion */
@@ -52,6 +52,9 @@ typedef struct {
    * invalid.  Owned, freed by xio_close. */
   struct xio_zarr_matrix *zarr;
   const struct xio_chunk_files *files; /* zarr's */
+  /* xio_describe_storage's words for a matrix of another kind (a Zarr
+   * array's: matrix_zarr.c), NULL for an HDF5 dataset */
+  void (*describe)(const struct xio_matrix *m, char *text, size_t size);
   /* chunked: the rows (of an item's matrix) and columns a pass must start
    * and end on to cover whole chunks (the whole group where no shorter run
    * does) */

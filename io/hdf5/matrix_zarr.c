@@ -41,6 +41,7 @@ int xio_open_zarr(MPI_Comm comm, const xio_zarr_array *array, const char *datase
     return xio_fail(err, "cannot describe the Zarr array %s: out of memory", array->path);
   }
   m->zarr = z;
+  m->describe = xio_describe_zarr;
   z->array = *array;
   xio_zarr_chunk_files(&z->array, &z->files);
   m->files = &z->files;
