@@ -136,3 +136,9 @@ void xio_chunk_box_copy(const xio_chunk_box *box, const int64_t *origin, unsigne
     at[i]++;
   }
 }
+
+void xio_chunk_fill(unsigned char *chunk, size_t bytes, const unsigned char *value, size_t size) {
+  memcpy(chunk, value, size);
+  for (size_t done = size; done < bytes; done *= 2) /* doubling copies */
+    memcpy(chunk + done, chunk, done < bytes - done ? done : bytes - done);
+}

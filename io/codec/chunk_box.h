@@ -53,4 +53,8 @@ int xio_chunk_box_at_edge(const xio_chunk_box *box, const int64_t *origin);
 void xio_chunk_box_copy(const xio_chunk_box *box, const int64_t *origin, unsigned char *chunk,
                         unsigned char *block, int to_block);
 
+/* Local.  `chunk` (`bytes`) filled with `value` (`size` bytes), over and
+ * over. */
+void xio_chunk_fill(unsigned char *chunk, size_t bytes, const unsigned char *value, size_t size);
+
 #endif

@@ -12,6 +12,7 @@
 #include "host_memory.h"
 #include "pool.h"
 #include "shard.h"
+#include "shard_block.h"
 
 /* Chunks larger than this go through HDF5's pipeline. */
 #define MOST_CHUNK_BYTES ((size_t)1 << 30)
@@ -88,9 +89,7 @@ void xio_chunk_writer_fill(const xio_chunk_writer *w, unsigned char *chunk, int 
     for (size_t j = 0; j < w->type_size; j++) memset(chunk + j * values, w->fill[j], values);
     return;
   }
-  memcpy(chunk, w->fill, w->type_size);
-  for (size_t done = w->type_size; done < w->chunk_bytes; done *= 2) /* doubling copies */
-    memcpy(chunk + done, chunk, done < w->chunk_bytes - done ? done : w->chunk_bytes - done);
+  xio_chunk_fill(chunk, w->chunk_bytes, w->fill, w->type_size);
 }
 
 /* Local.  The chunks' shape, encoding and fill value: the files', or
@@ -226,14 +225,24 @@ static int reserve(xio_chunk_writer *w, size_t n, size_t bytes) {
              : 0;
 }
 
-/* Local.  The n chunks encoded at k * bound in the arena packed one after
- * another from its start: their bytes. */
-static uint64_t pack_arena(xio_chunk_writer *w, size_t n) {
+/* Local.  The chunks encoded at k * room packed one after another from
+ * the arena's start, their records too, those that did not fit left out
+ * (their indexes into `misfits`, how many in *left): their bytes. */
+static uint64_t pack_fitted(xio_chunk_writer *w, int64_t count, size_t room, int64_t *misfits,
+                            int64_t *kept, int64_t *left) {
+  const size_t per = (size_t)(w->ndims + 1);
   uint64_t bytes = 0;
-  for (size_t k = 0; k < n; k++) { /* packed: each moves down, never over one not yet moved */
-    const size_t size = (size_t)w->records[k * (size_t)(w->ndims + 1) + (size_t)w->ndims];
-    memmove(w->arena + bytes, w->arena + k * w->bound, size);
-    bytes += size;
+  *kept = 0, *left = 0;
+  for (int64_t k = 0; k < count; k++) { /* each moves down, never over one not yet moved */
+    const int64_t *record = w->records + (size_t)k * per;
+    if (record[w->ndims] < 0) {
+      misfits[(*left)++] = k;
+      continue;
+    }
+    memmove(w->arena + bytes, w->arena + (size_t)k * room, (size_t)record[w->ndims]);
+    memmove(w->records + (size_t)*kept * per, record, sizeof *record * per);
+    bytes += (uint64_t)record[w->ndims];
+    (*kept)++;
   }
   return bytes;
 }
@@ -251,11 +260,18 @@ static int encode_block(xio_chunk_writer *w, int64_t row, int64_t nrows, int64_t
   if (reserve(w, n, n * w->bound))
     return xio_fail(err, "cannot allocate %zu bytes to compress %s's chunks in on rank %d",
                     n * w->bound, w->name, w->rank);
-  if (xio_pool_run((int64_t)n, encode_chunk, &e)) {
+  if (w->files && w->files->shards) {
+    const xio_shard_block shards = {.layout = w->files->shards, .box = &e.box, .block = buf,
+                                    .fill = w->fill, .arena = w->arena, .records = w->records,
+                                    .scratch = &w->scratch, .dataset = w->name, .rank = w->rank};
+    if (xio_shard_block_encode(&shards, bytes, err)) return -1;
+  } else if (xio_pool_run((int64_t)n, encode_chunk, &e)) {
     *err = e.err;
     return -1;
+  } else {
+    int64_t kept = 0, left = 0; /* every one fits its bound */
+    *bytes = pack_fitted(w, (int64_t)n, w->bound, NULL, &kept, &left);
   }
-  *bytes = pack_arena(w, n);
   *count = (int64_t)n;
   return 0;
 }
@@ -423,28 +439,6 @@ static int encode_whole(void *arg, int64_t k, int worker) {
   const int rc =
       encode_one(w, we->given, k, w->arena + (size_t)k * we->room, we->room, record, worker);
   return rc < 0 ? encode_failed(&we->e, "out of memory") : 0;
-}
-
-/* Local.  The chunks encoded at k * room packed one after another from
- * the arena's start, their records too, those that did not fit left out
- * (their indexes into `misfits`, how many in *left): their bytes. */
-static uint64_t pack_fitted(xio_chunk_writer *w, int64_t count, size_t room, int64_t *misfits,
-                            int64_t *kept, int64_t *left) {
-  const size_t per = (size_t)(w->ndims + 1);
-  uint64_t bytes = 0;
-  *kept = 0, *left = 0;
-  for (int64_t k = 0; k < count; k++) { /* each moves down, never over one not yet moved */
-    const int64_t *record = w->records + (size_t)k * per;
-    if (record[w->ndims] < 0) {
-      misfits[(*left)++] = k;
-      continue;
-    }
-    memmove(w->arena + bytes, w->arena + (size_t)k * room, (size_t)record[w->ndims]);
-    memmove(w->records + (size_t)*kept * per, record, sizeof *record * per);
-    bytes += (uint64_t)record[w->ndims];
-    (*kept)++;
-  }
-  return bytes;
 }
 
 /* Collective.  The chunks that did not fit their room, one at a time on

@@ -15,15 +15,27 @@ int64_t xio_shard_chunks(const xio_shard_layout *l) {
   return n;
 }
 
-static size_t inner_bytes(const xio_shard_layout *l) {
+size_t xio_shard_inner_bytes(const xio_shard_layout *l) {
   size_t bytes = l->type_size;
   for (int i = 0; i < l->ndims; i++) bytes *= (size_t)l->inner[i];
   return bytes;
 }
 
+size_t xio_shard_inner_room(const xio_shard_layout *l) {
+  return xio_chunk_encode_bound(&l->codecs, xio_shard_inner_bytes(l)) + INDEX_ENTRY;
+}
+
 size_t xio_shard_bound(const xio_shard_layout *l) {
-  const size_t n = (size_t)xio_shard_chunks(l);
-  return n * (xio_chunk_encode_bound(&l->codecs, inner_bytes(l)) + INDEX_ENTRY) + CRC_BYTES;
+  return (size_t)xio_shard_chunks(l) * xio_shard_inner_room(l) + CRC_BYTES;
+}
+
+void xio_shard_inner_origin(const xio_shard_layout *l, const int64_t *shard_origin, int64_t k,
+                            int64_t *origin) {
+  for (int i = l->ndims - 1; i >= 0; i--) { /* k in C order over the inner grid */
+    const int64_t grid = l->shard[i] / l->inner[i];
+    origin[i] = shard_origin[i] + k % grid * l->inner[i];
+    k /= grid;
+  }
 }
 
 /* Inner chunk k's values copied out of (or, with `into`, back into) the
@@ -31,12 +43,9 @@ size_t xio_shard_bound(const xio_shard_layout *l) {
 static void move_inner(const xio_shard_layout *l, int64_t k, unsigned char *shard,
                        unsigned char *chunk, int into) {
   const int nd = l->ndims, last = nd - 1;
+  const int64_t zero[XIO_MAX_DIMS] = {0};
   int64_t origin[XIO_MAX_DIMS], at[XIO_MAX_DIMS] = {0};
-  for (int i = last; i >= 0; i--) { /* k in C order over the inner grid */
-    const int64_t grid = l->shard[i] / l->inner[i];
-    origin[i] = k % grid * l->inner[i];
-    k /= grid;
-  }
+  xio_shard_inner_origin(l, zero, k, origin);
   const size_t run = (size_t)(nd ? l->inner[last] : 1) * l->type_size;
   for (size_t done = 0;; done += run) {
     int64_t src = 0;
@@ -63,10 +72,36 @@ static uint64_t get_u64(const unsigned char *at) {
   return v;
 }
 
+/* The index's crc32c put after its entries. */
+static void seal_index(unsigned char *index, size_t index_bytes) {
+  const uint32_t crc = xio_crc32c(index, index_bytes - CRC_BYTES);
+  for (int b = 0; b < CRC_BYTES; b++)
+    index[index_bytes - CRC_BYTES + (size_t)b] = (unsigned char)(crc >> 8 * b);
+}
+
+size_t xio_shard_pack(const xio_shard_layout *l, unsigned char *slots, const size_t *sizes,
+                      unsigned char *out) {
+  const int64_t n = xio_shard_chunks(l);
+  const size_t room = xio_shard_inner_room(l);
+  size_t at = 0;
+  for (int64_t k = 0; k < n; k++) { /* each moves down, never over one not yet moved */
+    memmove(out + at, slots + (size_t)k * room, sizes[k]);
+    at += sizes[k];
+  }
+  unsigned char *index = out + at; /* within the slots, every one moved by now */
+  for (int64_t k = 0, offset = 0; k < n; offset += (int64_t)sizes[k++]) {
+    put_u64(index + (size_t)k * INDEX_ENTRY, (uint64_t)offset);
+    put_u64(index + (size_t)k * INDEX_ENTRY + 8, sizes[k]);
+  }
+  const size_t index_bytes = (size_t)n * INDEX_ENTRY + CRC_BYTES;
+  seal_index(index, index_bytes);
+  return at + index_bytes;
+}
+
 int xio_shard_encode(const xio_shard_layout *l, const unsigned char *values, unsigned char *out,
                      size_t room, size_t *size, xio_codec_scratch *scratch) {
   const int64_t n = xio_shard_chunks(l);
-  const size_t index_bytes = (size_t)n * INDEX_ENTRY + CRC_BYTES, bytes = inner_bytes(l);
+  const size_t index_bytes = (size_t)n * INDEX_ENTRY + CRC_BYTES, bytes = xio_shard_inner_bytes(l);
   if (room < index_bytes) return 1;
   unsigned char *index = malloc(index_bytes), *chunk = malloc(bytes);
   size_t at = 0;
@@ -81,9 +116,7 @@ int xio_shard_encode(const xio_shard_layout *l, const unsigned char *values, uns
     at += packed;
   }
   if (rc == 0) {
-    const uint32_t crc = xio_crc32c(index, index_bytes - CRC_BYTES);
-    for (int b = 0; b < CRC_BYTES; b++)
-      index[index_bytes - CRC_BYTES + (size_t)b] = (unsigned char)(crc >> 8 * b);
+    seal_index(index, index_bytes);
     memcpy(out + at, index, index_bytes);
     *size = at + index_bytes;
   }
@@ -95,7 +128,7 @@ int xio_shard_decode(const xio_shard_layout *l, const unsigned char *stored, siz
                      unsigned char *values, xio_codec_scratch *scratch, char *why,
                      size_t why_size) {
   const int64_t n = xio_shard_chunks(l);
-  const size_t index_bytes = (size_t)n * INDEX_ENTRY + CRC_BYTES, bytes = inner_bytes(l);
+  const size_t index_bytes = (size_t)n * INDEX_ENTRY + CRC_BYTES, bytes = xio_shard_inner_bytes(l);
   if (size < index_bytes) {
     snprintf(why, why_size, "hold %zu bytes, fewer than a shard's index", size);
     return -1;
