@@ -114,7 +114,10 @@ static const char usage[] =
     "                         whatever OUT's name)\n"
     "      --shards SPEC      Zarr v3: chunks grouped in shards, each one file written\n"
     "                         whole by one rank, named as --chunks names a chunk:\n"
-    "                         time/8760,lat/64,lon/64 (rounded up to whole chunks)\n"
+    "                         time/8760,lat/64,lon/64 (rounded up to whole chunks), or\n"
+    "                         none.  Default: an array of over 1000 chunks in shards\n"
+    "                         of up to a sixteenth of --memory (256 MiB at most), a\n"
+    "                         thousand files or so\n"
     "      --compressor C     a Zarr store's chunk compressor: blosc-zstd (default),\n"
     "                         blosc-lz4, gzip, zstd, each with :LEVEL as numcodecs\n"
     "                         takes it (blosc-zstd:3, gzip:1, zstd:1, blosc-lz4:5 by\n"
@@ -253,7 +256,8 @@ static int read_chunks(const char *value, tool_options *o, char *error, size_t e
 }
 
 static int read_shards(const char *value, tool_options *o, char *error, size_t error_size) {
-  if (tool_chunk_spec_check(value, error, error_size)) return -2;
+  o->unsharded = strcmp(value, "none") == 0;
+  if (!o->unsharded && tool_chunk_spec_check(value, error, error_size)) return -2;
   o->shards = value;
   return 0;
 }

@@ -43,6 +43,7 @@ typedef struct {
   int zarr;
   xio_zarr_codec zarr_codec;
   const char *shards; /* --shards "time/8760,lat/64,lon/64": v3's, by axis name */
+  int unsharded;      /* --shards none: v3's chunks one file each, however many */
 } tool_options;
 
 /* How the output is checked before it is published: against the checksums

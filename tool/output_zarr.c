@@ -19,6 +19,17 @@
 #include "zarr_meta.h"
 #include "zarr_rest.h"
 
+/* The most bytes of a default shard (zarr_array.h): a sixteenth of the
+ * budget, so that a pass holds many (a pass holds whole shards), rounded
+ * down to a power of two, so that a rerun's budget, which moves with the
+ * node's free memory, gives the same shards; 256 MiB at most, a file
+ * that any client reads whole. */
+static uint64_t default_shard_bytes(uint64_t budget) {
+  uint64_t most = (uint64_t)256 << 20;
+  while (most > budget / 16 && most > 1) most /= 2;
+  return most;
+}
+
 int tool_zarr_array_of(const transpose_run *run, const xio_storage *storage, const xio_shape *shape,
                        const char *path, char names[][128], xio_zarr_array *a, xio_error *err) {
   int64_t chunks[XIO_MAX_DIMS], shards[XIO_MAX_DIMS];
@@ -33,8 +44,11 @@ int tool_zarr_array_of(const transpose_run *run, const xio_storage *storage, con
   int rc = xio_zarr_array_init(a, path, &run->opt->zarr_codec, run->in.type, shape, chunks,
                                has_fill ? fill : NULL, why, sizeof why);
   for (int i = 0; i < shape->ndims; i++) moved[i] = names[i];
-  if (rc == 0 && run->opt->shards) {
+  if (rc == 0 && run->opt->shards && !run->opt->unsharded) {
     tool_chunk_spec_apply(run->opt->shards, shape->ndims, moved, shape->dims, shards);
+    rc = xio_zarr_array_shard(a, shards, why, sizeof why);
+  } else if (rc == 0 && !run->opt->shards &&
+             xio_zarr_default_shards(a, default_shard_bytes(run->budget), shards)) {
     rc = xio_zarr_array_shard(a, shards, why, sizeof why);
   }
   return rc ? xio_fail(err, "%s:%s cannot be stored in %s: %s", run->input_shown, run->in.dataset,
@@ -155,9 +169,14 @@ static int make_zarr(transpose_run *run, const xio_transpose_options *topt, xio_
   return xio_agree(run->comm, rc, err);
 }
 
+static int64_t inner_chunk(const xio_zarr_array *a, int axis) {
+  return a->sharded ? a->shards.inner[axis] : a->chunks[axis];
+}
+
 /* Whether the store's array `stored` is what this run would write as
- * `asked` (its codecs; its chunks where --chunks names them): a rerun
- * with other options must not find the store done. */
+ * `asked` (its codecs; its chunks where --chunks names them, its shards
+ * where --shards does): a rerun with other options must not find the
+ * store done. */
 static int as_asked(const transpose_run *run, const xio_zarr_array *asked,
                     const xio_zarr_array *stored, xio_error *err) {
   const xio_filters *a = &asked->codecs, *b = &stored->codecs;
@@ -167,8 +186,11 @@ static int as_asked(const transpose_run *run, const xio_zarr_array *asked,
   if (!same)
     return xio_fail(err, "%s is stored with other codecs than this command asks for", stored->path);
   for (int i = 0; run->opt->chunks && i < asked->ndims; i++)
-    if (asked->chunks[i] != stored->chunks[i])
+    if (inner_chunk(asked, i) != inner_chunk(stored, i))
       return xio_fail(err, "%s is stored in other chunks than --chunks asks for", stored->path);
+  for (int i = 0; run->opt->shards && i < asked->ndims; i++)
+    if (asked->sharded != stored->sharded || asked->chunks[i] != stored->chunks[i])
+      return xio_fail(err, "%s is stored in other shards than --shards asks for", stored->path);
   return 0;
 }
 

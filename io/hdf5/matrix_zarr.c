@@ -89,7 +89,7 @@ void xio_describe_zarr(const xio_matrix *m, char *text, size_t size) {
     n += snprintf(text + n, size - (size_t)n, "%s%lld", i ? " x " : " in shards of ",
                   (long long)(a->shards.shard[i] / a->shards.inner[i]));
   if (n > 0 && (size_t)n < size)
-    snprintf(text + n, size - (size_t)n, ", %s%s%.0u",
+    snprintf(text + n, size - (size_t)n, ", %s%s%.0u, %lld file(s)",
              xio_zarr_compressor_name(a->codec.compressor), a->codecs.count ? ":" : "",
-             a->codecs.count ? a->codecs.value[0] : 0u);
+             a->codecs.count ? a->codecs.value[0] : 0u, (long long)xio_zarr_files(a));
 }

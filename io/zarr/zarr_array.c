@@ -93,16 +93,58 @@ int xio_zarr_array_shard(xio_zarr_array *a, const int64_t *shard, char *why, siz
     snprintf(why, why_size, "shards are Zarr v3's: --zarr-format 3");
     return -1;
   }
-  xio_shard_layout *l = &a->shards;
-  *l = (xio_shard_layout){.ndims = a->ndims, .type_size = a->type_size, .codecs = a->codecs};
+  xio_shard_layout l = {.ndims = a->ndims, .type_size = a->type_size, .codecs = a->codecs};
+  int grouped = 0;
   for (int i = 0; i < a->ndims; i++) {
     const int64_t inner = a->chunks[i], whole = (a->shape[i] + inner - 1) / inner * inner;
     int64_t n = (shard[i] + inner - 1) / inner * inner;
     if (n > whole) n = whole > inner ? whole : inner;
-    l->inner[i] = inner, l->shard[i] = a->chunks[i] = n;
+    l.inner[i] = inner, l.shard[i] = n;
+    grouped |= n > inner;
   }
+  if (!grouped) return 0; /* a shard of one chunk: its index only costs */
+  a->shards = l;
+  for (int i = 0; i < a->ndims; i++) a->chunks[i] = l.shard[i];
   a->sharded = 1;
   return 0;
+}
+
+/* Chunks of `chunk` values along each axis of a's shape, in groups of
+ * `group` chunks: how many groups. */
+static int64_t groups(const xio_zarr_array *a, const int64_t *chunk, const int64_t *group) {
+  int64_t n = 1;
+  for (int i = 0; i < a->ndims; i++) {
+    const int64_t along = (a->shape[i] + chunk[i] - 1) / chunk[i];
+    n *= (along + group[i] - 1) / group[i];
+  }
+  return n;
+}
+
+int xio_zarr_default_shards(const xio_zarr_array *a, uint64_t most_bytes, int64_t *shard) {
+  int64_t group[XIO_MAX_DIMS];
+  for (int i = 0; i < a->ndims; i++) group[i] = 1;
+  uint64_t bytes = xio_zarr_chunk_bytes(a);
+  int grouped = 0;
+  while (a->format == 3 && !a->sharded && groups(a, a->chunks, group) > XIO_ZARR_MANY_FILES &&
+         bytes * 2 <= most_bytes) {
+    int widest = -1;
+    int64_t most = 1;
+    for (int i = 0; i < a->ndims; i++) {
+      const int64_t along = (a->shape[i] + a->chunks[i] - 1) / a->chunks[i];
+      const int64_t left = (along + group[i] - 1) / group[i];
+      if (left > 1 && left >= most) most = left, widest = i;
+    }
+    if (widest < 0) break;
+    group[widest] *= 2, bytes *= 2, grouped = 1;
+  }
+  for (int i = 0; i < a->ndims; i++) shard[i] = a->chunks[i] * group[i];
+  return grouped;
+}
+
+int64_t xio_zarr_files(const xio_zarr_array *a) {
+  int64_t one[XIO_MAX_DIMS];
+  for (int i = 0; i < a->ndims; i++) one[i] = 1;
+  return groups(a, a->chunks, one);
 }
 
 size_t xio_zarr_chunk_bytes(const xio_zarr_array *a) {

@@ -67,8 +67,24 @@ int xio_zarr_array_init(xio_zarr_array *a, const char *path, const xio_zarr_code
 /* Local, v3.  The array's chunks grouped into shards of `shard` values
  * along each axis (each rounded up to a whole number of chunks, at most
  * the array's extent rounded so): the grid's chunks become the shards.
- * -1 with why for v2. */
+ * A shard of one chunk leaves the array unsharded.  -1 with why for v2. */
 int xio_zarr_array_shard(xio_zarr_array *a, const int64_t *shard, char *why, size_t why_size);
+
+/* An array of more chunks than this is sharded by default: a store of
+ * millions of files is slow to list, copy and remove, and parallel file
+ * systems limit how many a user may have (rechunker#80). */
+#define XIO_ZARR_MANY_FILES 1000
+
+/* Local, v3, not yet sharded.  The default shards of an array of more
+ * than XIO_ZARR_MANY_FILES chunks into `shard` (values along each axis):
+ * its chunks grouped a doubling at a time along the axis with the most
+ * shards left (the later on ties: each shard a compact block) until at
+ * most that many files remain or a shard would pass most_bytes.  0 where
+ * it needs none (or no shard of two chunks fits most_bytes). */
+int xio_zarr_default_shards(const xio_zarr_array *a, uint64_t most_bytes, int64_t *shard);
+
+/* The files of the array's chunks (of a sharded one: its shards). */
+int64_t xio_zarr_files(const xio_zarr_array *a);
 
 /* Bytes of one whole chunk (of a sharded array: of a shard). */
 size_t xio_zarr_chunk_bytes(const xio_zarr_array *a);

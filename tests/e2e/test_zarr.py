@@ -6,7 +6,8 @@ masked fill values), with each codec, files joined and a netCDF-3 file
 too; Zarr v3 read value for value by
 zarrita (npm; skipped, saying so, where it is not installed); several
 ranks writing their own chunks; v3 shards, each written whole by one
-rank, read by zarrita; a store never replaced; a stopped run resumed to
+rank, read by zarrita, and by default for an array of many chunks; a
+store never replaced; a stopped run resumed to
 the same store, a killed one whose chunk file was damaged started over;
 --filter and --shards for v2 refused; `xpose verify` of a store, and
 a rerun that finds the store done whatever budget chunked it."""
@@ -212,6 +213,34 @@ class Zarr(ToolTestCase):
         result = self.xpose(1, "--zarr-format", "2", "--shards", "lat/9", "in.nc", "v2.zarr")
         self.assertEqual(result.returncode, 2, result)
         self.assertIn("--shards makes Zarr v3's shards", result.stderr)
+
+    @unittest.skipUnless(os.path.isdir(os.path.join(ZARRITA, "node_modules", "zarrita")),
+                         "zarrita is not installed (jobs/test.sh installs it from npm)")
+    def test_an_array_of_many_chunks_is_sharded_by_default(self):
+        write_cf(self.path("in.nc"), ny=36, nx=70, chars=False)
+        args = ["--chunks", "time/40,lat/1,lon/1", "in.nc"]
+        plan = self.run_ok(2, "--plan", *args, "sharded.zarr")
+        self.assertIn("chunks 40 x 1 x 1 in shards of 1 x 2 x 2, blosc-zstd:3, 630 file(s)",
+                      plan.stdout + plan.stderr)
+        self.run_ok(2, *args, "sharded.zarr")  # 36 x 70 chunks: a file each would be 2520
+        with open(self.path("sharded.zarr/tas/zarr.json")) as f:
+            meta = json.load(f)
+        self.assertEqual(meta["chunk_grid"]["configuration"]["chunk_shape"], [40, 2, 2])
+        self.assertEqual(meta["codecs"][0]["configuration"]["chunk_shape"], [40, 1, 1])
+        files = sum(len(f) for _, _, f in os.walk(self.path("sharded.zarr/tas/c")))
+        self.assertEqual(files, 18 * 35)
+        self.assertInputValues(self.read_with_zarrita("sharded.zarr", ["tas"]))
+        self.run_ok(1, "--shards", "none", *args, "unsharded.zarr")
+        with open(self.path("unsharded.zarr/tas/zarr.json")) as f:
+            meta = json.load(f)
+        self.assertEqual(meta["chunk_grid"]["configuration"]["chunk_shape"], [40, 1, 1])
+        self.assertEqual(meta["codecs"][0]["name"], "bytes")
+        # a rerun finds the default shards done; one asking for none finds other shards
+        result = self.run_ok(2, "--resume", *args, "sharded.zarr")
+        self.assertIn("sharded.zarr already holds the 2 datasets of in.nc", result.stdout)
+        result = self.xpose(2, "--resume", "--shards", "none", *args, "sharded.zarr")
+        self.assertEqual(result.returncode, 1, result)
+        self.assertIn("is stored in other shards than --shards asks for", result.stderr)
 
     def test_a_store_is_never_replaced_and_the_hdf5_options_are_refused(self):
         os.mkdir(self.path("taken.zarr"))
