@@ -119,6 +119,17 @@ typedef struct {
   tool_output_file *out;
 } output_check;
 
+/* Whether file `path` lies in `folder` (by any name). */
+static int lies_in(const char *path, const char *folder) {
+  char parent[4200];
+  snprintf(parent, sizeof parent, "%s", path);
+  char *slash = strrchr(parent, '/');
+  if (slash) *slash = '\0';
+  struct stat a, b;
+  return stat(slash ? (parent[0] ? parent : "/") : ".", &a) == 0 && stat(folder, &b) == 0 &&
+         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* The input must not be one of xpose's own files for this output: taking
  * the lock would overwrite it, starting over would remove it. */
 static int check_input_is_not_ours(const output_check *c, const char *input, xio_error *err) {
@@ -126,9 +137,16 @@ static int check_input_is_not_ours(const output_check *c, const char *input, xio
   if (stat(input, &in_st) != 0) return 0; /* its own checks say why */
   const tool_output_file *out = c->out;
   const char *const own[] = {out->partial_path,     out->record_path,      out->lock_path,
-                             out->scratch_paths[0], out->scratch_paths[1], out->view_path};
+                             out->scratch_paths[0], out->scratch_paths[1], out->view_path,
+                             out->store_views};
   const char *const what[] = {"partial output", "resume record", "lock",
-                              "scratch file",   "scratch file",  "netCDF-4 view of its input"};
+                              "scratch file",   "scratch file",  "netCDF-4 view of its input",
+                              "folder of its input stores' views"};
+  if (lies_in(input, out->store_views)) {
+    c->out->usage_error = 1;
+    return xio_fail(err, "input %s lies in %s, the folder of output %s's views of its input "
+                    "stores: give another input or output", input, out->store_views, c->path);
+  }
   for (int i = 0; i < (int)(sizeof own / sizeof *own); i++)
     if (stat(own[i], &st) == 0 && st.st_dev == in_st.st_dev && st.st_ino == in_st.st_ino) {
       c->out->usage_error = 1;
@@ -240,6 +258,7 @@ int tool_output_prepare(MPI_Comm comm, const char *path, const char *const *inpu
     beside(path, suffix, out->scratch_paths[j], sizeof out->scratch_paths[j]);
   }
   beside(path, ".xpose-netcdf4", out->view_path, sizeof out->view_path);
+  beside(path, ".xpose-store-views", out->store_views, sizeof out->store_views);
   out->force = force;
   output_check check = {comm, path, inputs, input_count, force, partial, out};
   const int rc = xio_on_root(comm, check_output_on_root, &check, err);

@@ -33,6 +33,7 @@ typedef struct {
   char partial_path[4200], record_path[4200], lock_path[4200];
   char scratch_paths[TOOL_SCRATCH_FILES][4200];
   char view_path[4200];
+  char store_views[4200]; /* a folder: the netCDF-4 view of each Zarr store joined */
   int force;
   int store;            /* a directory store (Zarr): its partial is a directory */
   int partial_found;    /* an earlier run's partial, kept for resuming */

@@ -55,6 +55,8 @@ typedef struct transpose_run {
   int netcdf3;                    /* the input is netCDF-3: HDF5 reads its view (input_view.h) */
   int zarr_input;                 /* the input is a Zarr store: HDF5 reads its view */
   int view_made;                  /* rank 0: that view is this run's, to remove */
+  char **store_views;             /* rank 0: each Zarr store joined, its own view, made */
+  int store_view_count;
   tool_dataset_list rearranged;   /* the input's datasets the run moves, one after the other */
   int dataset_index;              /* which of them is in `in` (and in `out`, while moving) */
   uint64_t moved_bytes;           /* of the datasets moved before it */

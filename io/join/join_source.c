@@ -6,15 +6,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "chunk_reader.h"
+#include "chunk_writer.h"
+#include "matrix_zarr.h"
 #include "netcdf3.h"
 #include "raw_dataset.h"
+#include "zarr_meta.h"
+
+/* A Zarr store's array: its chunk files, which its index reads. */
+typedef struct {
+  xio_zarr_array array;
+  xio_chunk_files files;
+} store_array;
 
 /* One input: where its records start among all, and how it is read
  * while open (a netCDF-3 variable at its offsets, compressed chunks
- * located before the passes, a contiguous dataset located before the
- * passes at its offsets, or else an HDF5 dataset on this rank alone). */
+ * located before the passes, a store's chunk files, a contiguous dataset
+ * located before the passes at its offsets, or else an HDF5 dataset on
+ * this rank alone). */
 typedef struct {
   char *path;
   int64_t first_record, records;
@@ -22,6 +33,7 @@ typedef struct {
   uint64_t last_read; /* the reads' count when it was last read: the oldest closes first */
   xio_nc3_source *netcdf3;
   xio_chunk_index *index; /* its file open while `open` */
+  store_array *store;      /* a Zarr store's: read through `index` */
   xio_raw_dataset raw;    /* located: `raw_at`; its file open while `open` */
   int raw_at;
   xio_matrix hdf5;
@@ -88,6 +100,40 @@ static int set_host_order(member *mb, const xio_matrix *m, xio_error *err) {
   return rc;
 }
 
+/* Whether the input is a Zarr store (a directory): read from its chunk
+ * files. */
+static int is_store(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Store mb's array (m's): its chunk files indexed for the codec, a
+ * missing one read as the fill value (Zarr's rule), once checked to be
+ * shaped as m but for the records: 1, or -1 with a message. */
+static int index_store(member *mb, const xio_matrix *m, xio_error *err) {
+  char shown[4700];
+  xio_zarr_array_path(mb->path, m->dataset, shown, sizeof shown);
+  if (!(mb->store = calloc(1, sizeof *mb->store)))
+    return xio_fail(err, "out of memory reading %s", shown);
+  const xio_zarr_array *a = &mb->store->array;
+  if (xio_zarr_array_read(shown, shown, &mb->store->array, NULL, NULL, NULL, err)) return -1;
+  const xio_shape shape = member_shape(mb, m);
+  int same = a->ndims == shape.ndims;
+  for (int i = 0; same && i < a->ndims; i++) same = a->shape[i] == shape.dims[i];
+  if (!same)
+    return xio_fail(err, "%s is not shaped as the first input's (the records aside)", shown);
+  const hid_t type = xio_zarr_type(a);
+  const int rc = type < 0 ? xio_fail(err, "%s: its type has no HDF5 form", shown)
+                          : set_order(mb, m, type, err);
+  if (type >= 0) (void)H5Tclose(type);
+  if (rc) return -1;
+  xio_zarr_chunk_files(a, &mb->store->files);
+  if (!(mb->index = xio_chunk_index_of_files(&mb->store->files, 1)))
+    return xio_fail(err, "out of memory reading %s", shown);
+  return xio_chunk_index_build(mb->index, MPI_COMM_SELF, H5I_INVALID_HID, H5I_INVALID_HID, &shape,
+                               m->type_size, shown, err);
+}
+
 /* Opens mb for m's dataset (read_member folds it as m is), closing the
  * least recently read input where too many are open. */
 static int open_member(join *j, member *mb, const xio_matrix *m, xio_error *err) {
@@ -104,6 +150,8 @@ static int open_member(join *j, member *mb, const xio_matrix *m, xio_error *err)
     rc = xio_fail(err, "%s: cannot open: %s", mb->path, strerror(errno));
   else if (mb->raw_at)
     rc = 0;
+  else if (!mb->index && is_store(mb->path))
+    rc = index_store(mb, m, err) < 0 ? -1 : 0;
   else if (!mb->index && xio_nc3_signature(mb->path) >= 0)
     rc = xio_nc3_source_open(mb->path, m->dataset, &shape, mb->path, &mb->netcdf3, err) ||
          set_host_order(mb, m, err);
@@ -172,6 +220,7 @@ static void free_join(void *state) {
   for (int i = 0; i < j->count; i++) {
     close_member(j, &j->members[i]);
     xio_chunk_index_free(j->members[i].index);
+    free(j->members[i].store);
     if (j->members[i].order >= 0) (void)H5Tclose(j->members[i].order);
     free(j->members[i].path);
   }
@@ -194,10 +243,11 @@ static int locate_raw(member *mb, const xio_matrix *m, xio_matrix *h, xio_error 
 
 /* Where input mb's values lie, for reads with no HDF5 call during the
  * passes (its file closed again): compressed chunks located for the
- * codec, a contiguous dataset at its offsets: 1; 0 where HDF5 must read
- * them (a chunk not written, a filter the codec does not run, chunks not
- * compressed); -1 with a message. */
+ * codec, a store's chunk files, a contiguous dataset at its offsets: 1;
+ * 0 where HDF5 must read them (a chunk not written, a filter the codec
+ * does not run, chunks not compressed); -1 with a message. */
 static int index_member(member *mb, const xio_matrix *m, xio_error *err) {
+  if (is_store(mb->path)) return index_store(mb, m, err);
   xio_matrix h;
   xio_matrix_reset(&h);
   int usable = open_hdf5(mb, m, &h, err);

@@ -2,8 +2,8 @@
  * (join_view.h), read from the inputs themselves: a block of the joined
  * matrix is split where one input's records end and the next's begin,
  * and each part read from its input as that input stores it (netCDF-3 at
- * its offsets, netCDF-4's chunks through the chunk codec or HDF5), on
- * each rank alone.  At most XIO_JOIN_OPEN_INPUTS inputs are open at once,
+ * its offsets, netCDF-4's chunks through the chunk codec or HDF5, a Zarr
+ * store's chunk files through the codec), on each rank alone.  At most XIO_JOIN_OPEN_INPUTS inputs are open at once,
  * the least recently read closed first, so archives of thousands of files
  * run.  Where every input is netCDF-3, has compressed chunks the codec
  * reads or is contiguous, their values are located before the passes

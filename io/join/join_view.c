@@ -172,9 +172,9 @@ static int list_joined(int nc, int join, const char *path, xio_path_array *joine
   return 0;
 }
 
-int xio_join_view_create(const char *const *inputs, const char *concat, const char *view,
-                         xio_path_array *joined, xio_error *err) {
-  int first = -1, out = -1, join = -1, rc = open_input(inputs[0], &first, err);
+int xio_join_view_create(const char *const *inputs, const char *const *files, const char *concat,
+                         const char *view, xio_path_array *joined, xio_error *err) {
+  int first = -1, out = -1, join = -1, rc = open_input(files ? files[0] : inputs[0], &first, err);
   const int first_open = rc == 0;
   if (rc == 0) rc = joinable(first, inputs[0], concat, &join, err);
   if (rc == 0) rc = list_joined(first, join, inputs[0], joined, err);
@@ -248,11 +248,12 @@ static int fill_from(int in, int view, int join, int i, const char *const *input
 /* Input i read with netCDF-C: checked against the first (open as
  * `first`; i 0: it is the first), its variables into the view from
  * record `at` of `join_name`, the dimension joined along. */
-static int fill_with_netcdf(const char *const *inputs, int i, const char *join_name, int out,
-                            int *first, size_t at, const xio_path_list *skip, uint64_t piece_bytes,
-                            size_t *records, xio_join_h5_found *span, xio_error *err) {
+static int fill_with_netcdf(const char *const *inputs, const char *file, int i,
+                            const char *join_name, int out, int *first, size_t at,
+                            const xio_path_list *skip, uint64_t piece_bytes, size_t *records,
+                            xio_join_h5_found *span, xio_error *err) {
   int in = -1, join = -1;
-  int rc = open_input(inputs[i], &in, err);
+  int rc = open_input(file, &in, err);
   const int opened = rc == 0;
   if (rc == 0 && i == 0) *first = in; /* checked joinable as the view was made */
   if (rc == 0 && nc_inq_dimid(*first, join_name, &join) != NC_NOERR)
@@ -265,9 +266,9 @@ static int fill_with_netcdf(const char *const *inputs, int i, const char *join_n
   return rc;
 }
 
-int xio_join_view_fill(const char *const *inputs, int count, const char *view,
-                       const xio_path_list *skip, uint64_t piece_bytes, int64_t *records,
-                       char *warning, size_t warning_size, xio_error *err) {
+int xio_join_view_fill(const char *const *inputs, const char *const *files, int count,
+                       const char *view, const xio_path_list *skip, uint64_t piece_bytes,
+                       int64_t *records, char *warning, size_t warning_size, xio_error *err) {
   int out = -1, first = -1;
   xio_record_order order = {0};
   warning[0] = '\0';
@@ -282,10 +283,11 @@ int xio_join_view_fill(const char *const *inputs, int count, const char *view,
   size_t at = 0;
   for (int i = 0; rc == 0 && i < count; i++) {
     xio_join_h5_found found = {0};
+    const char *file = files ? files[i] : inputs[i];
     /* netCDF-4 inputs after the first through HDF5 where they are plain */
-    if (i == 0 || xio_nc3_signature(inputs[i]) >= 0 ||
-        !xio_join_h5_fill(inputs[i], out, at, skip, piece_bytes, &found))
-      rc = fill_with_netcdf(inputs, i, join_name, out, &first, at, skip, piece_bytes,
+    if (i == 0 || xio_nc3_signature(file) >= 0 ||
+        !xio_join_h5_fill(file, out, at, skip, piece_bytes, &found))
+      rc = fill_with_netcdf(inputs, file, i, join_name, out, &first, at, skip, piece_bytes,
                             &found.records, &found, err);
     if (rc == 0)
       xio_record_order_next(&order, inputs[i], found.spanned, found.first, found.last, warning,

@@ -13,7 +13,10 @@
  * but the view and the first.
  *
  * Both functions are local (rank 0's, with no rank holding the view
- * open) and return 0, or -1 with a message naming the input(s). */
+ * open) and return 0, or -1 with a message naming the input(s).  They
+ * read `files` in place of the inputs where given (NULL: the inputs
+ * themselves), each a file that stands for its input: Zarr stores' own
+ * netCDF-4 views (zarr_view.h); messages name the inputs. */
 #ifndef XIO_JOIN_VIEW_H
 #define XIO_JOIN_VIEW_H
 
@@ -29,8 +32,8 @@
  * the first of every variable that has it, which the view makes its
  * record dimension; the variables that have it (the joined ones) into
  * *joined, which the caller frees. */
-int xio_join_view_create(const char *const *inputs, const char *concat, const char *view,
-                         xio_path_array *joined, xio_error *err);
+int xio_join_view_create(const char *const *inputs, const char *const *files, const char *concat,
+                         const char *view, xio_path_array *joined, xio_error *err);
 
 /* In one pass over the `count` inputs: checks that each has the first's
  * variables, types and dimensions (the record dimension's length aside)
@@ -42,8 +45,8 @@ int xio_join_view_create(const char *const *inputs, const char *concat, const ch
  * records.  A record coordinate (the variable named as the record
  * dimension) that does not increase from one input to the next is said
  * in `warning` (a line; "" for none). */
-int xio_join_view_fill(const char *const *inputs, int count, const char *view,
-                       const xio_path_list *skip, uint64_t piece_bytes, int64_t *records,
-                       char *warning, size_t warning_size, xio_error *err);
+int xio_join_view_fill(const char *const *inputs, const char *const *files, int count,
+                       const char *view, const xio_path_list *skip, uint64_t piece_bytes,
+                       int64_t *records, char *warning, size_t warning_size, xio_error *err);
 
 #endif

@@ -2,7 +2,8 @@
 write (each codec, shuffle filters, "/" chunk keys, big-endian values,
 chunks never written) rearranged into netCDF-4 files that xarray reads
 as it reads the store; v3 stores xpose wrote, sharded or not, read back;
-a store rechunked into a store (rechunker's job); --plan and `xpose
+a store rechunked into a store (rechunker's job); stores joined along
+time, into a file and into a store; --plan and `xpose
 verify` of a store; damaged stores (JSON, chunks, codecs, groups)
 refused naming the store, nothing published, the store untouched."""
 
@@ -125,6 +126,41 @@ class ZarrInputs(ToolTestCase):
         self.assertIn(expected.attrs.pop("history"), got.attrs.pop("history"))
         xarray.testing.assert_identical(expected, got)
         self.assertEqual(self.leftovers(), [])
+
+    def test_stores_joined_along_time_as_one_store_of_them_all(self):
+        whole = dataset()
+        whole.to_zarr(self.path("whole.zarr"))
+        parts = ((0, 9, {}), (9, 20, {"compressor": numcodecs.Zlib(4)}),
+                 (20, NT, {"compressor": numcodecs.Zstd(1), "chunks": (2, 5, 7)}))
+        for k, (first, end, encoding) in enumerate(parts):
+            whole.isel(time=slice(first, end)).to_zarr(self.path(f"part{k}.zarr"),
+                                                       encoding={"tas": encoding})
+        stores = [f"part{k}.zarr" for k in range(3)]
+        self.run_ok(3, "--concat", "time", "--dims", "lat,lon,time", *stores, "series.nc")
+        self.assertSameAsStore("whole.zarr", "series.nc")
+        self.run_ok(2, "verify", "--concat", "time", "--dims", "lat,lon,time", *stores, "series.nc")
+        self.run_ok(2, "--concat", "time", "--chunks", "time/30,lat/5,lon/7", "--zarr-format", "2",
+                    *stores, "series.zarr")
+        expected = xarray.open_zarr(self.path("whole.zarr")).load()
+        got = xarray.open_zarr(self.path("series.zarr")).load()
+        self.assertIn(expected.attrs.pop("history"), got.attrs.pop("history"))
+        xarray.testing.assert_identical(expected, got)
+        self.assertEqual(self.leftovers(), [])  # each store's view made and removed
+        # refused, naming the stores: no dimension named, a file among stores, the views' folder
+        result = self.xpose(2, "--dims", "lat,lon,time", *stores, "none.nc")
+        self.assertEqual(result.returncode, 1, result)
+        self.assertIn("part0.zarr has no record (unlimited) dimension to join the inputs along: "
+                      "name one with --concat NAME", result.stderr)
+        result = self.xpose(2, "--concat", "time", "part0.zarr", "series.nc", "none2.nc")
+        self.assertIn("part0.zarr is a Zarr store and series.nc a file: xpose joins stores with "
+                      "stores, files with files", result.stderr)
+        os.mkdir(self.path("out.nc.xpose-store-views"))
+        shutil.copy(self.path("series.nc"), self.path("out.nc.xpose-store-views/0.nc"))
+        result = self.xpose(2, "out.nc.xpose-store-views/0.nc", "out.nc")
+        self.assertEqual(result.returncode, 2, result)
+        self.assertIn("lies in out.nc.xpose-store-views, the folder of output out.nc's views",
+                      result.stderr)
+        self.assertFalse(any(os.path.exists(self.path(n)) for n in ("none.nc", "none2.nc", "out.nc")))
 
     def remove(self, name):
         path = self.path(name)
