@@ -7,8 +7,8 @@
 #include <stdatomic.h>
 
 #include "filters.h"
+#include "h5_transpose.h"
 #include "phases_plan.h"
-#include "rechunk_phases.h"
 #include "zarr_codecs.h"
 
 /* The intermediate's codec: a byte shuffle, then Blosc's lz4 at this

@@ -4,11 +4,10 @@
  * encoded once, on every thread of every rank, and written once.
  *
  * The scratch file is xpose's own, beside the output: each batch's pieces
- * at the batch's place, each piece encoded with shuffle and deflate at
- * level 1 (a fast codec: a third of the values' size on climate fields),
- * their places and sizes exchanged between the phases.  The output's
- * chunks are written as stored by rank 0, their one writer
- * (chunk_writer.h).
+ * at the batch's place, each piece encoded with a byte shuffle and Blosc's
+ * lz4 (phases_move.h), their places and sizes exchanged between the
+ * phases.  The output's chunks are written as stored by rank 0, their one
+ * writer, or each by its rank where they are files (chunk_writer.h).
  *
  * The checksums are those of the pass engine: of every value read, keyed
  * by its position, which in a rechunk is its position in the output too,
