@@ -1,6 +1,7 @@
 /* What a rechunk's two phases share while they run (rechunk_phases.c
  * sets it up and runs phase 1; phase_two.c gathers and writes the output
- * chunks).  Internal to io/rechunk. */
+ * chunks; phases_move.c keeps a failure and counts the rounds of both).
+ * Internal to io/rechunk. */
 #ifndef XIO_PHASES_MOVE_H
 #define XIO_PHASES_MOVE_H
 
