@@ -6,7 +6,7 @@
  * HDF5 1.10 reads some of that without checking it, and a damaged file (a
  * DIMENSION_LIST whose heap object is cut) crashes it with SIGSEGV inside
  * H5DSget_num_scales: so the tool runs this walk in a process of its own
- * first (tool/input_file.c), where a crash costs nothing but a message. */
+ * first (tool/files/input_file.c), where a crash costs nothing but a message. */
 #ifndef XIO_H5_METADATA_WALK_H
 #define XIO_H5_METADATA_WALK_H
 

@@ -9,7 +9,7 @@
 # status, time, the largest resident memory of one process (GNU time; for
 # xpose its largest rank) and the cgroup's peak, which counts the page
 # cache the writes fill (reclaimable) too.  xpose reads the limit as its
-# default budget (tool/node_memory.c) and its output is checked with
+# default budget (tool/process/node_memory.c) and its output is checked with
 # `xpose verify`.  Needs root (cgroups) and about 3 x the file's size on disk.
 set -euo pipefail
 build="$(cd "${1:-build}" && pwd)" ranks="${2:-2}" times="${3:-19400}" limit="${4:-2G}"
