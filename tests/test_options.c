@@ -37,14 +37,16 @@ static void expect_bad_size(const char *text) {
          (unsigned long long)got);
 }
 
-int main(void) {
+/* Positional arguments, defaults, and the output's storage: as the
+ * input's unless said; --layout, --filter and --chunks. */
+static void check_positionals_and_storage(void) {
   tool_options o;
   char error[256];
   EXPECT(parse("in.h5 out.h5:/t", &o, error) == 0, "%s", error);
   EXPECT(!strcmp(o.input, "in.h5") && !strcmp(o.output, "out.h5:/t"), "positional arguments");
   EXPECT(o.memory_bytes == 0 && !o.verify && !o.force && !o.quiet && !o.verbose, "defaults");
 
-  /* The output's storage: as the input's unless said. */
+
   EXPECT(parse("a b", &o, error) == 0 && o.storage.layout == XIO_LAYOUT_AS_INPUT &&
              o.storage.filter == XIO_FILTER_AS_INPUT,
          "storage defaults");
@@ -77,7 +79,13 @@ int main(void) {
   expect_error("--filter gzip=0 a b", "invalid --filter");
   expect_error("--filter lzf a b", "invalid --filter");
   expect_error("--layout contiguous --filter gzip a b", "needs --layout chunked");
+}
 
+/* Budgets, backends, exchanges, verification, resume, hints, joins,
+ * and the usage errors of each. */
+static void check_run_options(void) {
+  tool_options o;
+  char error[256];
   EXPECT(parse("-m 512M --verify -f -q a.h5 b.h5", &o, error) == 0, "%s", error);
   EXPECT(o.memory_bytes == 512ull << 20 && o.verify && o.force && o.quiet, "short options");
   EXPECT(parse("a.h5 --memory=1.5G b.h5 --verbose --max-message 4K", &o, error) == 0, "%s", error);
@@ -146,7 +154,10 @@ int main(void) {
   expect_error("verify a", "missing arguments");
   expect_error("--mpi-hint striping a b", "invalid --mpi-hint 'striping': expected KEY=VALUE");
   expect_error("--mpi-hint =4 a b", "invalid --mpi-hint '=4'");
+}
 
+/* Sizes (--memory's), counts and bytes as a run says them. */
+static void check_sizes_and_counts(void) {
   expect_size("4096", 4096);
   expect_size("1K", 1024);
   expect_size("2KiB", 2048);
@@ -182,8 +193,10 @@ int main(void) {
   EXPECT(!strcmp(text, "512 B"), "%s", text);
   tool_format_bytes(3ull << 29, text, sizeof text);
   EXPECT(!strcmp(text, "1.50 GiB"), "%s", text);
+}
 
-  /* --dims by ncpdq's rule: the named axes take the places they held */
+/* --dims by ncpdq's rule: the named axes take the places they held. */
+static void check_dims(void) {
   const char *const axes4[] = {"time", "lev", "lat", "lon"};
   int order[4];
   EXPECT(tool_axes_by_names(4, axes4, "lat,lon,time", order) == 3 && order[0] == 2 &&
@@ -200,10 +213,13 @@ int main(void) {
   EXPECT(tool_axes_check_names("lat,,lon", why, sizeof why) == -1 && strstr(why, "empty"),
          "an empty name: %s", why);
   EXPECT(tool_axes_check_names("lat,lon,time", why, sizeof why) == 0, "good names refused");
+}
 
-  /* Every order of 3, 4 and 5 axes in the fewest moves, each of the
-   * dataset the moves before it left, its leading axes reordered as the
-   * move says: 2 at most for 3 and 4 axes, 3 for 5. */
+/* Every order of 3, 4 and 5 axes in the fewest moves, each of the
+ * dataset the moves before it left, its leading axes reordered as the
+ * move says: 2 at most for 3 and 4 axes, 3 for 5; and the moves chosen
+ * for ncpdq's orders. */
+static void check_moves(void) {
   for (int n = 3; n <= 5; n++) {
     int perm[5] = {0, 1, 2, 3, 4}, most = 0;
     do {
@@ -257,7 +273,14 @@ int main(void) {
          "reversed: %d %d %d (%d %d), then %d %d %d", moves[0].lead, moves[0].split, moves[0].trail,
          moves[0].lead_order[0], moves[0].lead_order[1], moves[1].lead, moves[1].split,
          moves[1].trail);
+}
 
+int main(void) {
+  check_positionals_and_storage();
+  check_run_options();
+  check_sizes_and_counts();
+  check_dims();
+  check_moves();
   if (test_failures) return 1;
   printf("options: all checks passed\n");
   return 0;
