@@ -45,8 +45,6 @@ static void check_positionals_and_storage(void) {
   EXPECT(parse("in.h5 out.h5:/t", &o, error) == 0, "%s", error);
   EXPECT(!strcmp(o.input, "in.h5") && !strcmp(o.output, "out.h5:/t"), "positional arguments");
   EXPECT(o.memory_bytes == 0 && !o.verify && !o.force && !o.quiet && !o.verbose, "defaults");
-
-
   EXPECT(parse("a b", &o, error) == 0 && o.storage.layout == XIO_LAYOUT_AS_INPUT &&
              o.storage.filter == XIO_FILTER_AS_INPUT,
          "storage defaults");
