@@ -1,19 +1,17 @@
-/* An input read through its view: a netCDF-3 input (netcdf3_view.h),
- * or several inputs joined along their records, by netCDF-C
- * (join_view.h) or, where netCDF-C cannot join them, as HDF5 files
- * (join_h5_view.h).  The view is made beside the output (output_file.h's
- * view_path) before the datasets are chosen from it, given the values of
- * what the run copies once they are, the rearranged datasets' values read
- * from the input(s) themselves (netcdf3.h, join_source.h), and removed
- * when the run ends, whatever its outcome (a resumed run makes it again). */
+/* An input read through its view (input_reader.h): a netCDF-3 input,
+ * a Zarr store, or several inputs joined along their records.  The view
+ * is made beside the output (output_file.h's view_path) before the
+ * datasets are chosen from it, given the values of what the run copies
+ * once they are, the rearranged datasets' values read from the input(s)
+ * themselves, and removed when the run ends, whatever its outcome (a
+ * resumed run makes it again). */
 #ifndef TOOL_INPUT_VIEW_H
 #define TOOL_INPUT_VIEW_H
 
 #include "run.h"
 
-/* Collective.  Every input checked (input_file.h); whether the input is
- * netCDF-3 read through its view (run->netcdf3; inputs joined are all read
- * through theirs). */
+/* Collective.  Every input checked (input_file.h), and the reader of
+ * them all chosen (run->reader; NULL: an HDF5 file read as it is). */
 int tool_check_inputs(transpose_run *run, xio_error *err);
 
 /* Collective, the output prepared.  Rank 0 makes the view (joined: of

@@ -50,10 +50,9 @@ typedef struct transpose_run {
    * first input's chunks, every dataset joined of 2 or more axes
    * through the passes */
   int join_only;
-  int join_hdf5;                  /* joined as HDF5 files (join_h5_view.h), not by netCDF-C */
+  /* how the input is read: through a view (input_reader.h); NULL: as it is */
+  const struct tool_input_reader *reader;
   xio_path_array joined_datasets; /* every rank: the view's datasets joined along the records */
-  int netcdf3;                    /* the input is netCDF-3: HDF5 reads its view (input_view.h) */
-  int zarr_input;                 /* the input is a Zarr store: HDF5 reads its view */
   int view_made;                  /* rank 0: that view is this run's, to remove */
   char **store_views;             /* rank 0: each Zarr store joined, its own view, made */
   int store_view_count;
@@ -102,7 +101,7 @@ static inline const char *output_name(const transpose_run *run, int k) {
 
 /* Whether HDF5 reads a view in place of the input (input_view.h). */
 static inline int viewed(const transpose_run *run) {
-  return run->netcdf3 || run->joined || run->zarr_input;
+  return run->reader != NULL;
 }
 
 /* Whether a dataset whose axes stay in place is rechunked: by --chunks,
