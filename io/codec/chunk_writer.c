@@ -219,7 +219,7 @@ static int reserve(xio_chunk_writer *w, size_t n, size_t bytes) {
     free(w->records);
     w->record_room = (w->records = malloc(n * sizeof *w->records * (size_t)(w->ndims + 1))) ? n : 0;
   }
-  return !w->arena_bytes || !w->record_room ||
+  return !w->arena_bytes || (n && !w->record_room) ||
                  xio_codec_scratches_reserve(&w->scratch, xio_pool_threads())
              ? -1
              : 0;

@@ -43,6 +43,9 @@ typedef struct {
   uint64_t room, encode_work;
   uint64_t scratch_bytes; /* the intermediate, at most */
   uint64_t least_budget;  /* per rank, for any plan of these chunks */
+  /* Planned where the passes would hold whole chunks but hand the ranks
+   * their `bands` of them (each a unit of output rows) unevenly: 0 else. */
+  int64_t bands;
 } xio_phases_plan;
 
 /* The memory one rank needs for phase 1's batches of `batch` records and

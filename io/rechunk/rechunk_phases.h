@@ -22,8 +22,9 @@
  * transpose, of in folded with axis 0's records as its rows) goes in
  * phases on `nranks` ranks: its chunks
  * written by the codec, no pass of options' budget giving every rank
- * whole output chunks (pass_io.h), and the phases' plan (*plan) fitting
- * the budget.  Else 0, plan->least_budget set (over the budget) where
+ * whole output chunks (pass_io.h), or on the host's ranks none that gives
+ * them evenly (plan->bands), and the phases' plan (*plan) fitting the
+ * budget.  Else 0, plan->least_budget set (over the budget) where
  * the phases were planned and do not fit.  A resumed grid the pass engine
  * planned keeps to it.  -1 with a message. */
 int xio_phases_planned(const xio_matrix *in, const xio_matrix *out,

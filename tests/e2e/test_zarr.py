@@ -6,8 +6,8 @@ masked fill values), with each codec, files joined and a netCDF-3 file
 too; Zarr v3 read value for value by
 zarrita (npm; skipped, saying so, where it is not installed); several
 ranks writing their own chunks; v3 shards, each written whole by one
-rank, read by zarrita, and by default for an array of many chunks; a
-store never replaced; a stopped run resumed to
+rank, read by zarrita, and by default for an array of many chunks; four
+ranks on two pretend nodes writing even shares; a store never replaced; a stopped run resumed to
 the same store, a killed one whose chunk file was damaged started over;
 --filter and --shards for v2 refused; `xpose verify` of a store, and
 a rerun that finds the store done whatever budget chunked it."""
@@ -78,8 +78,8 @@ class Zarr(ToolTestCase):
         super().setUp()
         write_cf(self.path("in.nc"))
 
-    def run_ok(self, ranks, *args):
-        result = self.xpose(ranks, *args)
+    def run_ok(self, ranks, *args, env=None):
+        result = self.xpose(ranks, *args, env=env)
         self.assertEqual(result.returncode, 0, result)
         return result
 
@@ -155,6 +155,22 @@ class Zarr(ToolTestCase):
         written = json.loads(result.stdout)["written_by_rank"]
         self.assertEqual(sum(r["files"] for r in written), 1 * 4 * 6 + 1)
         self.assertTrue(all(r["files"] >= 6 and r["bytes"] > 0 for r in written), written)
+
+    def test_four_ranks_on_two_nodes_write_even_shares(self):
+        """6 bands of chunks (18 latitudes by 3) on 4 ranks: the passes
+        would give 2 ranks twice the others' chunks; the phases deal the
+        54 chunks out, 14, 14, 13 and 13."""
+        result = self.run_ok(4, "--json", "-v", "--chunks", "time/40,lat/3,lon/4", "--zarr-format",
+                             "2", "in.nc:/tas", "--only", "even.zarr", env={"XPOSE_PRETEND_NODES": "2"})
+        self.assertIn("the passes would deal its 6 band(s) of whole output chunks to 4 rank(s) "
+                      "unevenly, so it moves in two phases", result.stderr)
+        written = json.loads(result.stdout)["written_by_rank"]
+        self.assertEqual(sorted(r["files"] for r in written), [13, 13, 14, 14])
+        sizes = [r["bytes"] for r in written]
+        self.assertLessEqual(max(sizes), 1.25 * sum(sizes) / len(sizes), written)
+        expected = xarray.open_dataset(self.path("in.nc")).tas.values
+        got = xarray.open_zarr(self.path("even.zarr")).tas.values
+        self.assertTrue(np.array_equal(expected, got, equal_nan=True))
 
     def read_with_zarrita(self, store, names):
         """Each array's values as zarrita reads them, raw (read_v3.mjs)."""

@@ -228,8 +228,13 @@ void tool_describe_phases(const transpose_run *run, const xio_phases_plan *plan,
 void tool_say_phases(const transpose_run *run, const xio_phases_plan *plan) {
   char text[1600];
   tool_describe_phases(run, plan, text, sizeof text);
-  tool_report_verbose("%s: no pass of the budget holds whole output chunks, so it moves %s",
-                      run->in.dataset, text);
+  if (plan->bands)
+    tool_report_verbose("%s: the passes would deal its %lld band(s) of whole output chunks to %d "
+                        "rank(s) unevenly, so it moves %s",
+                        run->in.dataset, (long long)plan->bands, run->nranks, text);
+  else
+    tool_report_verbose("%s: no pass of the budget holds whole output chunks, so it moves %s",
+                        run->in.dataset, text);
 }
 
 void tool_progress_begin(const transpose_run *run, int64_t passes_before) {
