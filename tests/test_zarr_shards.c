@@ -2,10 +2,15 @@
  * ERA5-like variable in one-record chunks, a 0.25-degree time series, an
  * hourly year's series that needs none, a budget that fits none, v2), and
  * a shard packed from inner chunks encoded apart equal to the shard
- * encoded whole, decoding to its values. */
+ * encoded whole; each inner chunk of it, stored as a file, read alone
+ * back to its values, and a damaged index refused. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, pwrite */
 #include <hdf5.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "chunk_file.h"
 #include "shard.h"
 #include "test_util.h"
 #include "zarr_array.h"
@@ -80,10 +85,34 @@ static void check_pack(void) {
   const size_t packed = xio_shard_pack(&l, slots, sizes, slots);
   EXPECT(packed == whole_size && memcmp(slots, whole, packed) == 0,
          "packed: %zu bytes, whole: %zu, the same bytes", packed, whole_size);
-  char why[200] = "";
-  EXPECT(xio_shard_decode(&l, slots, packed, (unsigned char *)back, s, why, sizeof why) == 0 &&
-             memcmp(back, values, sizeof back) == 0,
-         "the packed shard decodes to its values: %s", why);
+  /* stored as a file, each inner chunk read from it alone and decoded */
+  char path[] = "/tmp/xpose-shard-XXXXXX", why[200] = "";
+  const int fd = mkstemp(path);
+  EXPECT(fd >= 0 && write(fd, slots, packed) == (ssize_t)packed, "the shard written");
+  for (int k = 0; k < N; k++) {
+    const int64_t zero[2] = {0, 0};
+    int64_t origin[2];
+    const unsigned char *stored = NULL, *decoded = NULL;
+    size_t size = 0;
+    xio_shard_inner_origin(&l, zero, k, origin);
+    EXPECT(xio_chunk_file_read_inner(path, &l, origin, s, &stored, &size, why, sizeof why) == 0 &&
+               xio_chunk_decode(&l.codecs, 0, stored, size, sizeof chunk, s, &decoded, why,
+                                sizeof why) == 0,
+           "inner chunk %d read alone: %s", k, why);
+    for (int y = 0; decoded && y < IY; y++)
+      memcpy(back + (origin[0] + y) * SX + origin[1], decoded + y * IX * sizeof *chunk,
+             IX * sizeof *chunk);
+  }
+  EXPECT(memcmp(back, values, sizeof back) == 0, "the shard's inner chunks read back its values");
+  slots[packed - 1] ^= 1; /* the index's crc32c */
+  EXPECT(fd >= 0 && pwrite(fd, slots + packed - 1, 1, (off_t)packed - 1) == 1, "damaged");
+  const int64_t first[2] = {0, 0};
+  const unsigned char *stored = NULL;
+  size_t size = 0;
+  EXPECT(xio_chunk_file_read_inner(path, &l, first, s, &stored, &size, why, sizeof why) == -1 &&
+             strstr(why, "crc32c"),
+         "a damaged index refused: %s", why);
+  if (fd >= 0) close(fd), unlink(path);
   xio_codec_scratch_free(s);
   free(whole), free(slots);
 }

@@ -5,9 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "shard.h"
 
 int xio_chunk_file_read(const char *path, xio_codec_scratch *scratch, const unsigned char **bytes,
                         size_t *size, char *why, size_t why_size) {
@@ -32,6 +35,51 @@ int xio_chunk_file_read(const char *path, xio_codec_scratch *scratch, const unsi
   }
   if (fd >= 0) (void)close(fd); /* read-only */
   *bytes = stored, *size = rc == 0 ? (size_t)st.st_size : 0;
+  return rc;
+}
+
+/* `size` bytes at `offset` of fd into `to`: 0, or -1 with why. */
+static int read_at(int fd, unsigned char *to, size_t size, uint64_t offset, char *why,
+                   size_t why_size) {
+  for (size_t done = 0; done < size;) {
+    const ssize_t got = pread(fd, to + done, size - done, (off_t)(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      snprintf(why, why_size, "cannot be read: %s", got < 0 ? strerror(errno) : "it ends early");
+      return -1;
+    }
+    done += (size_t)got;
+  }
+  return 0;
+}
+
+int xio_chunk_file_read_inner(const char *path, const xio_shard_layout *l, const int64_t *origin,
+                              xio_codec_scratch *scratch, const unsigned char **bytes,
+                              size_t *size, char *why, size_t why_size) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return 1;
+  struct stat st = {0};
+  const size_t index_bytes = xio_shard_index_bytes(l);
+  unsigned char *index = malloc(index_bytes), *stored = NULL;
+  uint64_t at = 0, length = 0;
+  int rc = fd >= 0 && index && fstat(fd, &st) == 0 ? 0 : -1;
+  if (rc) snprintf(why, why_size, "cannot be read: %s", strerror(index ? errno : ENOMEM));
+  if (rc == 0 && (uint64_t)st.st_size < index_bytes) {
+    snprintf(why, why_size, "hold %lld bytes, fewer than a shard's index", (long long)st.st_size);
+    rc = -1;
+  }
+  if (rc == 0) rc = read_at(fd, index, index_bytes, (uint64_t)st.st_size - index_bytes, why, why_size);
+  if (rc == 0)
+    rc = xio_shard_entry(l, index, (uint64_t)st.st_size - index_bytes,
+                         xio_shard_inner_number(l, origin), &at, &length, why, why_size);
+  if (rc == 0 && !(stored = xio_codec_scratch_buffer(scratch, (size_t)length + 1))) {
+    snprintf(why, why_size, "cannot be read: %s", strerror(ENOMEM));
+    rc = -1;
+  }
+  if (rc == 0) rc = read_at(fd, stored, (size_t)length, at, why, why_size);
+  if (fd >= 0) (void)close(fd); /* read-only */
+  free(index);
+  *bytes = stored, *size = rc == 0 ? (size_t)length : 0;
   return rc;
 }
 

@@ -64,9 +64,12 @@ xio_chunk_index *xio_chunk_index_of_files(const xio_chunk_files *files, int fill
   return ix;
 }
 
-/* Local.  An index of files: its geometry from the files' chunks. */
+/* Local.  An index of files: its geometry from the files' chunks, or,
+ * where they are shards, from their inner chunks, each read from its
+ * shard alone (a shard of 16 chunks is not one thread's work). */
 static int build_of_files(xio_chunk_index *ix, const xio_shape *shape, size_t type_size,
                           const char *shown) {
+  const xio_shard_layout *shards = ix->files->shards;
   ix->built = ix->usable = 1;
   ix->type_size = type_size;
   ix->filters = ix->files->filters;
@@ -74,7 +77,7 @@ static int build_of_files(xio_chunk_index *ix, const xio_shape *shape, size_t ty
   ix->count = 1;
   ix->chunk_bytes = type_size;
   for (int a = 0; a < shape->ndims; a++) {
-    ix->chunk[a] = ix->files->chunk[a];
+    ix->chunk[a] = shards ? shards->inner[a] : ix->files->chunk[a];
     ix->grid[a] = (shape->dims[a] + ix->chunk[a] - 1) / ix->chunk[a];
     ix->count *= ix->grid[a];
     ix->chunk_bytes *= (size_t)ix->chunk[a];
@@ -227,23 +230,23 @@ static int decoded_file(chunk_job *job, const int64_t *origin, unsigned skip,
     return chunk_failed(job, origin, -1,
                         scratch ? "has too long a path" : "cannot be read: out of memory");
   const uint64_t t0 = now_ns();
-  const int got = xio_chunk_file_read(path, scratch, &stored, &have, why, sizeof why);
+  const int got = ix->files->shards ? xio_chunk_file_read_inner(path, ix->files->shards, origin,
+                                                                scratch, &stored, &have, why,
+                                                                sizeof why)
+                                    : xio_chunk_file_read(path, scratch, &stored, &have, why,
+                                                          sizeof why);
   const uint64_t t1 = now_ns();
   atomic_fetch_add_explicit(&job->ix->fetch_ns, t1 - t0, memory_order_relaxed);
   if (got > 0 && ix->fill_missing)
     return (*values = xio_chunk_file_fill(ix->files->fill, ix->type_size, ix->chunk_bytes, scratch))
                ? 0
                : chunk_failed(job, origin, -1, "cannot be read: out of memory");
-  if (got > 0) snprintf(why, sizeof why, "is missing: no file %s", path);
+  if (got > 0)
+    snprintf(why, sizeof why, "is missing: no file %s%s", path,
+             ix->files->shards ? ", or no such chunk in its shard" : "");
   if (got != 0) return chunk_failed(job, origin, -1, why);
-  unsigned char *shard =
-      ix->files->shards ? xio_codec_scratch_values(scratch, ix->chunk_bytes) : NULL;
-  const int decoded =
-      !ix->files->shards ? xio_chunk_decode(&ix->filters, skip, stored, have, ix->chunk_bytes,
-                                            scratch, values, why, sizeof why)
-      : shard ? xio_shard_decode(ix->files->shards, stored, have, shard, scratch, why, sizeof why)
-              : (snprintf(why, sizeof why, "out of memory"), -1);
-  if (shard && decoded == 0) *values = shard;
+  const int decoded = xio_chunk_decode(&ix->filters, skip, stored, have, ix->chunk_bytes, scratch,
+                                       values, why, sizeof why);
   atomic_fetch_add_explicit(&job->ix->decode_ns, now_ns() - t1, memory_order_relaxed);
   if (decoded == 0) return 0;
   snprintf(damaged, sizeof damaged, "(%s): its bytes %s: it is damaged", path, why);

@@ -58,8 +58,8 @@ struct xio_codec_scratch {
   xio_deflater *deflater;
   int level; /* the deflater's */
   xio_zstd *zstd;
-  unsigned char *work[2], *extra, *values;
-  size_t work_size[2], extra_bytes, values_bytes;
+  unsigned char *work[2], *extra;
+  size_t work_size[2], extra_bytes;
 };
 
 xio_codec_scratch *xio_codec_scratch_new(void) { return calloc(1, sizeof(xio_codec_scratch)); }
@@ -72,7 +72,6 @@ void xio_codec_scratch_free(xio_codec_scratch *s) {
   free(s->work[0]);
   free(s->work[1]);
   free(s->extra);
-  free(s->values);
   free(s);
 }
 
@@ -88,10 +87,6 @@ static unsigned char *kept_buffer(unsigned char **buffer, size_t *have, size_t b
 
 unsigned char *xio_codec_scratch_buffer(xio_codec_scratch *s, size_t bytes) {
   return kept_buffer(&s->extra, &s->extra_bytes, bytes);
-}
-
-unsigned char *xio_codec_scratch_values(xio_codec_scratch *s, size_t bytes) {
-  return kept_buffer(&s->values, &s->values_bytes, bytes);
 }
 
 int xio_codec_scratches_reserve(xio_codec_scratches *set, int threads) {

@@ -40,9 +40,6 @@ void xio_codec_scratch_free(xio_codec_scratch *scratch); /* NULL is accepted */
  * stored), kept with the scratch; NULL when out of memory. */
 unsigned char *xio_codec_scratch_buffer(xio_codec_scratch *scratch, size_t bytes);
 
-/* Another such buffer, beside that one too (a shard decoded, shard.h). */
-unsigned char *xio_codec_scratch_values(xio_codec_scratch *scratch, size_t bytes);
-
 /* A scratch for each of the pool's threads (pool.h), made at first use:
  * a job's item on thread `worker` takes scratch `worker`. */
 typedef struct {

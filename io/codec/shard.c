@@ -38,10 +38,10 @@ void xio_shard_inner_origin(const xio_shard_layout *l, const int64_t *shard_orig
   }
 }
 
-/* Inner chunk k's values copied out of (or, with `into`, back into) the
- * shard's: runs of its last axis, an odometer over the axes before. */
-static void move_inner(const xio_shard_layout *l, int64_t k, unsigned char *shard,
-                       unsigned char *chunk, int into) {
+/* Inner chunk k's values copied out of the shard's: runs of its last
+ * axis, an odometer over the axes before. */
+static void copy_inner(const xio_shard_layout *l, int64_t k, const unsigned char *shard,
+                       unsigned char *chunk) {
   const int nd = l->ndims, last = nd - 1;
   const int64_t zero[XIO_MAX_DIMS] = {0};
   int64_t origin[XIO_MAX_DIMS], at[XIO_MAX_DIMS] = {0};
@@ -50,11 +50,7 @@ static void move_inner(const xio_shard_layout *l, int64_t k, unsigned char *shar
   for (size_t done = 0;; done += run) {
     int64_t src = 0;
     for (int i = 0; i < nd; i++) src = src * l->shard[i] + origin[i] + (i < last ? at[i] : 0);
-    unsigned char *in_shard = shard + (size_t)src * l->type_size;
-    if (into)
-      memcpy(in_shard, chunk + done, run);
-    else
-      memcpy(chunk + done, in_shard, run);
+    memcpy(chunk + done, shard + (size_t)src * l->type_size, run);
     int i = last - 1;
     while (i >= 0 && at[i] == l->inner[i] - 1) at[i--] = 0;
     if (i < 0) return;
@@ -108,7 +104,7 @@ int xio_shard_encode(const xio_shard_layout *l, const unsigned char *values, uns
   int rc = index && chunk ? 0 : -1;
   for (int64_t k = 0; k < n && rc == 0; k++) {
     size_t packed = 0;
-    move_inner(l, k, (unsigned char *)values, chunk, 0);
+    copy_inner(l, k, values, chunk);
     rc = xio_chunk_encode_from(&l->codecs, 0, chunk, bytes, out + at, room - index_bytes - at,
                                &packed, scratch);
     put_u64(index + (size_t)k * INDEX_ENTRY, at);
@@ -124,37 +120,27 @@ int xio_shard_encode(const xio_shard_layout *l, const unsigned char *values, uns
   return rc;
 }
 
-int xio_shard_decode(const xio_shard_layout *l, const unsigned char *stored, size_t size,
-                     unsigned char *values, xio_codec_scratch *scratch, char *why,
-                     size_t why_size) {
-  const int64_t n = xio_shard_chunks(l);
-  const size_t index_bytes = (size_t)n * INDEX_ENTRY + CRC_BYTES, bytes = xio_shard_inner_bytes(l);
-  if (size < index_bytes) {
-    snprintf(why, why_size, "hold %zu bytes, fewer than a shard's index", size);
-    return -1;
-  }
-  const unsigned char *index = stored + size - index_bytes;
+size_t xio_shard_index_bytes(const xio_shard_layout *l) {
+  return (size_t)xio_shard_chunks(l) * INDEX_ENTRY + CRC_BYTES;
+}
+
+int64_t xio_shard_inner_number(const xio_shard_layout *l, const int64_t *origin) {
+  int64_t k = 0;
+  for (int i = 0; i < l->ndims; i++)
+    k = k * (l->shard[i] / l->inner[i]) + origin[i] % l->shard[i] / l->inner[i];
+  return k;
+}
+
+int xio_shard_entry(const xio_shard_layout *l, const unsigned char *index, uint64_t data_bytes,
+                    int64_t k, uint64_t *at, uint64_t *length, char *why, size_t why_size) {
+  const size_t index_bytes = xio_shard_index_bytes(l);
   if (!xio_crc32c_matches(index, index_bytes - CRC_BYTES)) {
     snprintf(why, why_size, "fail their shard index's crc32c checksum");
     return -1;
   }
-  for (int64_t k = 0; k < n; k++) {
-    const uint64_t at = get_u64(index + (size_t)k * INDEX_ENTRY),
-                   length = get_u64(index + (size_t)k * INDEX_ENTRY + 8);
-    const unsigned char *chunk = NULL;
-    char inner_why[200] = "";
-    if (at == UINT64_MAX && length == UINT64_MAX) {
-      snprintf(why, why_size, "lack inner chunk %lld of the shard", (long long)k);
-      return -1;
-    }
-    if (at > size - index_bytes || length > size - index_bytes - at ||
-        xio_chunk_decode(&l->codecs, 0, stored + at, length, bytes, scratch, &chunk, inner_why,
-                         sizeof inner_why)) {
-      snprintf(why, why_size, "inner chunk %lld of the shard: %s", (long long)k,
-               inner_why[0] ? inner_why : "lies outside it");
-      return -1;
-    }
-    move_inner(l, k, values, (unsigned char *)chunk, 1);
-  }
-  return 0;
+  *at = get_u64(index + (size_t)k * INDEX_ENTRY), *length = get_u64(index + (size_t)k * INDEX_ENTRY + 8);
+  if (*at == UINT64_MAX && *length == UINT64_MAX) return 1; /* never written: the fill value */
+  if (*at <= data_bytes && *length <= data_bytes - *at) return 0;
+  snprintf(why, why_size, "give inner chunk %lld of the shard bytes outside it", (long long)k);
+  return -1;
 }

@@ -46,10 +46,18 @@ size_t xio_shard_pack(const xio_shard_layout *l, unsigned char *slots, const siz
 int xio_shard_encode(const xio_shard_layout *l, const unsigned char *values, unsigned char *out,
                      size_t room, size_t *size, xio_codec_scratch *scratch);
 
-/* Local, on any thread.  The stored shard stored[0, size) decoded into
- * values (the shard's bytes).  -1 with why it is not a shard of this
- * layout ("its index fails its crc32c", an inner chunk's reason, ...). */
-int xio_shard_decode(const xio_shard_layout *l, const unsigned char *stored, size_t size,
-                     unsigned char *values, xio_codec_scratch *scratch, char *why, size_t why_size);
+/* Bytes of a shard's index (its file's last bytes), and the number of
+ * the inner chunk at `origin` (its first value, in the array) within its
+ * shard, C order over the shard's inner grid. */
+size_t xio_shard_index_bytes(const xio_shard_layout *l);
+int64_t xio_shard_inner_number(const xio_shard_layout *l, const int64_t *origin);
+
+/* Local.  Inner chunk k's place in its shard, from the shard's `index`
+ * (xio_shard_index_bytes of them) after data_bytes of inner chunks: 0
+ * with *at and *length; 1 where the shard holds none (Zarr: the fill
+ * value); -1 with why the index is damaged ("fail their shard index's
+ * crc32c checksum", ...). */
+int xio_shard_entry(const xio_shard_layout *l, const unsigned char *index, uint64_t data_bytes,
+                    int64_t k, uint64_t *at, uint64_t *length, char *why, size_t why_size);
 
 #endif
