@@ -64,14 +64,17 @@ int xio_chunk_file_read_inner(const char *path, const xio_shard_layout *l, const
   uint64_t at = 0, length = 0;
   int rc = fd >= 0 && index && fstat(fd, &st) == 0 ? 0 : -1;
   if (rc) snprintf(why, why_size, "cannot be read: %s", strerror(index ? errno : ENOMEM));
+  char damage[200] = "";
   if (rc == 0 && (uint64_t)st.st_size < index_bytes) {
-    snprintf(why, why_size, "hold %lld bytes, fewer than a shard's index", (long long)st.st_size);
+    snprintf(why, why_size, "(%s): its shard holds %lld bytes, fewer than its index: it is damaged",
+             path, (long long)st.st_size);
     rc = -1;
   }
   if (rc == 0) rc = read_at(fd, index, index_bytes, (uint64_t)st.st_size - index_bytes, why, why_size);
-  if (rc == 0)
-    rc = xio_shard_entry(l, index, (uint64_t)st.st_size - index_bytes,
-                         xio_shard_inner_number(l, origin), &at, &length, why, why_size);
+  if (rc == 0 && (rc = xio_shard_entry(l, index, (uint64_t)st.st_size - index_bytes,
+                                       xio_shard_inner_number(l, origin), &at, &length, damage,
+                                       sizeof damage)) < 0)
+    snprintf(why, why_size, "(%s): its shard's index %s: it is damaged", path, damage);
   if (rc == 0 && !(stored = xio_codec_scratch_buffer(scratch, (size_t)length + 1))) {
     snprintf(why, why_size, "cannot be read: %s", strerror(ENOMEM));
     rc = -1;

@@ -25,6 +25,10 @@ size_t xio_shard_inner_room(const xio_shard_layout *l) {
   return xio_chunk_encode_bound(&l->codecs, xio_shard_inner_bytes(l)) + INDEX_ENTRY;
 }
 
+size_t xio_shard_index_bytes(const xio_shard_layout *l) {
+  return (size_t)xio_shard_chunks(l) * INDEX_ENTRY + CRC_BYTES;
+}
+
 size_t xio_shard_bound(const xio_shard_layout *l) {
   return (size_t)xio_shard_chunks(l) * xio_shard_inner_room(l) + CRC_BYTES;
 }
@@ -89,15 +93,14 @@ size_t xio_shard_pack(const xio_shard_layout *l, unsigned char *slots, const siz
     put_u64(index + (size_t)k * INDEX_ENTRY, (uint64_t)offset);
     put_u64(index + (size_t)k * INDEX_ENTRY + 8, sizes[k]);
   }
-  const size_t index_bytes = (size_t)n * INDEX_ENTRY + CRC_BYTES;
-  seal_index(index, index_bytes);
-  return at + index_bytes;
+  seal_index(index, xio_shard_index_bytes(l));
+  return at + xio_shard_index_bytes(l);
 }
 
 int xio_shard_encode(const xio_shard_layout *l, const unsigned char *values, unsigned char *out,
                      size_t room, size_t *size, xio_codec_scratch *scratch) {
   const int64_t n = xio_shard_chunks(l);
-  const size_t index_bytes = (size_t)n * INDEX_ENTRY + CRC_BYTES, bytes = xio_shard_inner_bytes(l);
+  const size_t index_bytes = xio_shard_index_bytes(l), bytes = xio_shard_inner_bytes(l);
   if (room < index_bytes) return 1;
   unsigned char *index = malloc(index_bytes), *chunk = malloc(bytes);
   size_t at = 0;
@@ -120,10 +123,6 @@ int xio_shard_encode(const xio_shard_layout *l, const unsigned char *values, uns
   return rc;
 }
 
-size_t xio_shard_index_bytes(const xio_shard_layout *l) {
-  return (size_t)xio_shard_chunks(l) * INDEX_ENTRY + CRC_BYTES;
-}
-
 int64_t xio_shard_inner_number(const xio_shard_layout *l, const int64_t *origin) {
   int64_t k = 0;
   for (int i = 0; i < l->ndims; i++)
@@ -135,12 +134,12 @@ int xio_shard_entry(const xio_shard_layout *l, const unsigned char *index, uint6
                     int64_t k, uint64_t *at, uint64_t *length, char *why, size_t why_size) {
   const size_t index_bytes = xio_shard_index_bytes(l);
   if (!xio_crc32c_matches(index, index_bytes - CRC_BYTES)) {
-    snprintf(why, why_size, "fail their shard index's crc32c checksum");
+    snprintf(why, why_size, "fails its crc32c checksum");
     return -1;
   }
   *at = get_u64(index + (size_t)k * INDEX_ENTRY), *length = get_u64(index + (size_t)k * INDEX_ENTRY + 8);
   if (*at == UINT64_MAX && *length == UINT64_MAX) return 1; /* never written: the fill value */
   if (*at <= data_bytes && *length <= data_bytes - *at) return 0;
-  snprintf(why, why_size, "give inner chunk %lld of the shard bytes outside it", (long long)k);
+  snprintf(why, why_size, "places inner chunk %lld outside the shard", (long long)k);
   return -1;
 }

@@ -55,8 +55,8 @@ int64_t xio_shard_inner_number(const xio_shard_layout *l, const int64_t *origin)
 /* Local.  Inner chunk k's place in its shard, from the shard's `index`
  * (xio_shard_index_bytes of them) after data_bytes of inner chunks: 0
  * with *at and *length; 1 where the shard holds none (Zarr: the fill
- * value); -1 with why the index is damaged ("fail their shard index's
- * crc32c checksum", ...). */
+ * value); -1 with why the index is damaged ("fails its crc32c checksum",
+ * "places inner chunk 3 outside the shard"). */
 int xio_shard_entry(const xio_shard_layout *l, const unsigned char *index, uint64_t data_bytes,
                     int64_t k, uint64_t *at, uint64_t *length, char *why, size_t why_size);
 
