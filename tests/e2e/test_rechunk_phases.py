@@ -4,7 +4,8 @@ phases through a scratch file (io/rechunk/): every value and chunk checked
 by h5py and netCDF4-python, odd shapes, 4 axes, axes moved, 1 to 3 ranks
 (some owning nothing), pretend nodes, whole netCDF-4 files and files
 joined, the scratch file's space and write faults, stops and kills in
-either phase resumed, and nothing left behind."""
+either phase resumed, and nothing left behind; the phases taken to share
+the chunks out evenly, and the passes where their scratch does not fit."""
 
 import os
 import signal
@@ -133,6 +134,27 @@ class Phases(ToolTestCase):
             self.skipTest("the write-fault shim was not built")
         return {"LD_PRELOAD": WRITE_FAULT, "XPOSE_ABORT_TIMEOUT": "2",
                 **{f"WRITE_FAULT_{k.upper()}": str(v) for k, v in fault.items()}}
+
+    def test_even_shares_give_way_to_the_passes_where_no_scratch_fits(self):
+        """3 bands of 16 latitudes on 2 ranks, which a pass would give 2
+        and 1: the phases deal out the 12 chunks, 6 each; in a file system
+        with room for the output (15 MB) but not the scratch file (25 MB
+        at most), the passes move them instead, saying so."""
+        self.write_records(field((2000, 48, 64)))
+        args = ("-v", "--axes", "0,1,2", "--layout", "chunked=2000x16x16", "in.h5:/c")
+        result = self.xpose(2, *args, "out.h5")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("the passes would deal its 3 band(s) of whole output chunks to 2 rank(s) "
+                      "unevenly, so it " + PHASES, result.stderr)
+        with self.small_file_system("20m") as mnt:
+            out = os.path.join(mnt, "out.h5")
+            result = self.xpose(2, *args, out)
+            self.assertEqual(result.returncode, 0, result)
+            self.assertIn("its scratch file need 24.18 MiB more", result.stderr)
+            self.assertIn("the passes move it instead, unevenly", result.stderr)
+            with h5py.File(self.path("in.h5"), "r") as a, h5py.File(out, "r") as b:
+                self.assertTrue(np.array_equal(a["c"][...], b["c"][...]))
+            self.assertEqual(sorted(os.listdir(mnt)), ["out.h5"])
 
     def test_scratch_space_and_write_faults(self):
         self.write_records(field((2000, 48, 64)))

@@ -282,8 +282,12 @@ static int move_once(transpose_run *run, const xio_transpose_options *topt,
   tool_say_phases(run, &plan);
   const int done = topt->resume_from && topt->resume_from->passes_done > 0;
   if (!done &&
-      tool_output_check_room(run->comm, &run->output, plan.scratch_bytes, "its scratch file", err))
-    return -1;
+      tool_output_check_room(run->comm, &run->output, plan.scratch_bytes, "its scratch file", err)) {
+    if (!plan.bands) return -1;
+    /* the phases were only to share the chunks out evenly: the passes need no scratch */
+    tool_report_note("%s: %s; the passes move it instead, unevenly", run->in.dataset, err->message);
+    return xio_transpose(run->src, run->dst, topt, stats, err);
+  }
   return xio_rechunk_in_phases(run->src, run->dst, scratch_path(run, 0), &plan, topt, stats, err);
 }
 
