@@ -130,13 +130,15 @@ static int find_layout(const walk *w, uint64_t header, uint64_t *tree, int *dims
   return rc == 1 ? 0 : -1;
 }
 
-/* One leaf record: the chunk at `offset` (in values) lies at addr. */
+/* What is damaged, and the node at `at` where it was found: -1. */
 static int damaged(walk *w, const char *what, uint64_t at) {
   snprintf(w->why, w->why_size, "%s (the B-tree node at byte %llu)", what,
            (unsigned long long)(w->base + at));
   return -1;
 }
 
+/* One leaf record of the node at `node`: the chunk at the key's offset
+ * (in values) lies at addr. */
 static int record(walk *w, const unsigned char *key, int dims, uint64_t addr, uint64_t node) {
   const xio_chunk_places *c = w->places;
   int64_t index = 0;

@@ -29,6 +29,7 @@ dir="$(mktemp -d "${TMPDIR:-/var/tmp}/xpose-rechunk-XXXXXX")"
 trap 'rm -rf "$dir"' EXIT
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 . "$here/evict.sh"
+. "$here/mean_rows.sh"
 spec="time/$times,lat/16,lon/16"
 /usr/bin/python3 "$here/make_climate.py" "$dir/in.nc" "$times" "$lats" "$lons" "$variables"
 rechunker=0
@@ -118,10 +119,7 @@ echo "| run | seconds | 2 x bytes / time | rate vs xpose-${budgets%% *} | peak R
 echo "|---|---|---|---|---|---|"
 first=""
 for v in "${variants[@]}"; do
-  awk -v n="$v" -v bytes="$bytes" '$1 == n {s += $2; c++; if ($3 > m) m = $3; w += $4}
-    END {printf "%s %.3f %.0f %d %d\n", n, s / c, 2 * bytes / (s / c) / 1e6, m / 1024 + 0.5, w}' \
-    "$dir/results" > "$dir/row"
-  read -r name secs rate rss wrong < "$dir/row"
+  read -r name secs rate rss wrong < <(mean_row "$v" "$bytes")
   [ -n "$first" ] || first="$rate"
   echo "| $name | $secs | $rate MB/s | $(awk "BEGIN {printf \"%.2f\", $rate / $first}") |" \
     "$rss MiB | $wrong |"

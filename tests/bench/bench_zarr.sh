@@ -28,6 +28,7 @@ dir="$(mktemp -d "${TMPDIR:-/var/tmp}/xpose-zarr-XXXXXX")"
 trap 'rm -rf "$dir"' EXIT
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 . "$here/evict.sh"
+. "$here/mean_rows.sh"
 spec="time/$times,lat/16,lon/16"
 /usr/bin/python3 "$here/make_climate.py" "$dir/in.nc" "$times" "$lats" "$lons" tas
 bytes=$((times * lats * lons * 4))
@@ -107,13 +108,9 @@ echo "# $(date -u +%F), $(uname -n), $(nproc) cores; tas $times x $lats x $lons 
 echo "| run | seconds | 2 x bytes / time | time vs Dask's, same codec | peak RSS | #wrong |"
 echo "|---|---|---|---|---|---|"
 for v in "${variants[@]}"; do
-  awk -v n="$v" -v bytes="$bytes" '$1 == n {s += $2; c++; if ($3 > m) m = $3; w += $4}
-    END {printf "%s %.3f %.0f %d %d\n", n, s / c, 2 * bytes / (s / c) / 1e6, m / 1024 + 0.5, w}' \
-    "$dir/results" > "$dir/row"
-  read -r name secs rate rss wrong < "$dir/row"
+  read -r name secs rate rss wrong < <(mean_row "$v" "$bytes")
   codec="${name#xpose-v?-}"
-  dask=$(awk -v n="dask-$codec" '$1 == n {s += $2; c++} END {if (c) printf "%.3f", s / c}' \
-    "$dir/results")
+  dask=$(mean_seconds "dask-$codec")
   ratio=$([ -n "$dask" ] && [ "$name" != "dask-$codec" ] && awk "BEGIN {printf \"%.2f\", $secs / $dask}" || echo "-")
   echo "| $name | $secs | $rate MB/s | $ratio | $rss MiB | $wrong |"
 done

@@ -31,6 +31,7 @@ dir="$(mktemp -d "${TMPDIR:-/var/tmp}/xpose-zarr-rechunk-XXXXXX")"
 trap 'rm -rf "$dir"' EXIT
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 . "$here/evict.sh"
+. "$here/mean_rows.sh"
 spec="time/$times,lat/16,lon/16"
 /usr/bin/python3 "$here/make_climate.py" "$dir/in.nc" "$times" "$lats" "$lons" tas
 numcodecs_of="import numcodecs
@@ -107,12 +108,8 @@ echo "# $(date -u +%F), $(uname -n), $(nproc) cores; a Zarr v2 store of tas $tim
 echo "| run | seconds | 2 x bytes / time | time vs rechunker's, same budget | peak RSS | #wrong |"
 echo "|---|---|---|---|---|---|"
 for v in "${variants[@]}"; do
-  awk -v n="$v" -v bytes="$bytes" '$1 == n {s += $2; c++; if ($3 > m) m = $3; w += $4}
-    END {printf "%s %.3f %.0f %d %d\n", n, s / c, 2 * bytes / (s / c) / 1e6, m / 1024 + 0.5, w}' \
-    "$dir/results" > "$dir/row"
-  read -r name secs rate rss wrong < "$dir/row"
-  peer=$(awk -v n="rechunker-${name#*-}" '$1 == n {s += $2; c++} END {if (c) printf "%.3f", s / c}' \
-    "$dir/results")
+  read -r name secs rate rss wrong < <(mean_row "$v" "$bytes")
+  peer=$(mean_seconds "rechunker-${name#*-}")
   ratio=$([ -n "$peer" ] && [ "${name%%-*}" = xpose ] && awk "BEGIN {printf \"%.2f\", $secs / $peer}" || echo "-")
   echo "| $name | $secs | $rate MB/s | $ratio | $rss MiB | $wrong |"
 done
