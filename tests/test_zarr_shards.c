@@ -67,7 +67,8 @@ static void check_pack(void) {
   int32_t values[SY * SX], chunk[IY * IX], back[SY * SX];
   for (int i = 0; i < SY * SX; i++) values[i] = (int32_t)(pattern_byte(i / SX, i % SX, 0) * 1000 + i);
   xio_codec_scratch *s = xio_codec_scratch_new();
-  const size_t bound = xio_shard_bound(&l), room = xio_shard_inner_room(&l);
+  const size_t bound = xio_shard_bound(&l), room = xio_shard_inner_room(&l),
+               inner_bound = xio_shard_inner_bound(&l);
   unsigned char *whole = malloc(bound), *slots = malloc(bound);
   size_t whole_size = 0, sizes[N];
   EXPECT(xio_shard_encode(&l, (unsigned char *)values, whole, bound, &whole_size, s) == 0,
@@ -78,8 +79,8 @@ static void check_pack(void) {
     xio_shard_inner_origin(&l, zero, k, origin);
     for (int y = 0; y < IY; y++)
       memcpy(chunk + y * IX, values + (origin[0] + y) * SX + origin[1], IX * sizeof *chunk);
-    EXPECT(xio_chunk_encode(&l.codecs, (unsigned char *)chunk, sizeof chunk, slots + k * room, room,
-                            &sizes[k], s) == 0,
+    EXPECT(xio_chunk_encode(&l.codecs, (unsigned char *)chunk, sizeof chunk, slots + k * room,
+                            inner_bound, &sizes[k], s) == 0,
            "inner chunk %d encodes", k);
   }
   const size_t packed = xio_shard_pack(&l, slots, sizes, slots);

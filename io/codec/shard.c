@@ -21,8 +21,12 @@ size_t xio_shard_inner_bytes(const xio_shard_layout *l) {
   return bytes;
 }
 
+size_t xio_shard_inner_bound(const xio_shard_layout *l) {
+  return xio_chunk_encode_bound(&l->codecs, xio_shard_inner_bytes(l));
+}
+
 size_t xio_shard_inner_room(const xio_shard_layout *l) {
-  return xio_chunk_encode_bound(&l->codecs, xio_shard_inner_bytes(l)) + INDEX_ENTRY;
+  return xio_shard_inner_bound(l) + INDEX_ENTRY;
 }
 
 size_t xio_shard_index_bytes(const xio_shard_layout *l) {

@@ -23,9 +23,12 @@ typedef struct xio_shard_layout {
 int64_t xio_shard_chunks(const xio_shard_layout *l);
 size_t xio_shard_bound(const xio_shard_layout *l);
 
-/* Bytes of an inner chunk's values, and the room one takes in a shard's
- * xio_shard_bound: the most it encodes to, and its index entry. */
+/* Bytes of an inner chunk's values; the most they encode to, the room
+ * its encoder is given (given more, Blosc fills it: the shard outgrows
+ * its bound); and the room one takes in a shard's xio_shard_bound, that
+ * and its index entry. */
 size_t xio_shard_inner_bytes(const xio_shard_layout *l);
+size_t xio_shard_inner_bound(const xio_shard_layout *l);
 size_t xio_shard_inner_room(const xio_shard_layout *l);
 
 /* The first value's position of inner chunk k (C order over the shard's
@@ -34,7 +37,8 @@ void xio_shard_inner_origin(const xio_shard_layout *l, const int64_t *shard_orig
                             int64_t *origin);
 
 /* Local.  A shard whose inner chunks were encoded apart, chunk k's
- * sizes[k] bytes at slots + k * xio_shard_inner_room: packed into out
+ * sizes[k] bytes (at most xio_shard_inner_bound) at slots + k *
+ * xio_shard_inner_room: packed into out
  * (at or before slots: xio_shard_bound bytes from slots are its room),
  * one after another, then the index and its crc32c.  The shard's bytes. */
 size_t xio_shard_pack(const xio_shard_layout *l, unsigned char *slots, const size_t *sizes,

@@ -11,7 +11,7 @@ typedef struct {
   const xio_shard_block *b;
   xio_chunk_box inner; /* the block's inner chunks */
   int64_t per_shard;
-  size_t inner_bytes, room;
+  size_t inner_bytes, bound, room; /* an inner chunk's: its values, the most they encode to, its slot */
   size_t *sizes; /* of each inner chunk encoded, shard by shard */
   atomic_int failed;
   xio_error err;
@@ -43,7 +43,7 @@ static int encode_inner(void *arg, int64_t k, int worker) {
   xio_chunk_box_copy(&j->inner, origin, values, (unsigned char *)b->block, 0);
   unsigned char *slot = b->arena + (size_t)shard * xio_shard_bound(b->layout) +
                         (size_t)(k % j->per_shard) * j->room;
-  if (xio_chunk_encode_from(&b->layout->codecs, 0, values, j->inner_bytes, slot, j->room,
+  if (xio_chunk_encode_from(&b->layout->codecs, 0, values, j->inner_bytes, slot, j->bound,
                             &j->sizes[k], s))
     return failed(j, "out of memory");
   if (k % j->per_shard == 0) { /* the shard's record, by its first item */
@@ -57,7 +57,7 @@ int xio_shard_block_encode(const xio_shard_block *b, uint64_t *bytes, xio_error 
   const xio_shard_layout *l = b->layout;
   const xio_chunk_box *box = b->box;
   job j = {.b = b, .per_shard = xio_shard_chunks(l), .inner_bytes = xio_shard_inner_bytes(l),
-           .room = xio_shard_inner_room(l)};
+           .bound = xio_shard_inner_bound(l), .room = xio_shard_inner_room(l)};
   atomic_init(&j.failed, 0);
   xio_chunk_box_of(&j.inner, box->shape, l->inner, box->type_size,
                    (size_t)box->values * box->type_size, box->row, box->nrows, box->col,
