@@ -105,6 +105,7 @@ int xio_shard_encode(const xio_shard_layout *l, const unsigned char *values, uns
                      size_t room, size_t *size, xio_codec_scratch *scratch) {
   const int64_t n = xio_shard_chunks(l);
   const size_t index_bytes = xio_shard_index_bytes(l), bytes = xio_shard_inner_bytes(l);
+  const size_t inner_bound = xio_shard_inner_bound(l);
   if (room < index_bytes) return 1;
   unsigned char *index = malloc(index_bytes), *chunk = malloc(bytes);
   size_t at = 0;
@@ -112,8 +113,12 @@ int xio_shard_encode(const xio_shard_layout *l, const unsigned char *values, uns
   for (int64_t k = 0; k < n && rc == 0; k++) {
     size_t packed = 0;
     copy_inner(l, k, values, chunk);
-    rc = xio_chunk_encode_from(&l->codecs, 0, chunk, bytes, out + at, room - index_bytes - at,
-                               &packed, scratch);
+    /* each within its bound (given more, Blosc fills it), and the room
+     * left: none, not a wrapped size, once used up */
+    const size_t left = at < room - index_bytes ? room - index_bytes - at : 0;
+    rc = left ? xio_chunk_encode_from(&l->codecs, 0, chunk, bytes, out + at,
+                                      left < inner_bound ? left : inner_bound, &packed, scratch)
+              : 1;
     put_u64(index + (size_t)k * INDEX_ENTRY, at);
     put_u64(index + (size_t)k * INDEX_ENTRY + 8, packed);
     at += packed;
@@ -141,7 +146,8 @@ int xio_shard_entry(const xio_shard_layout *l, const unsigned char *index, uint6
     snprintf(why, why_size, "fails its crc32c checksum");
     return -1;
   }
-  *at = get_u64(index + (size_t)k * INDEX_ENTRY), *length = get_u64(index + (size_t)k * INDEX_ENTRY + 8);
+  *at = get_u64(index + (size_t)k * INDEX_ENTRY),
+  *length = get_u64(index + (size_t)k * INDEX_ENTRY + 8);
   if (*at == UINT64_MAX && *length == UINT64_MAX) return 1; /* never written: the fill value */
   if (*at <= data_bytes && *length <= data_bytes - *at) return 0;
   snprintf(why, why_size, "places inner chunk %lld outside the shard", (long long)k);
