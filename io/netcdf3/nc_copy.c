@@ -11,6 +11,55 @@ int xio_nc_failed(int status, const char *what, const char *path, xio_error *err
   return status == NC_NOERR ? 0 : xio_fail(err, "%s: %s: %s", path, what, nc_strerror(status));
 }
 
+static int host_endian(void) {
+  const uint16_t one = 1;
+  return *(const unsigned char *)&one ? NC_ENDIAN_LITTLE : NC_ENDIAN_BIG;
+}
+
+static void reverse_each(unsigned char *v, size_t n, size_t size) {
+  for (size_t i = 0; i < n; i++, v += size)
+    for (size_t b = 0; b < size / 2; b++) {
+      const unsigned char t = v[b];
+      v[b] = v[size - 1 - b], v[size - 1 - b] = t;
+    }
+}
+
+/* 1 where nc writes variable varid (values of `size` bytes, of the other
+ * byte order) without converting: a probe of distinct bytes written at
+ * `start` (the values written next replace it) and read back. */
+static int writes_unconverted(int nc, int varid, int ndims, const size_t *start, size_t size) {
+  size_t one[NC_MAX_VAR_DIMS];
+  unsigned char probe[16], back[16] = {0};
+  for (int d = 0; d < ndims; d++) one[d] = 1;
+  for (size_t b = 0; b < size; b++) probe[b] = (unsigned char)(b + 1);
+  if (nc_put_vara(nc, varid, start, one, probe) != NC_NOERR ||
+      nc_get_vara(nc, varid, start, one, back) != NC_NOERR)
+    return -1;
+  if (memcmp(back, probe, size) == 0) return 0;
+  reverse_each(back, 1, size);
+  return memcmp(back, probe, size) == 0 ? 1 : -1;
+}
+
+int xio_nc_put_vara(int nc, int varid, const size_t *start, const size_t *count, void *values,
+                    const char *what, const char *path, xio_error *err) {
+  int ndims = 0, endian = NC_ENDIAN_NATIVE;
+  nc_type type;
+  size_t size = 0, n = 1;
+  if (xio_nc_failed(nc_inq_var(nc, varid, NULL, &type, &ndims, NULL, NULL), what, path, err) ||
+      xio_nc_failed(nc_inq_type(nc, type, NULL, &size), what, path, err))
+    return -1;
+  for (int d = 0; d < ndims; d++) n *= count[d];
+  if (n == 0) return 0;
+  const int other = size > 1 && size <= 16 && nc_inq_var_endian(nc, varid, &endian) == NC_NOERR &&
+                    endian != NC_ENDIAN_NATIVE && endian != host_endian();
+  const int unconverted = other ? writes_unconverted(nc, varid, ndims, start, size) : 0;
+  if (unconverted < 0)
+    return xio_fail(err, "%s: %s: netCDF-C does not write its byte order back as given", path,
+                    what);
+  if (unconverted) reverse_each(values, n, size);
+  return xio_nc_failed(nc_put_vara(nc, varid, start, count, values), what, path, err);
+}
+
 /* A netCDF-4 input's storage of variable v given to the view's `id`:
  * chunks, filters, byte order (netCDF-3's have none: netCDF-C's
  * defaults). */
@@ -139,7 +188,7 @@ int xio_nc_copy_values(int in, int out, int v, size_t at, uint64_t piece_bytes, 
     to[0] = at + done;
     if (nd > 0) count[0] = first - done < step ? first - done : step;
     rc = xio_nc_failed(nc_get_vara(in, v, start, count, buf), name, input, err) ||
-                 xio_nc_failed(nc_put_vara(out, v, to, count, buf), name, input, err)
+                 xio_nc_put_vara(out, v, to, count, buf, name, input, err)
              ? -1
              : 0;
   }

@@ -15,6 +15,16 @@
 /* 0, or -1 with netCDF-C's reason for `what` in err. */
 int xio_nc_failed(int status, const char *what, const char *path, xio_error *err);
 
+/* Writes `values` (of this machine's byte order, `count` from `start`)
+ * into variable varid of nc, as nc_put_vara should.  netCDF-C before
+ * 4.10.1 writes a variable of the other byte order into a file it opened
+ * again without converting them (netcdf-c#1802: a big-endian coordinate
+ * of 1, 2, 3 read back as 4.6e-41, ...); so the first of them is written
+ * and read back as a value of distinct bytes first, and where it comes
+ * back reversed they are given reversed.  `values` may be left so. */
+int xio_nc_put_vara(int nc, int varid, const size_t *start, const size_t *count, void *values,
+                    const char *what, const char *path, xio_error *err);
+
 /* Defines in `out` (open, in define mode) the dimensions, variables and
  * attributes of `in`, in its order (each dimension keeps its id), the
  * record dimension unlimited (and `record`, a dimension's id, or -1); a

@@ -3,7 +3,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "chunk_file.h"
 #include "chunk_reader.h"
 #include "zarr_meta.h"
 
@@ -64,4 +66,29 @@ int xio_zarr_attach(xio_matrix *m, const char *input, xio_error *err) {
   xio_source_free(m->source);
   m->source = source;
   return 0;
+}
+
+int xio_zarr_scalar_read(const xio_zarr_array *a, unsigned char *value, const char *shown,
+                         xio_error *err) {
+  char path[4400], why[256] = "";
+  const unsigned char *stored = NULL, *values = NULL;
+  size_t size = 0;
+  xio_codec_scratch *s = xio_codec_scratch_new();
+  int found = s && xio_zarr_chunk_path(a, NULL, path, sizeof path) == 0
+                  ? xio_chunk_file_read(path, s, &stored, &size, why, sizeof why)
+                  : -1;
+  if (found == 1)
+    values = xio_chunk_file_fill(a->has_fill ? a->fill : NULL, a->type_size, a->type_size, s);
+  else if (found == 0 &&
+           xio_chunk_decode(&a->codecs, 0, stored, size, a->type_size, s, &values, why, sizeof why))
+    values = NULL;
+  if (values) memcpy(value, values, a->type_size);
+  xio_codec_scratch_free(s);
+  return values ? 0 : xio_fail(err, "%s: its value %s", shown, why[0] ? why : "cannot be read");
+}
+
+int64_t xio_zarr_slab_rows(const xio_zarr_array *a, uint64_t row_bytes, uint64_t piece_bytes) {
+  const int64_t chunk = a->ndims ? (a->sharded ? a->shards.inner[0] : a->chunks[0]) : 1;
+  const int64_t rows = row_bytes ? (int64_t)(piece_bytes / row_bytes) : chunk;
+  return rows > chunk ? rows - rows % chunk : chunk;
 }

@@ -12,6 +12,8 @@
 #include "nc_copy.h"
 #include "zarr_meta.h"
 #include "zarr_nc_attributes.h"
+#include "zarr_source.h"
+#include "zarr_view_check.h"
 
 static nc_type nc_type_of(const xio_zarr_array *a) {
   static const nc_type ints[2][4] = {{NC_BYTE, NC_SHORT, NC_INT, NC_INT64},
@@ -88,6 +90,35 @@ static int define_array(int nc, const char *store, const char *name, char *skipp
   return rc;
 }
 
+/* Local.  Whether every array named as an axis lies along it alone: netCDF-4 keeps another
+ * (a 2-D "time", or a "time" whose axes the store does not name while
+ * another array's are) as no variable of that name (_nc4_non_coord_time),
+ * and xarray reads no such coordinate either. */
+static int coordinates_on_their_axes(int nc, const char *input, const xio_path_array *arrays,
+                                     xio_error *err) {
+  for (int i = 0; i < arrays->count; i++) {
+    const char *name = arrays->paths[i] + 1;
+    int v = -1, axis = -1, ndims = 0, dims[NC_MAX_VAR_DIMS];
+    if (nc_inq_varid(nc, name, &v) != NC_NOERR || nc_inq_dimid(nc, name, &axis) != NC_NOERR ||
+        nc_inq_var(nc, v, NULL, NULL, &ndims, dims, NULL) != NC_NOERR ||
+        (ndims == 1 && dims[0] == axis))
+      continue;
+    char shown[4700], axes[600] = "";
+    for (int d = 0, n = 0; d < ndims && n < (int)sizeof axes - NC_MAX_NAME - 2; d++) {
+      char axis_name[NC_MAX_NAME + 1] = "?";
+      (void)nc_inq_dimname(nc, dims[d], axis_name);
+      n += snprintf(axes + n, sizeof axes - (size_t)n, "%s%s", d ? "," : "", axis_name);
+    }
+    xio_zarr_array_path(input, name, shown, sizeof shown);
+    return xio_fail(err,
+                    "%s: other arrays lie along an axis named \"%s\", but this one lies along "
+                    "(%s): netCDF has no variable of that name for it (are its axes' names, "
+                    "_ARRAY_DIMENSIONS or dimension_names, missing?)",
+                    shown, name, axes);
+  }
+  return 0;
+}
+
 int xio_zarr_view_create(const char *input, const char *view, char *warning, size_t warning_size,
                          xio_error *err) {
   xio_zarr_node node;
@@ -108,6 +139,7 @@ int xio_zarr_view_create(const char *input, const char *view, char *warning, siz
     rc = xio_zarr_nc_attributes(nc, NC_GLOBAL, attributes, input, skipped, sizeof skipped, err);
   for (int i = 0; rc == 0 && i < arrays.count; i++)
     rc = define_array(nc, input, arrays.paths[i], skipped, sizeof skipped, err);
+  if (rc == 0) rc = coordinates_on_their_axes(nc, input, &arrays, err);
   if (nc >= 0 && nc_close(nc) != NC_NOERR && rc == 0)
     rc = xio_fail(err, "%s: cannot write its netCDF-4 view %s", input, view);
   if (rc == 0 && skipped[0])
@@ -128,26 +160,6 @@ static void swap_bytes(unsigned char *v, size_t n, size_t size) {
     }
 }
 
-/* Local.  A scalar array's one value, read from its one chunk file. */
-static int read_scalar(const xio_zarr_array *a, unsigned char *value, const char *shown,
-                       xio_error *err) {
-  char path[4400], why[256] = "";
-  const unsigned char *stored = NULL, *values = NULL;
-  size_t size = 0;
-  xio_codec_scratch *s = xio_codec_scratch_new();
-  int found = s && xio_zarr_chunk_path(a, NULL, path, sizeof path) == 0
-                  ? xio_chunk_file_read(path, s, &stored, &size, why, sizeof why)
-                  : -1;
-  if (found == 1)
-    values = xio_chunk_file_fill(a->has_fill ? a->fill : NULL, a->type_size, a->type_size, s);
-  else if (found == 0 &&
-           xio_chunk_decode(&a->codecs, 0, stored, size, a->type_size, s, &values, why, sizeof why))
-    values = NULL;
-  if (values) memcpy(value, values, a->type_size);
-  xio_codec_scratch_free(s);
-  return values ? 0 : xio_fail(err, "%s: its value %s", shown, why[0] ? why : "cannot be read");
-}
-
 /* Local.  Array `name` of `store` copied into variable varid of the view,
  * in slabs of its first axis of about piece_bytes. */
 static int fill_array(int nc, int varid, const char *store, const char *name, uint64_t piece_bytes,
@@ -158,15 +170,15 @@ static int fill_array(int nc, int varid, const char *store, const char *name, ui
   if (xio_zarr_array_read(shown, shown, &a, NULL, NULL, NULL, err)) return -1;
   unsigned char value[16];
   if (a.ndims == 0) {
-    if (read_scalar(&a, value, shown, err)) return -1;
+    if (xio_zarr_scalar_read(&a, value, shown, err)) return -1;
     if (a.big_endian) swap_bytes(value, 1, a.type_size); /* netCDF takes this machine's order */
-    return xio_nc_failed(nc_put_var(nc, varid, value), "writing its view", shown, err);
+    const size_t origin[1] = {0}, one[1] = {1};
+    return xio_nc_put_vara(nc, varid, origin, one, value, "writing its view", shown, err);
   }
   xio_matrix m;
   if (xio_open_zarr(MPI_COMM_SELF, &a, shown, 1, &m, err)) return -1;
   const uint64_t row_bytes = (uint64_t)m.cols * m.elem_size;
-  const int64_t step =
-      row_bytes && piece_bytes / row_bytes > 1 ? (int64_t)(piece_bytes / row_bytes) : 1;
+  const int64_t step = xio_zarr_slab_rows(&a, row_bytes, piece_bytes);
   const int64_t rows = step < m.rows ? step : m.rows;
   unsigned char *buf = malloc(rows && row_bytes ? (size_t)(rows * row_bytes) : 1);
   int rc = buf ? 0 : xio_fail(err, "%s: out of memory reading it", shown);
@@ -176,8 +188,7 @@ static int fill_array(int nc, int varid, const char *store, const char *name, ui
     for (int i = 1; i < a.ndims; i++) count[i] = (size_t)a.shape[i];
     rc = xio_read_block(&m, at, n, 0, m.cols, buf, err);
     if (rc == 0 && a.big_endian) swap_bytes(buf, (size_t)(n * m.cols), a.type_size);
-    if (rc == 0)
-      rc = xio_nc_failed(nc_put_vara(nc, varid, start, count, buf), "writing its view", shown, err);
+    if (rc == 0) rc = xio_nc_put_vara(nc, varid, start, count, buf, "writing its view", shown, err);
   }
   free(buf);
   xio_error ignored;
@@ -188,6 +199,7 @@ static int fill_array(int nc, int varid, const char *store, const char *name, ui
 int xio_zarr_view_fill(const char *input, const char *view, const xio_path_list *skip,
                        uint64_t piece_bytes, xio_error *err) {
   int nc = -1, nvars = 0;
+  xio_path_array filled = {0};
   int rc = xio_nc_failed(nc_open(view, NC_WRITE, &nc), "cannot open its view", view, err);
   if (rc == 0) rc = xio_nc_failed(nc_inq_nvars(nc, &nvars), "reading its view", view, err);
   for (int v = 0; rc == 0 && v < nvars; v++) {
@@ -195,8 +207,12 @@ int xio_zarr_view_fill(const char *input, const char *view, const xio_path_list 
     rc = xio_nc_failed(nc_inq_varname(nc, v, name), "reading its view", view, err);
     if (rc == 0 && xio_path_index(skip, name) < 0)
       rc = fill_array(nc, v, input, name, piece_bytes, err);
+    if (rc == 0 && xio_path_index(skip, name) < 0 && xio_path_array_add(&filled, name))
+      rc = xio_fail(err, "%s: out of memory filling its view", input);
   }
   if (nc >= 0 && nc_close(nc) != NC_NOERR && rc == 0)
     rc = xio_fail(err, "%s: cannot write its netCDF-4 view %s", input, view);
+  if (rc == 0) rc = xio_zarr_view_check(input, view, &filled, piece_bytes, err);
+  xio_path_array_free(&filled);
   return rc;
 }

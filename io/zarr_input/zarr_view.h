@@ -25,7 +25,8 @@ int xio_zarr_view_create(const char *input, const char *view, char *warning, siz
                          xio_error *err);
 
 /* Copies into the view the values of every array of `input` but those
- * in `skip`, in slabs of about piece_bytes. */
+ * in `skip`, in slabs of about piece_bytes, then reads them back against
+ * the store (zarr_view_check.h). */
 int xio_zarr_view_fill(const char *input, const char *view, const xio_path_list *skip,
                        uint64_t piece_bytes, xio_error *err);
 

@@ -121,11 +121,15 @@ static inline uint64_t matrix_bytes(const xio_matrix *m) {
 
 /* Bytes per rank for one piece of what is copied outside the passes (the
  * rest of the input): the budget, up to 64 MiB; larger pieces are no
- * faster, and overlap nothing.  (The read-back takes the budget: it reads
- * pieces as large, or a column of chunks where one needs more.) */
+ * faster, and overlap nothing.  Before the budget is set (an input's view
+ * is filled first), --memory, or 64 MiB: never a piece of 0, which the
+ * copies took as a row at a time (a 300000-value coordinate inflated
+ * 300000 times).  (The read-back takes the budget: it reads pieces as
+ * large, or a column of chunks where one needs more.) */
 static inline uint64_t piece_budget(const transpose_run *run) {
   const uint64_t most = (uint64_t)64 << 20;
-  return run->budget < most ? run->budget : most;
+  const uint64_t budget = run->budget ? run->budget : run->opt->memory_bytes;
+  return budget && budget < most ? budget : most;
 }
 
 /* The run's datasets, as h5_copy.h lists them. */
