@@ -183,9 +183,12 @@ size_t xio_gzip(xio_deflater *deflater, const void *in, size_t in_size, void *ou
 
 xio_inflate_result xio_gunzip(xio_inflater *inflater, const void *in, size_t in_size, void *out,
                               size_t room, size_t *size) {
+  size_t used = 0;
   *size = 0;
-  return inflate_result(libdeflate_gzip_decompress((struct libdeflate_decompressor *)inflater, in,
-                                                   in_size, out, room, size));
+  const xio_inflate_result r = inflate_result(libdeflate_gzip_decompress_ex(
+      (struct libdeflate_decompressor *)inflater, in, in_size, out, room, &used, size));
+  /* bytes after the member: numcodecs reads them as another, or refuses them */
+  return r == XIO_INFLATED && used != in_size ? XIO_INFLATE_BAD : r;
 }
 #else
 xio_inflater *xio_inflater_new(void) { return NULL; }

@@ -61,7 +61,8 @@ size_t xio_deflate_bound(xio_deflater *deflater, size_t in_size);
  * (room bytes, xio_deflate_bound's at least): its length. */
 size_t xio_deflate(xio_deflater *deflater, const void *in, size_t in_size, void *out, size_t room);
 
-/* The same as gzip streams (Zarr's gzip codec). */
+/* The same as gzip streams (Zarr's gzip codec); a stream must be one
+ * gzip member, nothing after it. */
 size_t xio_gzip_bound(size_t in_size);
 size_t xio_gzip(xio_deflater *deflater, const void *in, size_t in_size, void *out, size_t room);
 xio_inflate_result xio_gunzip(xio_inflater *inflater, const void *in, size_t in_size, void *out,

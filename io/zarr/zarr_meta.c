@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "zarr_codecs.h"
+#include "zarr_meta_parts.h"
 
 /* Local.  dir/name parsed as a JSON object: NULL with *missing where
  * there is no such file, or NULL with a message. */
@@ -27,6 +28,8 @@ static json_t *load(const char *dir, const char *name, const char *shown, int *m
   json_error_t e;
   json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
   if (!j) {
+    for (char *c = e.text; *c; c++) /* the damaged bytes jansson quotes */
+      if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f) *c = '?';
     xio_fail(err, "%s: its %s is not JSON that can be read (line %d: %s)", shown, name, e.line,
              e.text);
     return NULL;
@@ -55,8 +58,12 @@ int xio_zarr_node_at(const char *path, xio_zarr_node *node, int *format, xio_err
   char at[4200];
   snprintf(at, sizeof at, "%s/.zarray", path);
   if (access(at, F_OK) == 0) return *node = XIO_ZARR_ARRAY, *format = 2, 0;
-  snprintf(at, sizeof at, "%s/.zgroup", path);
-  if (access(at, F_OK) == 0) return *node = XIO_ZARR_GROUP, *format = 2, 0;
+  json_t *group = load(path, ".zgroup", path, &missing, err);
+  if (!group) return missing ? 0 : -1;
+  const int ok = json_integer_value(json_object_get(group, "zarr_format")) == 2;
+  json_decref(group);
+  if (!ok) return xio_fail(err, "%s: its .zgroup does not say a Zarr v2 group (zarr_format)", path);
+  *node = XIO_ZARR_GROUP, *format = 2;
   return 0;
 }
 
@@ -114,8 +121,30 @@ int xio_zarr_group_attributes(const char *path, const char *shown, char **attrib
 
 /* ---- an array ---- */
 
+void xio_zarr_json_shown(json_t *value, char *text, size_t size) {
+  char *dumped = value ? json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+  snprintf(text, size, "%s", dumped ? dumped : value ? "(a value)" : "missing");
+  if (dumped && strlen(dumped) >= size && size > 4) memcpy(text + size - 4, "...", 4);
+  free(dumped);
+}
+
+int xio_zarr_integers(json_t *list, int ndims, int64_t least, int64_t *v, const char *what,
+                      const char *shown, xio_error *err) {
+  int ok = json_is_array(list) && (int)json_array_size(list) == ndims;
+  for (int i = 0; ok && i < ndims; i++) {
+    json_t *x = json_array_get(list, (size_t)i);
+    ok = json_is_integer(x) && json_integer_value(x) >= least;
+    if (ok) v[i] = json_integer_value(x);
+  }
+  if (ok) return 0;
+  char text[80];
+  xio_zarr_json_shown(list, text, sizeof text);
+  return xio_fail(err, "%s: its %s is %s, not a list of %d integers of %lld or more", shown, what,
+                  text, ndims, (long long)least);
+}
+
 /* v2's dtype ("<f4", "|u1", "|S1") or v3's data_type ("float32"). */
-static int data_type(xio_zarr_array *a, const char *text, const char *shown, xio_error *err) {
+static int data_type(xio_zarr_array *a, json_t *type, const char *shown, xio_error *err) {
   static const struct {
     const char *v3;
     char kind;
@@ -123,49 +152,77 @@ static int data_type(xio_zarr_array *a, const char *text, const char *shown, xio
   } v3[] = {{"int8", 'i', 1},    {"int16", 'i', 2},  {"int32", 'i', 4},  {"int64", 'i', 8},
             {"uint8", 'u', 1},   {"uint16", 'u', 2}, {"uint32", 'u', 4}, {"uint64", 'u', 8},
             {"float32", 'f', 4}, {"float64", 'f', 8}};
-  if (!text) return xio_fail(err, "%s: its metadata names no data type", shown);
-  if (a->format == 3) {
+  const char *text = json_string_value(type);
+  if (text && a->format == 3) {
     for (size_t i = 0; i < sizeof v3 / sizeof *v3; i++)
       if (strcmp(text, v3[i].v3) == 0) return a->kind = v3[i].kind, a->type_size = v3[i].size, 0;
-  } else if (strlen(text) == 3 && strchr("<>|", text[0]) && strchr("iufS", text[1]) &&
+  } else if (text && strlen(text) == 3 && strchr("<>|", text[0]) && strchr("iufS", text[1]) &&
              strchr("1248", text[2])) {
     a->kind = text[1], a->type_size = (size_t)(text[2] - '0');
     a->big_endian = text[0] == '>' && a->type_size > 1;
-    if ((a->kind != 'f' || a->type_size >= 4) && (a->kind != 'S' || a->type_size == 1)) return 0;
+    if ((a->kind != 'f' || a->type_size >= 4) && (a->kind != 'S' || a->type_size == 1) &&
+        (text[0] != '|' || a->type_size == 1))
+      return 0;
   }
+  char shown_type[80];
+  xio_zarr_json_shown(type, shown_type, sizeof shown_type);
   return xio_fail(err,
-                  "%s: its data type \"%s\" is not one xpose reads (integers, float32, float64, "
-                  "and v2's |S1 characters)",
-                  shown, text);
+                  "%s: its %s is %s, not one xpose reads (integers, float32, float64, and v2's "
+                  "|S1 characters)",
+                  shown, a->format == 3 ? "data_type" : "dtype", shown_type);
 }
 
-/* A fill value's bytes, in the array's byte order. */
+/* Whether integer v is a value of a's integer type. */
+static int in_range(const xio_zarr_array *a, json_int_t v) {
+  const int bits = (int)a->type_size * 8;
+  if (a->kind == 'u') return v >= 0 && (bits == 64 || v < (json_int_t)1 << bits);
+  return bits == 64 || (v >= -((json_int_t)1 << (bits - 1)) && v < (json_int_t)1 << (bits - 1));
+}
+
+/* v3's raw bits of a float ("0x7fc00000"): exactly two digits a byte. */
+static int float_bits(const xio_zarr_array *a, const char *text, unsigned char *le) {
+  if (strncmp(text, "0x", 2) != 0 || strlen(text) != 2 + 2 * a->type_size ||
+      strspn(text + 2, "0123456789abcdefABCDEF") != 2 * a->type_size)
+    return -1;
+  const uint64_t bits = strtoull(text + 2, NULL, 16);
+  for (size_t b = 0; b < a->type_size; b++) le[b] = (unsigned char)(bits >> 8 * b);
+  return 0;
+}
+
+/* A float's fill value: a number, NaN, +-Infinity, or v3's raw bits. */
+static int float_fill(const xio_zarr_array *a, json_t *v, unsigned char *le) {
+  const char *text = json_string_value(v);
+  double x = json_number_value(v);
+  if (text && strncmp(text, "0x", 2) == 0) return float_bits(a, text, le);
+  if (text && strcmp(text, "NaN") == 0)
+    x = NAN;
+  else if (text && (strcmp(text, "Infinity") == 0 || strcmp(text, "-Infinity") == 0))
+    x = text[0] == '-' ? -INFINITY : INFINITY;
+  else if (!json_is_number(v))
+    return -1;
+  const float f = (float)x;
+  if (a->type_size == 4)
+    memcpy(le, &f, 4);
+  else
+    memcpy(le, &x, 8);
+  return 0;
+}
+
+/* A fill value's bytes, in the array's byte order: v2's may be null (a
+ * missing chunk then reads as zeros), v3's must be a value. */
 static int fill_value(xio_zarr_array *a, json_t *v, const char *shown, xio_error *err) {
   unsigned char le[8] = {0};
-  const char *text = json_string_value(v);
-  if (json_is_null(v) || a->kind == 'S') return 0; /* none: missing chunks read as zeros */
-  if (a->kind == 'f' && (json_is_number(v) || text)) {
-    double x = json_is_number(v) ? json_number_value(v) : 0;
-    uint64_t bits = 0;
-    if (text && strncmp(text, "0x", 2) == 0) { /* v3's raw bits */
-      bits = strtoull(text + 2, NULL, 16);
-      memcpy(le, &bits, a->type_size);
-    } else if (text && strcmp(text, "NaN") && strcmp(text, "Infinity") &&
-               strcmp(text, "-Infinity")) {
-      return xio_fail(err, "%s: its fill value \"%s\" is not a number", shown, text);
-    } else {
-      if (text) x = text[0] == 'N' ? NAN : text[0] == '-' ? -INFINITY : INFINITY;
-      const float f = (float)x;
-      if (a->type_size == 4)
-        memcpy(le, &f, 4);
-      else
-        memcpy(le, &x, 8);
-    }
-  } else if (a->kind != 'f' && json_is_integer(v)) {
+  if (a->kind == 'S' || (a->format == 2 && (!v || json_is_null(v)))) return 0;
+  int ok = v && (a->kind == 'f' ? float_fill(a, v, le) == 0
+                                : json_is_integer(v) && in_range(a, json_integer_value(v)));
+  if (ok && a->kind != 'f') {
     const json_int_t i = json_integer_value(v);
-    memcpy(le, &i, a->type_size); /* little-endian: the low bytes first */
-  } else {
-    return xio_fail(err, "%s: its fill value is not a number of its data type", shown);
+    for (size_t b = 0; b < a->type_size; b++) le[b] = (unsigned char)((uint64_t)i >> 8 * b);
+  }
+  if (!ok) {
+    char text[80];
+    xio_zarr_json_shown(v, text, sizeof text);
+    return xio_fail(err, "%s: its fill_value %s is not a value of its data type", shown, text);
   }
   for (size_t b = 0; b < a->type_size; b++)
     a->fill[b] = le[a->big_endian ? a->type_size - 1 - b : b];
@@ -173,167 +230,83 @@ static int fill_value(xio_zarr_array *a, json_t *v, const char *shown, xio_error
   return 0;
 }
 
-/* Local.  The integers of `list` (ndims of them) into v, each at least
- * `least`. */
-static int integers(json_t *list, int ndims, int64_t least, int64_t *v, const char *what,
-                    const char *shown, xio_error *err) {
-  if (!json_is_array(list) || (int)json_array_size(list) != ndims)
-    return xio_fail(err, "%s: its %s is not a list of %d integers", shown, what, ndims);
-  for (int i = 0; i < ndims; i++) {
-    json_t *x = json_array_get(list, (size_t)i);
-    if (!json_is_integer(x) || json_integer_value(x) < least)
-      return xio_fail(err, "%s: its %s is not a list of %d integers of %lld or more", shown, what,
-                      ndims, (long long)least);
-    v[i] = json_integer_value(x);
-  }
-  return 0;
-}
-
-/* One bytes-to-bytes codec (numcodecs' id or v3's name, its settings in
- * `c`) appended to the pipeline. */
-static int add_codec(xio_zarr_array *a, xio_filters *f, const char *name, json_t *c,
-                     const char *shown, xio_error *err) {
-  if (f->count == XIO_MAX_FILTERS) return xio_fail(err, "%s: it has too many codecs", shown);
-  const int i = f->count;
-  const json_int_t level = json_integer_value(json_object_get(c, "level"));
-  if (strcmp(name, "blosc") == 0) {
-    json_t *shuffle = json_object_get(c, "shuffle");
-    const char *by = json_string_value(shuffle);
-    const json_int_t n = json_integer_value(shuffle); /* v2: -1 (auto), 0, 1 or 2 */
-    const unsigned how = by ? (strcmp(by, "bitshuffle") == 0 ? 2u : strcmp(by, "shuffle") == 0)
-                            : (unsigned)(n > 0 ? n : 0);
-    xio_blosc_name cname;
-    if (xio_blosc_name_of(json_string_value(json_object_get(c, "cname")), &cname))
-      return xio_fail(err, "%s: its Blosc compressor is not one xpose reads", shown);
-    f->id[i] = XIO_CODEC_BLOSC;
-    f->value[i] = (unsigned)json_integer_value(json_object_get(c, "clevel"));
-    f->option[i] = xio_blosc_option(cname, how, (unsigned)a->type_size);
-    a->codec.compressor = cname == XIO_BLOSC_ZSTD ? XIO_ZARR_BLOSC_ZSTD : XIO_ZARR_BLOSC_LZ4;
-  } else if (strcmp(name, "zlib") == 0 || strcmp(name, "gzip") == 0 || strcmp(name, "zstd") == 0) {
-    f->id[i] = name[1] == 'l'   ? H5Z_FILTER_DEFLATE
-               : name[0] == 'g' ? XIO_CODEC_GZIP
-                                : XIO_CODEC_ZSTD;
-    f->value[i] = (unsigned)(level > 0 ? level : 0);
-    a->codec.compressor = name[0] == 'z' && name[1] == 's' ? XIO_ZARR_ZSTD : XIO_ZARR_GZIP;
-  } else if (strcmp(name, "shuffle") == 0 && a->format == 2) {
-    const json_int_t size = json_integer_value(json_object_get(c, "elementsize"));
-    f->id[i] = H5Z_FILTER_SHUFFLE;
-    f->value[i] = (unsigned)(size > 0 ? size : 4);
-  } else if (strcmp(name, "crc32c") == 0 && a->format == 3) {
-    f->id[i] = XIO_CODEC_CRC32C;
-  } else {
+/* v3's chunk key encoding: "default" ("c/0/1") or "v2" ("0.1"). */
+static int key_encoding(xio_zarr_array *a, json_t *keys, const char *shown, xio_error *err) {
+  json_t *config = json_object_get(keys, "configuration");
+  json_t *separator = json_object_get(config, "separator");
+  const char *name = json_string_value(json_object_get(keys, "name"));
+  const char *sep = json_string_value(separator);
+  if (!name || (strcmp(name, "default") && strcmp(name, "v2")) ||
+      (config && !json_is_object(config)) ||
+      (separator && (!sep || (strcmp(sep, "/") && strcmp(sep, "."))))) {
+    char text[80];
+    xio_zarr_json_shown(keys, text, sizeof text);
     return xio_fail(err,
-                    "%s: its codec \"%s\" is not one xpose reads (Blosc, zlib, gzip, zstd, "
-                    "shuffle, crc32c)",
-                    shown, name);
+                    "%s: its chunk_key_encoding is %s, not \"default\" or \"v2\" with a "
+                    "separator of \"/\" or \".\"",
+                    shown, text);
   }
-  f->count++;
-  return 0;
-}
-
-/* v2's filters then compressor, in the order they encode. */
-static int codecs_v2(xio_zarr_array *a, json_t *meta, const char *shown, xio_error *err) {
-  xio_filters *f = &a->codecs;
-  json_t *filters = json_object_get(meta, "filters"),
-         *compressor = json_object_get(meta, "compressor");
-  size_t i;
-  json_t *c;
-  if (!json_is_null(filters) && filters && !json_is_array(filters))
-    return xio_fail(err, "%s: its filters are not a list", shown);
-  json_array_foreach(filters, i, c) {
-    const char *id = json_string_value(json_object_get(c, "id"));
-    if (add_codec(a, f, id ? id : "?", c, shown, err)) return -1;
-  }
-  if (compressor && !json_is_null(compressor)) {
-    const char *id = json_string_value(json_object_get(compressor, "id"));
-    if (add_codec(a, f, id ? id : "?", compressor, shown, err)) return -1;
-  } else if (!f->count) {
-    a->codec.compressor = XIO_ZARR_UNCOMPRESSED;
-  }
-  return 0;
-}
-
-/* v3's codecs (an array's, or a shard's inner chunks'): "bytes" (its
- * byte order), then bytes-to-bytes codecs. */
-static int codecs_v3(xio_zarr_array *a, json_t *list, xio_filters *f, const char *shown,
-                     xio_error *err) {
-  size_t i;
-  json_t *c;
-  int bytes = 0;
-  if (!json_is_array(list)) return xio_fail(err, "%s: its codecs are not a list", shown);
-  json_array_foreach(list, i, c) {
-    const char *name = json_string_value(json_object_get(c, "name"));
-    json_t *config = json_object_get(c, "configuration");
-    if (!name || (!bytes && strcmp(name, "bytes") != 0))
-      return xio_fail(err,
-                      "%s: its codec \"%s\" before \"bytes\" is not one xpose reads (it reads "
-                      "arrays in C order: no transpose)",
-                      shown, name ? name : "?");
-    if (bytes) {
-      if (add_codec(a, f, name, config, shown, err)) return -1;
-      continue;
-    }
-    const char *endian = json_string_value(json_object_get(config, "endian"));
-    a->big_endian = endian && strcmp(endian, "big") == 0 && a->type_size > 1;
-    bytes = 1;
-  }
-  if (!f->count) a->codec.compressor = XIO_ZARR_UNCOMPRESSED;
-  return bytes ? 0 : xio_fail(err, "%s: its codecs have no \"bytes\"", shown);
-}
-
-/* v3's sharding_indexed: the grid's chunks are shards of inner chunks. */
-static int sharding_v3(xio_zarr_array *a, json_t *config, const char *shown, xio_error *err) {
-  xio_shard_layout *l = &a->shards;
-  *l = (xio_shard_layout){.ndims = a->ndims, .type_size = a->type_size};
-  const char *where = json_string_value(json_object_get(config, "index_location"));
-  json_t *index = json_object_get(config, "index_codecs");
-  const char *last =
-      json_string_value(json_object_get(json_array_get(index, json_array_size(index) - 1), "name"));
-  if (where && strcmp(where, "end") != 0)
-    return xio_fail(err, "%s: its shards' index is at their start: xpose reads it at the end",
-                    shown);
-  if (!last || strcmp(last, "crc32c") != 0 || json_array_size(index) != 2)
-    return xio_fail(err, "%s: its shards' index is not \"bytes\" then \"crc32c\"", shown);
-  if (integers(json_object_get(config, "chunk_shape"), a->ndims, 1, l->inner, "inner chunk shape",
-               shown, err) ||
-      codecs_v3(a, json_object_get(config, "codecs"), &l->codecs, shown, err))
-    return -1;
-  for (int i = 0; i < a->ndims; i++) {
-    if (a->chunks[i] % l->inner[i])
-      return xio_fail(err, "%s: its shards are not whole inner chunks", shown);
-    l->shard[i] = a->chunks[i];
-  }
-  a->codecs = l->codecs;
-  a->sharded = 1;
+  a->key_prefix = name[0] == 'd';
+  a->separator = sep ? sep[0] : a->key_prefix ? '/' : '.';
   return 0;
 }
 
 /* v3's chunk grid, key encoding and codecs. */
 static int layout_v3(xio_zarr_array *a, json_t *meta, const char *shown, xio_error *err) {
-  json_t *grid = json_object_get(meta, "chunk_grid"),
-         *keys = json_object_get(meta, "chunk_key_encoding");
+  json_t *grid = json_object_get(meta, "chunk_grid");
   const char *grid_name = json_string_value(json_object_get(grid, "name"));
-  if (!grid_name || strcmp(grid_name, "regular") != 0)
-    return xio_fail(err, "%s: its chunk grid is not \"regular\"", shown);
-  if (integers(json_object_get(json_object_get(grid, "configuration"), "chunk_shape"), a->ndims, 1,
-               a->chunks, "chunk shape", shown, err))
-    return -1;
-  const char *key_name = json_string_value(json_object_get(keys, "name"));
-  const char *sep =
-      json_string_value(json_object_get(json_object_get(keys, "configuration"), "separator"));
-  if (!key_name || (strcmp(key_name, "default") && strcmp(key_name, "v2")) ||
-      (sep && strcmp(sep, "/") && strcmp(sep, ".")))
-    return xio_fail(err, "%s: its chunk key encoding is not \"default\" or \"v2\"", shown);
-  a->key_prefix = key_name[0] == 'd';
-  a->separator = sep ? sep[0] : a->key_prefix ? '/' : '.';
-  json_t *codecs = json_object_get(meta, "codecs");
-  const char *first = json_string_value(json_object_get(json_array_get(codecs, 0), "name"));
-  if (first && strcmp(first, "sharding_indexed") == 0) {
-    if (json_array_size(codecs) != 1)
-      return xio_fail(err, "%s: codecs after sharding_indexed are not read by xpose", shown);
-    return sharding_v3(a, json_object_get(json_array_get(codecs, 0), "configuration"), shown, err);
+  if (!grid_name || strcmp(grid_name, "regular") != 0) {
+    char text[80];
+    xio_zarr_json_shown(grid, text, sizeof text);
+    return xio_fail(err, "%s: its chunk_grid is %s, not \"regular\"", shown, text);
   }
-  return codecs_v3(a, codecs, &a->codecs, shown, err);
+  return xio_zarr_integers(json_object_get(json_object_get(grid, "configuration"), "chunk_shape"),
+                           a->ndims, 1, a->chunks, "chunk_shape", shown, err) ||
+                 key_encoding(a, json_object_get(meta, "chunk_key_encoding"), shown, err) ||
+                 xio_zarr_codecs_v3(a, json_object_get(meta, "codecs"), shown, err)
+             ? -1
+             : 0;
+}
+
+/* n values of type_size bytes along each of ndims axes, in *bytes: -1
+ * where that passes 2^63. */
+static int checked_bytes(const int64_t *n, int ndims, size_t type_size, uint64_t *bytes) {
+  uint64_t b = type_size;
+  for (int i = 0; i < ndims; i++)
+    if (__builtin_mul_overflow(b, (uint64_t)n[i], &b) || b > (uint64_t)INT64_MAX) return -1;
+  *bytes = b;
+  return 0;
+}
+
+/* The sizes every later count is made of, checked before any is: the
+ * array's bytes; a chunk's (sharded: an inner chunk's), which a thread
+ * holds whole; a shard's inner chunks, whose index is read whole. */
+static int check_sizes(const xio_zarr_array *a, json_t *meta, const char *shown, xio_error *err) {
+  const int64_t *chunk = a->sharded ? a->shards.inner : a->chunks;
+  uint64_t bytes = 0, inner = 1;
+  char text[80];
+  if (checked_bytes(a->shape, a->ndims, a->type_size, &bytes)) {
+    xio_zarr_json_shown(json_object_get(meta, "shape"), text, sizeof text);
+    return xio_fail(err, "%s: its shape %s holds more than 2^63 bytes: it is damaged", shown, text);
+  }
+  if (checked_bytes(chunk, a->ndims, a->type_size, &bytes) || bytes > XIO_ZARR_MOST_CHUNK_BYTES) {
+    int n = snprintf(text, sizeof text, "[");
+    for (int i = 0; i < a->ndims && n < (int)sizeof text - 24; i++)
+      n +=
+          snprintf(text + n, sizeof text - (size_t)n, "%s%lld", i ? ", " : "", (long long)chunk[i]);
+    snprintf(text + n, sizeof text - (size_t)n, "]");
+    return xio_fail(err,
+                    "%s: its chunks of %s values of %zu bytes are larger than the 1 GiB a chunk "
+                    "xpose reads",
+                    shown, text, a->type_size);
+  }
+  for (int i = 0; a->sharded && i < a->ndims; i++)
+    if (__builtin_mul_overflow(inner, (uint64_t)(a->shards.shard[i] / a->shards.inner[i]),
+                               &inner) ||
+        inner > XIO_ZARR_MOST_INNER_CHUNKS)
+      return xio_fail(err, "%s: its shards hold more than 2^20 inner chunks each: it is damaged",
+                      shown);
+  return 0;
 }
 
 /* The axes' names: v3's dimension_names, v2's _ARRAY_DIMENSIONS. */
@@ -342,46 +315,78 @@ static int axis_names(const xio_zarr_array *a, json_t *list, char names[][128], 
   *named = 0;
   for (int i = 0; i < a->ndims; i++) names[i][0] = '\0';
   if (!list || json_is_null(list)) return 0;
+  char text[80];
+  xio_zarr_json_shown(list, text, sizeof text);
   if (!json_is_array(list) || (int)json_array_size(list) != a->ndims)
-    return xio_fail(err, "%s: its dimension names are not a list of %d names", shown, a->ndims);
+    return xio_fail(err, "%s: its dimension names %s are not a list of %d names", shown, text,
+                    a->ndims);
   for (int i = 0; i < a->ndims; i++) {
     const char *name = json_string_value(json_array_get(list, (size_t)i));
     if (!name || !name[0] || strlen(name) >= sizeof names[i] || strchr(name, '/'))
-      return xio_fail(err, "%s: the name of its axis %d is not one xpose can give", shown, i);
+      return xio_fail(err, "%s: the name of its axis %d in %s is not one xpose can give", shown, i,
+                      text);
     snprintf(names[i], sizeof names[i], "%s", name);
   }
   *named = a->ndims > 0;
   return 0;
 }
 
-/* Shape, data type, fill value and layout, either version. */
+/* Shape, data type, fill value and layout, either version, and the sizes
+ * they make. */
 static int describe(xio_zarr_array *a, json_t *meta, const char *shown, xio_error *err) {
   json_t *shape = json_object_get(meta, "shape");
   a->ndims = json_is_array(shape) ? (int)json_array_size(shape) : -1;
-  if (a->ndims < 0 || a->ndims > XIO_MAX_DIMS)
-    return xio_fail(err, "%s: its shape is not a list of at most %d integers", shown, XIO_MAX_DIMS);
-  if (integers(shape, a->ndims, 0, a->shape, "shape", shown, err) ||
-      data_type(a, json_string_value(json_object_get(meta, a->format == 3 ? "data_type" : "dtype")),
-                shown, err))
+  if (a->ndims < 0 || a->ndims > XIO_MAX_DIMS) {
+    char text[80];
+    xio_zarr_json_shown(shape, text, sizeof text);
+    return xio_fail(err, "%s: its shape is %s, not a list of at most %d integers", shown, text,
+                    XIO_MAX_DIMS);
+  }
+  if (xio_zarr_integers(shape, a->ndims, 0, a->shape, "shape", shown, err) ||
+      data_type(a, json_object_get(meta, a->format == 3 ? "data_type" : "dtype"), shown, err))
     return -1;
   a->codec.format = a->format;
   if (a->format == 3) /* the byte order first: the fill value's bytes follow it */
     return layout_v3(a, meta, shown, err) ||
-                   fill_value(a, json_object_get(meta, "fill_value"), shown, err)
+                   fill_value(a, json_object_get(meta, "fill_value"), shown, err) ||
+                   check_sizes(a, meta, shown, err)
                ? -1
                : 0;
-  const char *order = json_string_value(json_object_get(meta, "order"));
-  const char *sep = json_string_value(json_object_get(meta, "dimension_separator"));
-  if (order && strcmp(order, "C") != 0)
-    return xio_fail(err, "%s: its order is \"%s\": xpose reads C order", shown, order);
-  if (sep && strcmp(sep, ".") && strcmp(sep, "/"))
-    return xio_fail(err, "%s: its dimension separator \"%s\" is not \".\" or \"/\"", shown, sep);
-  a->separator = sep ? sep[0] : '.', a->key_prefix = 0;
-  return integers(json_object_get(meta, "chunks"), a->ndims, 1, a->chunks, "chunks", shown, err) ||
-                 codecs_v2(a, meta, shown, err) ||
-                 fill_value(a, json_object_get(meta, "fill_value"), shown, err)
+  json_t *order = json_object_get(meta, "order"),
+         *sep = json_object_get(meta, "dimension_separator");
+  const char *order_text = json_string_value(order), *sep_text = json_string_value(sep);
+  if ((order && (!order_text || strcmp(order_text, "C"))) ||
+      (sep && (!sep_text || (strcmp(sep_text, ".") && strcmp(sep_text, "/"))))) {
+    char text[80];
+    xio_zarr_json_shown(order && (!order_text || strcmp(order_text, "C")) ? order : sep, text,
+                        sizeof text);
+    return xio_fail(
+        err,
+        "%s: its %s is %s: xpose reads C order, and \".\" or \"/\" between a chunk "
+        "key's numbers",
+        shown, order && (!order_text || strcmp(order_text, "C")) ? "order" : "dimension_separator",
+        text);
+  }
+  a->separator = sep_text ? sep_text[0] : '.', a->key_prefix = 0;
+  return xio_zarr_integers(json_object_get(meta, "chunks"), a->ndims, 1, a->chunks, "chunks", shown,
+                           err) ||
+                 xio_zarr_codecs_v2(a, meta, shown, err) ||
+                 fill_value(a, json_object_get(meta, "fill_value"), shown, err) ||
+                 check_sizes(a, meta, shown, err)
              ? -1
              : 0;
+}
+
+/* Whether `meta` says the Zarr format it is read as: v3's zarr.json an
+ * array, v2's .zarray of format 2. */
+static int format_said(const xio_zarr_array *a, json_t *meta, const char *shown, xio_error *err) {
+  const char *node = json_string_value(json_object_get(meta, "node_type"));
+  json_t *format = json_object_get(meta, "zarr_format");
+  if (json_is_integer(format) && json_integer_value(format) == a->format &&
+      (a->format == 2 || (node && strcmp(node, "array") == 0)))
+    return 0;
+  return xio_fail(err, "%s: its %s does not say a Zarr v%d array (zarr_format, node_type)", shown,
+                  a->format == 3 ? "zarr.json" : ".zarray", a->format);
 }
 
 void xio_zarr_array_path(const char *store, const char *name, char *path, size_t size) {
@@ -407,7 +412,7 @@ int xio_zarr_array_read(const char *path, const char *shown, xio_zarr_array *a, 
     return -1;
   }
   json_t *all = a->format == 3 ? json_object_get(meta, "attributes") : attrs;
-  int rc = describe(a, meta, shown, err);
+  int rc = format_said(a, meta, shown, err) || describe(a, meta, shown, err) ? -1 : 0;
   if (rc == 0)
     rc = axis_names(a,
                     a->format == 3 ? json_object_get(meta, "dimension_names")

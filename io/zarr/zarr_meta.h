@@ -13,6 +13,12 @@
 #include "path_list.h"
 #include "zarr_array.h"
 
+/* The most a chunk (of a sharded array, an inner chunk) may hold, and a
+ * shard's inner chunks, in a store read: a thread holds a chunk whole,
+ * and a shard's index is read whole (the chunk writer's limit too). */
+#define XIO_ZARR_MOST_CHUNK_BYTES ((uint64_t)1 << 30)
+#define XIO_ZARR_MOST_INNER_CHUNKS ((uint64_t)1 << 20)
+
 typedef enum { XIO_ZARR_NONE, XIO_ZARR_GROUP, XIO_ZARR_ARRAY } xio_zarr_node;
 
 /* What the directory `path` is: a group or an array (*format 2 or 3), or
@@ -32,7 +38,10 @@ int xio_zarr_group_attributes(const char *path, const char *shown, char **attrib
 /* The directory of array `name` ("/tas" or "tas") of `store`. */
 void xio_zarr_array_path(const char *store, const char *name, char *path, size_t size);
 
-/* The array at `path` described into `a`; its axes' names into names
+/* The array at `path` described into `a`, every field checked first
+ * (zarr_meta_parts.h): refused, naming the field and its value, where out
+ * of range, of another type, inconsistent with another, or of a size
+ * whose product passes 2^63 bytes; its axes' names into names
  * (empty where the store does not name them: *named 0); its attributes,
  * without v2's _ARRAY_DIMENSIONS, a JSON object's text (malloc'd).
  * names, named and attributes may be NULL where not wanted (the names are
