@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chunk_box.h"
 #include "shard.h"
 
 int xio_chunk_file_read(const char *path, xio_codec_scratch *scratch, const unsigned char **bytes,
@@ -54,8 +55,8 @@ static int read_at(int fd, unsigned char *to, size_t size, uint64_t offset, char
 }
 
 int xio_chunk_file_read_inner(const char *path, const xio_shard_layout *l, const int64_t *origin,
-                              xio_codec_scratch *scratch, const unsigned char **bytes,
-                              size_t *size, char *why, size_t why_size) {
+                              xio_codec_scratch *scratch, const unsigned char **bytes, size_t *size,
+                              char *why, size_t why_size) {
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) return 1;
   struct stat st = {0};
@@ -70,7 +71,8 @@ int xio_chunk_file_read_inner(const char *path, const xio_shard_layout *l, const
              path, (long long)st.st_size);
     rc = -1;
   }
-  if (rc == 0) rc = read_at(fd, index, index_bytes, (uint64_t)st.st_size - index_bytes, why, why_size);
+  if (rc == 0)
+    rc = read_at(fd, index, index_bytes, (uint64_t)st.st_size - index_bytes, why, why_size);
   if (rc == 0 && (rc = xio_shard_entry(l, index, (uint64_t)st.st_size - index_bytes,
                                        xio_shard_inner_number(l, origin), &at, &length, damage,
                                        sizeof damage)) < 0)
@@ -90,10 +92,9 @@ const unsigned char *xio_chunk_file_fill(const void *fill, size_t type_size, siz
                                          xio_codec_scratch *scratch) {
   unsigned char *chunk = xio_codec_scratch_buffer(scratch, chunk_bytes);
   if (!chunk) return NULL;
-  for (size_t b = 0; b < chunk_bytes; b += type_size)
-    if (fill)
-      memcpy(chunk + b, fill, type_size);
-    else
-      memset(chunk + b, 0, type_size);
+  if (fill)
+    xio_chunk_fill(chunk, chunk_bytes, fill, type_size);
+  else
+    memset(chunk, 0, chunk_bytes);
   return chunk;
 }

@@ -7,8 +7,31 @@
 #include <stdint.h>
 
 #include "filters.h"
+#include "h5_error.h"
+#include "shape.h"
 
 struct xio_shard_layout;
+
+/* Chunks that are files of their own, each rank storing its own (the
+ * chunk writer, chunk_writer.h), in place of an HDF5 dataset's one
+ * writer: a Zarr array's files (zarr_array.h).  put() writes one
+ * chunk's encoded bytes, on any thread; path() names the file of the
+ * chunk at `origin`, for the chunk reader (chunk_reader.h). */
+typedef struct xio_chunk_files {
+  xio_filters filters;
+  int64_t chunk[XIO_MAX_DIMS];
+  const void *fill; /* one value's bytes, what edge chunks hold past the end */
+  int (*put)(void *target, const int64_t *origin, const void *bytes, size_t size, xio_error *err);
+  int (*path)(const void *target, const int64_t *origin, char *path, size_t size);
+  void *target;
+  /* each file a shard of inner chunks (shard.h), `chunk` its shape; NULL:
+   * one chunk, through `filters` */
+  const struct xio_shard_layout *shards;
+  /* Where it can: the numbers (C order over the grid of `chunk`s) of the
+   * files that exist, sorted (malloc'd); -1 where they cannot be listed.
+   * NULL: each is opened as it is asked for. */
+  int (*list)(const void *target, int64_t **numbers, int64_t *count);
+} xio_chunk_files;
 
 /* Local, on any thread.  The file at `path` read into the scratch's
  * buffer (filters.h): its bytes at *bytes, *size of them.  0; 1 where

@@ -13,33 +13,10 @@
 #include "chunk_box.h"
 #include "chunk_btree.h"
 #include "chunk_file.h"
-#include "chunk_writer.h"
+#include "chunk_index.h"
 #include "filters.h"
 #include "pool.h"
 #include "shard.h"
-
-/* Indexes of more chunks than this are not built: HDF5 reads them. */
-#define MAX_CHUNKS ((int64_t)1 << 22)
-
-struct xio_chunk_index {
-  int built, usable;
-  int fd;
-  char *path; /* to open the file again once closed (xio_chunk_index_close_file) */
-  int ndims;
-  int64_t chunk[XIO_MAX_DIMS], grid[XIO_MAX_DIMS]; /* chunks along each axis */
-  int64_t count;
-  uint64_t *addr, *size;
-  unsigned *mask; /* bit i: filter i skipped for the chunk */
-  xio_filters filters;
-  size_t type_size, chunk_bytes;
-  xio_codec_scratches scratch; /* one for each thread of the pool */
-  char shown[700];
-  const xio_chunk_files *files; /* chunks that are files: no fd, addr, size or mask */
-  int fill_missing;
-  /* where the time goes: locating the chunks; the threads' reading and decoding */
-  double locate_seconds;
-  atomic_uint_fast64_t fetch_ns, decode_ns;
-};
 
 static uint64_t now_ns(void) {
   struct timespec t;
@@ -61,6 +38,7 @@ xio_chunk_index *xio_chunk_index_new(void) {
 xio_chunk_index *xio_chunk_index_of_files(const xio_chunk_files *files, int fill_missing) {
   xio_chunk_index *ix = xio_chunk_index_new();
   if (ix) ix->files = files, ix->fill_missing = fill_missing;
+  if (ix) pthread_mutex_init(&ix->listing, NULL);
   return ix;
 }
 
@@ -73,6 +51,8 @@ static int build_of_files(xio_chunk_index *ix, const xio_shape *shape, size_t ty
   ix->built = ix->usable = 1;
   ix->type_size = type_size;
   ix->filters = ix->files->filters;
+  for (int a = 0; a < shape->ndims; a++)
+    ix->file_grid[a] = (shape->dims[a] + ix->files->chunk[a] - 1) / ix->files->chunk[a];
   ix->ndims = shape->ndims;
   ix->count = 1;
   ix->chunk_bytes = type_size;
@@ -93,6 +73,8 @@ void xio_chunk_index_free(xio_chunk_index *ix) {
   free(ix->addr);
   free(ix->size);
   free(ix->mask);
+  free(atomic_load(&ix->present));
+  if (ix->files) pthread_mutex_destroy(&ix->listing);
   xio_codec_scratches_free(&ix->scratch);
   free(ix);
 }
@@ -195,13 +177,6 @@ int xio_chunk_index_build(xio_chunk_index *ix, MPI_Comm comm, hid_t file, hid_t 
   return ix->usable = ready;
 }
 
-/* A pool job over chunks: the first failure says why. */
-typedef struct {
-  xio_chunk_index *ix;
-  atomic_int failed;
-  xio_error err;
-} chunk_job;
-
 /* The first failure of a job says why: FILE:DATASET, the chunk, where it
  * lies, and what is wrong with it. */
 static int chunk_failed(chunk_job *job, const int64_t *origin, int64_t index, const char *why) {
@@ -219,6 +194,40 @@ static int chunk_failed(chunk_job *job, const int64_t *origin, int64_t index, co
                   (unsigned long long)job->ix->addr[index], why);
 }
 
+static int by_number(const void *x, const void *y) {
+  const int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* Whether the file of the chunk at origin may exist: none listed yet, or
+ * listed. */
+static int may_exist(const xio_chunk_index *ix, const int64_t *origin) {
+  const int64_t *present = atomic_load_explicit(&ix->present, memory_order_acquire);
+  if (!present) return 1;
+  int64_t number = 0;
+  for (int a = 0; a < ix->ndims; a++)
+    number = number * ix->file_grid[a] + origin[a] / ix->files->chunk[a];
+  return bsearch(&number, present, (size_t)ix->present_count, sizeof number, by_number) != NULL;
+}
+
+/* Once a file is found missing: those that exist, listed once, so that a
+ * store declaring many chunks and holding few reads at the rate of those
+ * it holds (300000 declared, 100 written: no 299900 failed opens). */
+static void list_files(xio_chunk_index *ix) {
+  if (!ix->files->list || atomic_load_explicit(&ix->present, memory_order_acquire)) return;
+  pthread_mutex_lock(&ix->listing);
+  if (!ix->listed) {
+    int64_t *numbers = NULL, count = 0;
+    ix->listed = 1;
+    if (ix->files->list(ix->files->target, &numbers, &count) == 0 &&
+        (numbers || (numbers = malloc(sizeof *numbers)))) {
+      ix->present_count = count;
+      atomic_store_explicit(&ix->present, numbers, memory_order_release);
+    }
+  }
+  pthread_mutex_unlock(&ix->listing);
+}
+
 /* A chunk that is a file: read and decoded as decoded_chunk's chunks. */
 static int decoded_file(chunk_job *job, const int64_t *origin, unsigned skip,
                         xio_codec_scratch *scratch, const unsigned char **values) {
@@ -230,13 +239,15 @@ static int decoded_file(chunk_job *job, const int64_t *origin, unsigned skip,
     return chunk_failed(job, origin, -1,
                         scratch ? "has too long a path" : "cannot be read: out of memory");
   const uint64_t t0 = now_ns();
-  const int got = ix->files->shards ? xio_chunk_file_read_inner(path, ix->files->shards, origin,
-                                                                scratch, &stored, &have, why,
-                                                                sizeof why)
-                                    : xio_chunk_file_read(path, scratch, &stored, &have, why,
-                                                          sizeof why);
+  const int listed_missing = ix->fill_missing && !may_exist(ix, origin);
+  const int got = listed_missing ? 1
+                  : ix->files->shards
+                      ? xio_chunk_file_read_inner(path, ix->files->shards, origin, scratch, &stored,
+                                                  &have, why, sizeof why)
+                      : xio_chunk_file_read(path, scratch, &stored, &have, why, sizeof why);
   const uint64_t t1 = now_ns();
   atomic_fetch_add_explicit(&job->ix->fetch_ns, t1 - t0, memory_order_relaxed);
+  if (got > 0 && ix->fill_missing && !listed_missing) list_files(job->ix);
   if (got > 0 && ix->fill_missing)
     return (*values = xio_chunk_file_fill(ix->files->fill, ix->type_size, ix->chunk_bytes, scratch))
                ? 0
@@ -256,8 +267,8 @@ static int decoded_file(chunk_job *job, const int64_t *origin, unsigned skip,
 /* On pool thread `worker`: chunk `index` (its first value at origin) read
  * and decoded, but for the filters `skip` names (bit i: filter i), *values
  * in the worker's scratch.  0, or -1 (the job says why). */
-static int decoded_chunk(chunk_job *job, int64_t index, const int64_t *origin, unsigned skip,
-                         int worker, const unsigned char **values) {
+int xio_decoded_chunk(chunk_job *job, int64_t index, const int64_t *origin, unsigned skip,
+                      int worker, const unsigned char **values) {
   const xio_chunk_index *ix = job->ix;
   xio_codec_scratch *scratch = xio_codec_scratches_get(&job->ix->scratch, worker);
   if (ix->files) return decoded_file(job, origin, skip, scratch, values);
@@ -298,7 +309,7 @@ static int read_chunk(void *arg, int64_t k, int worker) {
   int64_t origin[XIO_MAX_DIMS];
   const int64_t index = xio_chunk_box_chunk(&r->box, k, origin);
   const unsigned char *values = NULL;
-  if (decoded_chunk(&r->job, index, origin, 0, worker, &values)) return -1;
+  if (xio_decoded_chunk(&r->job, index, origin, 0, worker, &values)) return -1;
   xio_chunk_box_copy(&r->box, origin, (unsigned char *)values, r->buf, 1);
   return 0;
 }
@@ -313,8 +324,8 @@ static int by_address(const void *a, const void *b) {
  * then find them read, where each one's pread alone waited for the disk, a
  * chunk at a time (an hourly year of 70 KB records on 16 threads read at
  * about half the disk's rate). */
-static void ask_ahead(const xio_chunk_index *ix, const xio_chunk_box *box, int64_t first,
-                      int64_t n) {
+void xio_chunk_ask_ahead(const xio_chunk_index *ix, const xio_chunk_box *box, int64_t first,
+                         int64_t n) {
   if (ix->files) return; /* each file read whole as it comes */
   uint64_t(*ranges)[2] = malloc(sizeof *ranges * (size_t)n);
   if (!ranges) return; /* read as they come */
@@ -346,7 +357,7 @@ int xio_chunk_index_read(xio_chunk_index *ix, const xio_shape *shape, size_t ele
   block_read r = {.job = {.ix = ix}, .buf = buf};
   xio_chunk_box_of(&r.box, shape, ix->chunk, ix->type_size, elem_size, row, nrows, col, ncols);
   atomic_init(&r.job.failed, 0);
-  ask_ahead(ix, &r.box, 0, r.box.chunks);
+  xio_chunk_ask_ahead(ix, &r.box, 0, r.box.chunks);
   if (xio_pool_run(r.box.chunks, read_chunk, &r) == 0) return 0;
   *err = r.job.err;
   return -1;
@@ -365,7 +376,7 @@ void xio_chunk_index_ask_ahead(const xio_chunk_index *ix, const xio_shape *shape
   if (!ix->usable || nrows <= 0 || ncols <= 0) return;
   xio_chunk_box box;
   xio_chunk_box_of(&box, shape, ix->chunk, ix->type_size, elem_size, row, nrows, col, ncols);
-  ask_ahead(ix, &box, 0, box.chunks);
+  xio_chunk_ask_ahead(ix, &box, 0, box.chunks);
 }
 
 int64_t xio_chunk_index_chunks(const xio_chunk_index *ix) { return ix->count; }
@@ -381,115 +392,4 @@ int xio_chunk_index_whole_elements(const xio_chunk_index *ix, const xio_shape *s
   for (int i = shape->trail; i < shape->ndims; i++)
     if (ix->chunk[i] != shape->dims[i]) return 0;
   return 1;
-}
-
-/* A chunk-wise sum: chunks [first, first + count) of the index, each an
- * item of a pool job, each thread's sum in its slot. */
-typedef struct {
-  chunk_job job;
-  const xio_shape *shape;
-  int64_t first;
-  xio_chunk_run_fn fn;
-  void *arg;
-  uint64_t *sums;
-  /* chunks summed from their byte planes, left shuffled: a chunk's
-   * values need one buffer the size of a chunk on each thread, not two */
-  int shuffled;
-  int64_t element_values; /* values in an element: the axes from shape->trail */
-} chunk_sum;
-
-/* Values gathered from byte planes at a time, at most. */
-#define PLANE_RUN_BYTES 4096
-
-/* The n elements from value `offset` of a chunk handed to fn: from
- * `values`, or gathered back from its byte planes (HDF5's shuffle puts
- * byte j of value i at j * values + i) a few at a time. */
-static uint64_t sum_run(const chunk_sum *c, const unsigned char *values, int shuffled,
-                        int64_t offset, int64_t row, int64_t col, int64_t n) {
-  const size_t size = c->job.ix->type_size, element = size * (size_t)c->element_values;
-  if (!shuffled) return c->fn(c->arg, values + (size_t)offset * size, row, col, n);
-  const size_t count = c->job.ix->chunk_bytes / size;
-  const int64_t per = (int64_t)(PLANE_RUN_BYTES / element);
-  unsigned char run[PLANE_RUN_BYTES];
-  uint64_t sum = 0;
-  for (int64_t k = 0; k < n; k += per) {
-    const size_t m = (size_t)((n - k < per ? n - k : per) * c->element_values);
-    const size_t from = (size_t)offset + (size_t)(k * c->element_values);
-    for (size_t j = 0; j < size; j++)
-      for (size_t e = 0; e < m; e++) run[e * size + j] = values[j * count + from + e];
-    sum += c->fn(c->arg, run, row, col + k, n - k < per ? n - k : per);
-  }
-  return sum;
-}
-
-/* The runs of whole elements along the last column axis of the chunk
- * whose first value is at origin, decoded in values, each handed to fn. */
-static uint64_t sum_runs(const chunk_sum *c, const int64_t *origin, const unsigned char *values,
-                         int shuffled) {
-  const xio_chunk_index *ix = c->job.ix;
-  const xio_shape *s = c->shape;
-  const int n = s->ndims, last = s->trail - 1;
-  int64_t step[XIO_MAX_DIMS], stride[XIO_MAX_DIMS], to[XIO_MAX_DIMS], at[XIO_MAX_DIMS];
-  int64_t along = 1, in_chunk = 1; /* an axis's step in its group's flattened index, in the chunk */
-  for (int i = n - 1; i >= 0; i--) {
-    if (i == s->trail - 1 || i == s->split - 1) along = 1;
-    step[i] = along, along *= s->dims[i];
-    stride[i] = in_chunk, in_chunk *= ix->chunk[i];
-    const int64_t end = origin[i] + ix->chunk[i];
-    to[i] = (end < s->dims[i] ? end : s->dims[i]) - 1;
-    at[i] = origin[i];
-  }
-  uint64_t sum = 0;
-  for (;;) {
-    int64_t row = 0, col = at[last], offset = 0; /* at[last]: the run's first */
-    for (int i = 0; i <= last; i++) {
-      if (i < s->split)
-        row += at[i] * step[i];
-      else if (i < last)
-        col += at[i] * step[i];
-      offset += (at[i] - origin[i]) * stride[i];
-    }
-    sum += sum_run(c, values, shuffled, offset, row, col, to[last] - at[last] + 1);
-    int i = last - 1; /* the next run: an odometer over the axes before */
-    while (i >= 0 && at[i] == to[i]) at[i] = origin[i], i--;
-    if (i < 0) return sum;
-    at[i]++;
-  }
-}
-
-/* Item k: chunk first + k read, decoded and summed. */
-static int sum_chunk(void *arg, int64_t k, int worker) {
-  chunk_sum *c = arg;
-  const xio_chunk_index *ix = c->job.ix;
-  const int64_t index = c->first + k;
-  int64_t origin[XIO_MAX_DIMS];
-  xio_chunk_origin(ix->ndims, ix->chunk, ix->grid, index, origin);
-  const unsigned char *values = NULL;
-  const int shuffled = c->shuffled && !(ix->mask[index] & 1u);
-  if (decoded_chunk(&c->job, index, origin, shuffled ? 1u : 0u, worker, &values)) return -1;
-  c->sums[worker] += sum_runs(c, origin, values, shuffled);
-  return 0;
-}
-
-int xio_chunk_index_sum(xio_chunk_index *ix, const xio_shape *shape, int64_t first, int64_t count,
-                        int64_t ahead, xio_chunk_run_fn fn, void *arg, uint64_t *sum,
-                        xio_error *err) {
-  *sum = 0;
-  if (count <= 0) return 0;
-  const int threads = xio_pool_threads();
-  chunk_sum c = {.job = {.ix = ix}, .shape = shape, .first = first, .fn = fn, .arg = arg};
-  c.element_values = xio_dims_product(shape->dims, shape->trail, shape->ndims);
-  c.shuffled = ix->type_size > 1 && ix->type_size * (size_t)c.element_values <= PLANE_RUN_BYTES &&
-               xio_filters_shuffle_first(&ix->filters, ix->type_size);
-  atomic_init(&c.job.failed, 0);
-  if (xio_codec_scratches_reserve(&ix->scratch, threads) ||
-      !(c.sums = calloc((size_t)threads, sizeof *c.sums)))
-    return xio_fail(err, "out of memory reading %s", ix->shown);
-  ask_ahead(ix, NULL, first, count);
-  if (ahead > 0) ask_ahead(ix, NULL, first + count, ahead);
-  const int rc = xio_pool_run(count, sum_chunk, &c);
-  for (int w = 0; w < threads; w++) *sum += c.sums[w];
-  free(c.sums);
-  if (rc) *err = c.job.err;
-  return rc ? -1 : 0;
 }

@@ -23,6 +23,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "chunk_file.h"
 #include "filters.h"
 #include "h5_error.h"
 #include "shape.h"
@@ -34,22 +35,6 @@ typedef struct xio_chunk_writer xio_chunk_writer;
  * (filters.h), chunks of at most 1 GiB.  Where not, `why` (when not NULL)
  * says what HDF5's pipeline runs instead. */
 int xio_chunk_writer_usable(hid_t dcpl, size_t type_size, char *why, size_t why_size);
-
-/* Chunks that each rank stores itself, in place of an HDF5 dataset's
- * one writer: a Zarr array's files (zarr_array.h).  put() writes one
- * chunk's encoded bytes, on any thread; path() names the file of the
- * chunk at `origin`, for the chunk reader (chunk_reader.h). */
-typedef struct xio_chunk_files {
-  xio_filters filters;
-  int64_t chunk[XIO_MAX_DIMS];
-  const void *fill; /* one value's bytes, what edge chunks hold past the end */
-  int (*put)(void *target, const int64_t *origin, const void *bytes, size_t size, xio_error *err);
-  int (*path)(const void *target, const int64_t *origin, char *path, size_t size);
-  void *target;
-  /* each file a shard of inner chunks (shard.h), `chunk` its shape; NULL:
-   * one chunk, through `filters` */
-  const struct xio_shard_layout *shards;
-} xio_chunk_files;
 
 /* What the writer writes: a dataset (of `type`, shaped and folded as
  * `shape`, elements of elem_size bytes, named `name` in messages) open

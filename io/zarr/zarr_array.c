@@ -443,6 +443,10 @@ static int path_of(const void *target, const int64_t *origin, char *path, size_t
   return xio_zarr_chunk_path(target, origin, path, size);
 }
 
+static int list_of(const void *target, int64_t **numbers, int64_t *count) {
+  return xio_zarr_list_chunks(target, numbers, count);
+}
+
 void xio_zarr_chunk_files(const xio_zarr_array *a, xio_chunk_files *files) {
   memset(files, 0, sizeof *files);
   files->filters = a->codecs;
@@ -451,5 +455,6 @@ void xio_zarr_chunk_files(const xio_zarr_array *a, xio_chunk_files *files) {
   files->shards = a->sharded ? &a->shards : NULL;
   files->put = put;
   files->path = path_of;
+  files->list = list_of;
   files->target = (void *)a;
 }

@@ -106,6 +106,13 @@ int xio_zarr_chunk_path(const xio_zarr_array *a, const int64_t *origin, char *pa
 int xio_zarr_put_chunk(const xio_zarr_array *a, const int64_t *origin, const void *bytes,
                        size_t size, xio_error *err);
 
+/* Local.  The chunk files a's directory holds: their numbers (C order
+ * over its grid of chunks, of shards where sharded), sorted, in a
+ * malloc'd *numbers (NULL where none), from one walk of the directory;
+ * files that are no chunk key of a's are passed over.  -1 where it cannot
+ * be listed. */
+int xio_zarr_list_chunks(const xio_zarr_array *a, int64_t **numbers, int64_t *count);
+
 /* The chunk writer's files (chunk_writer.h): a's chunks, put by
  * xio_zarr_put_chunk; `a` must outlive them. */
 void xio_zarr_chunk_files(const xio_zarr_array *a, xio_chunk_files *files);
