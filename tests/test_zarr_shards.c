@@ -96,7 +96,7 @@ static void check_pack(void) {
     const unsigned char *stored = NULL, *decoded = NULL;
     size_t size = 0;
     xio_shard_inner_origin(&l, zero, k, origin);
-    EXPECT(xio_chunk_file_read_inner(path, &l, origin, s, &stored, &size, why, sizeof why) == 0 &&
+    EXPECT(xio_chunk_file_read_inner(path, &l, bound, origin, s, &stored, &size, why, sizeof why) == 0 &&
                xio_chunk_decode(&l.codecs, 0, stored, size, sizeof chunk, s, &decoded, why,
                                 sizeof why) == 0,
            "inner chunk %d read alone: %s", k, why);
@@ -110,7 +110,7 @@ static void check_pack(void) {
   const int64_t first[2] = {0, 0};
   const unsigned char *stored = NULL;
   size_t size = 0;
-  EXPECT(xio_chunk_file_read_inner(path, &l, first, s, &stored, &size, why, sizeof why) == -1 &&
+  EXPECT(xio_chunk_file_read_inner(path, &l, bound, first, s, &stored, &size, why, sizeof why) == -1 &&
              strstr(why, "crc32c"),
          "a damaged index refused: %s", why);
   if (fd >= 0) close(fd), unlink(path);

@@ -13,16 +13,25 @@
 #include "chunk_box.h"
 #include "shard.h"
 
-int xio_chunk_file_read(const char *path, xio_codec_scratch *scratch, const unsigned char **bytes,
-                        size_t *size, char *why, size_t why_size) {
+uint64_t xio_chunk_file_most(const xio_filters *filters, size_t chunk_bytes) {
+  return 2 * (uint64_t)xio_chunk_encode_bound(filters, chunk_bytes) + 4096;
+}
+
+int xio_chunk_file_read(const char *path, uint64_t most, xio_codec_scratch *scratch,
+                        const unsigned char **bytes, size_t *size, char *why, size_t why_size) {
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) return 1;
   struct stat st = {0};
   unsigned char *stored = NULL;
-  int rc = fd >= 0 && fstat(fd, &st) == 0 &&
-                   (stored = xio_codec_scratch_buffer(scratch, (size_t)st.st_size + 1))
-               ? 0
-               : -1;
+  int rc = fd >= 0 && fstat(fd, &st) == 0 ? 0 : -1;
+  if (rc == 0 && (uint64_t)st.st_size > most) {
+    snprintf(why, why_size,
+             "(%s): it holds %lld bytes, more than its chunk encodes to: it is damaged", path,
+             (long long)st.st_size);
+    (void)close(fd); /* read-only */
+    return -1;
+  }
+  if (rc == 0 && !(stored = xio_codec_scratch_buffer(scratch, (size_t)st.st_size + 1))) rc = -1;
   if (rc)
     snprintf(why, why_size, "cannot be read: %s", strerror(fd >= 0 && !stored ? ENOMEM : errno));
   for (size_t done = 0; rc == 0 && done < (size_t)st.st_size;) {
@@ -54,9 +63,10 @@ static int read_at(int fd, unsigned char *to, size_t size, uint64_t offset, char
   return 0;
 }
 
-int xio_chunk_file_read_inner(const char *path, const xio_shard_layout *l, const int64_t *origin,
-                              xio_codec_scratch *scratch, const unsigned char **bytes, size_t *size,
-                              char *why, size_t why_size) {
+int xio_chunk_file_read_inner(const char *path, const xio_shard_layout *l, uint64_t most,
+                              const int64_t *origin, xio_codec_scratch *scratch,
+                              const unsigned char **bytes, size_t *size, char *why,
+                              size_t why_size) {
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) return 1;
   struct stat st = {0};
@@ -77,6 +87,12 @@ int xio_chunk_file_read_inner(const char *path, const xio_shard_layout *l, const
                                        xio_shard_inner_number(l, origin), &at, &length, damage,
                                        sizeof damage)) < 0)
     snprintf(why, why_size, "(%s): its shard's index %s: it is damaged", path, damage);
+  if (rc == 0 && length > most) {
+    snprintf(why, why_size,
+             "(%s): its shard's index gives it %llu bytes, more than it encodes to: it is damaged",
+             path, (unsigned long long)length);
+    rc = -1;
+  }
   if (rc == 0 && !(stored = xio_codec_scratch_buffer(scratch, (size_t)length + 1))) {
     snprintf(why, why_size, "cannot be read: %s", strerror(ENOMEM));
     rc = -1;

@@ -33,19 +33,25 @@ typedef struct xio_chunk_files {
   int (*list)(const void *target, int64_t **numbers, int64_t *count);
 } xio_chunk_files;
 
+/* The most bytes a stored chunk of chunk_bytes encoded by `filters`
+ * may hold as read: twice what any of its encoders writes, and a page; a
+ * file longer is damaged, and is not read into memory. */
+uint64_t xio_chunk_file_most(const xio_filters *filters, size_t chunk_bytes);
+
 /* Local, on any thread.  The file at `path` read into the scratch's
  * buffer (filters.h): its bytes at *bytes, *size of them.  0; 1 where
- * there is no such file; -1 with why ("cannot be read: ..."). */
-int xio_chunk_file_read(const char *path, xio_codec_scratch *scratch, const unsigned char **bytes,
-                        size_t *size, char *why, size_t why_size);
+ * there is no such file; -1 with why ("cannot be read: ...", or, where
+ * it holds more than `most` bytes, "(PATH): ... it is damaged"). */
+int xio_chunk_file_read(const char *path, uint64_t most, xio_codec_scratch *scratch,
+                        const unsigned char **bytes, size_t *size, char *why, size_t why_size);
 
 /* Local, on any thread.  The inner chunk at `origin` (its first value,
  * in the array) of the shard (l's: shard.h) stored in the file at
  * `path`: the shard's index read from the file's end and checked, then
- * the inner chunk's bytes read into the scratch's buffer, at *bytes.  0;
- * 1 where there is no such file, or the shard holds no such chunk (Zarr:
- * the fill value); -1 with why. */
-int xio_chunk_file_read_inner(const char *path, const struct xio_shard_layout *l,
+ * the inner chunk's bytes (at most `most`) read into the scratch's
+ * buffer, at *bytes.  0; 1 where there is no such file, or the shard
+ * holds no such chunk (Zarr: the fill value); -1 with why. */
+int xio_chunk_file_read_inner(const char *path, const struct xio_shard_layout *l, uint64_t most,
                               const int64_t *origin, xio_codec_scratch *scratch,
                               const unsigned char **bytes, size_t *size, char *why,
                               size_t why_size);

@@ -33,6 +33,7 @@ struct xio_chunk_index {
   /* files: their grid, and, once one was found missing, those that exist
    * (files->list), listed once by the first thread to miss one */
   int64_t file_grid[XIO_MAX_DIMS];
+  uint64_t file_most; /* the most a chunk's stored bytes may hold: more is damage */
   int64_t *_Atomic present, present_count;
   int listed;
   pthread_mutex_t listing;

@@ -62,6 +62,7 @@ static int build_of_files(xio_chunk_index *ix, const xio_shape *shape, size_t ty
     ix->count *= ix->grid[a];
     ix->chunk_bytes *= (size_t)ix->chunk[a];
   }
+  ix->file_most = xio_chunk_file_most(&ix->filters, ix->chunk_bytes);
   snprintf(ix->shown, sizeof ix->shown, "%s", shown);
   return 1;
 }
@@ -240,11 +241,12 @@ static int decoded_file(chunk_job *job, const int64_t *origin, unsigned skip,
                         scratch ? "has too long a path" : "cannot be read: out of memory");
   const uint64_t t0 = now_ns();
   const int listed_missing = ix->fill_missing && !may_exist(ix, origin);
-  const int got = listed_missing ? 1
-                  : ix->files->shards
-                      ? xio_chunk_file_read_inner(path, ix->files->shards, origin, scratch, &stored,
-                                                  &have, why, sizeof why)
-                      : xio_chunk_file_read(path, scratch, &stored, &have, why, sizeof why);
+  const int got =
+      listed_missing ? 1
+      : ix->files->shards
+          ? xio_chunk_file_read_inner(path, ix->files->shards, ix->file_most, origin, scratch,
+                                      &stored, &have, why, sizeof why)
+          : xio_chunk_file_read(path, ix->file_most, scratch, &stored, &have, why, sizeof why);
   const uint64_t t1 = now_ns();
   atomic_fetch_add_explicit(&job->ix->fetch_ns, t1 - t0, memory_order_relaxed);
   if (got > 0 && ix->fill_missing && !listed_missing) list_files(job->ix);

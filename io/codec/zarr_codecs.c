@@ -76,8 +76,10 @@ int xio_blosc_decompress(const void *in, size_t bytes, void *out, size_t room, s
   if (bytes < BLOSC_MIN_HEADER_LENGTH) return -1;
   blosc_cbuffer_sizes(in, &content, &stored, &block);
   *size = content;
-  if (stored != bytes || content > room) return -1;
-  const int got = blosc_decompress_ctx(in, out, room, 1);
+  if (stored != bytes || content > room || block > content) return -1;
+  /* into exactly its content, as numcodecs decodes: given more room, Blosc
+   * accepts a header whose block is larger than its content (damage) */
+  const int got = blosc_decompress_ctx(in, out, content, 1);
   return got >= 0 && (size_t)got == content ? 0 : -1;
 }
 

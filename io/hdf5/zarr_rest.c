@@ -167,7 +167,9 @@ static int chunk_step(rest_walk *w, rest_array *r, const int64_t *origin, xio_er
   const unsigned char *stored = NULL, *values = NULL;
   size_t size = 0;
   int rc = xio_zarr_chunk_path(&r->array, origin, path, sizeof path) ? -1 : 0;
-  if (rc == 0) rc = xio_chunk_file_read(path, w->scratch, &stored, &size, why, sizeof why);
+  if (rc == 0)
+    rc = xio_chunk_file_read(path, xio_chunk_file_most(&r->array.codecs, r->chunk_bytes),
+                             w->scratch, &stored, &size, why, sizeof why);
   if (rc > 0) snprintf(why, sizeof why, "is missing");
   if (rc == 0 && xio_chunk_decode(&r->array.codecs, 0, stored, size, r->chunk_bytes, w->scratch,
                                   &values, why, sizeof why) != 0)

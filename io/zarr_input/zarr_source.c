@@ -75,7 +75,8 @@ int xio_zarr_scalar_read(const xio_zarr_array *a, unsigned char *value, const ch
   size_t size = 0;
   xio_codec_scratch *s = xio_codec_scratch_new();
   int found = s && xio_zarr_chunk_path(a, NULL, path, sizeof path) == 0
-                  ? xio_chunk_file_read(path, s, &stored, &size, why, sizeof why)
+                  ? xio_chunk_file_read(path, xio_chunk_file_most(&a->codecs, a->type_size), s,
+                                        &stored, &size, why, sizeof why)
                   : -1;
   if (found == 1)
     values = xio_chunk_file_fill(a->has_fill ? a->fill : NULL, a->type_size, a->type_size, s);

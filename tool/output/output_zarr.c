@@ -174,9 +174,11 @@ static int64_t inner_chunk(const xio_zarr_array *a, int axis) {
 }
 
 /* Whether the store's array `stored` is what this run would write as
- * `asked` (its codecs; its chunks where --chunks names them, its shards
- * where --shards does): a rerun with other options must not find the
- * store done. */
+ * `asked` (its data type and byte order, as its metadata is read back:
+ * values read back by their bytes alone would not show a wrong one; its
+ * codecs; its chunks where --chunks names them, its shards where
+ * --shards does): a rerun with other options must not find the store
+ * done. */
 static int as_asked(const transpose_run *run, const xio_zarr_array *asked,
                     const xio_zarr_array *stored, xio_error *err) {
   const xio_filters *a = &asked->codecs, *b = &stored->codecs;
@@ -185,6 +187,10 @@ static int as_asked(const transpose_run *run, const xio_zarr_array *asked,
     same = a->id[i] == b->id[i] && a->value[i] == b->value[i];
   if (!same)
     return xio_fail(err, "%s is stored with other codecs than this command asks for", stored->path);
+  if (asked->kind != stored->kind || asked->type_size != stored->type_size ||
+      asked->big_endian != stored->big_endian) /* its metadata read back: another reading */
+    return xio_fail(err, "%s's metadata says another data type or byte order than was written",
+                    stored->path);
   for (int i = 0; run->opt->chunks && i < asked->ndims; i++)
     if (inner_chunk(asked, i) != inner_chunk(stored, i))
       return xio_fail(err, "%s is stored in other chunks than --chunks asks for", stored->path);
