@@ -1,6 +1,7 @@
 """End to end: big-endian Zarr stores (issue 74).  Every array of a store
 of big-endian values (v2 from xarray, v3 made by hand), of each codec,
-read as zarr_reference.py reads it (and xarray, for v2) on every path:
+read as zarr_reference.py reads it (and xarray, for v2; zarrita, for
+the v3 outputs) on every path:
 rearranged and copied into netCDF-4, into v2 and v3 stores, joined,
 stopped and resumed, and `xpose verify`.  The values xpose writes into
 its netCDF-4 view of a store are read back against the store by other
@@ -10,8 +11,11 @@ compensates (netCDF-C 4.9's fault, which xpose probes for) or fails,
 never publishing a wrong copy."""
 
 import os
+import shutil
 import signal
+import subprocess
 import sys
+import tempfile
 import unittest
 
 import numpy as np
@@ -32,6 +36,9 @@ except ImportError:  # Debian's python3-netcdf4, python3-xarray, python3-zarr
 
 NT, NY, NX = 12, 5, 7
 NC_PUT_FAULT = os.environ.get("XPOSE_NC_PUT_FAULT")
+ZARRITA = os.environ.get("XPOSE_ZARRITA", "")
+HAVE_ZARRITA = os.path.isdir(os.path.join(ZARRITA, "node_modules", "zarrita"))
+READ_V3 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zarr", "read_v3.mjs")
 
 
 def big_endian_dataset(first=0, nt=NT):
@@ -93,12 +100,34 @@ class BigEndianStores(ToolTestCase):
                 self.assertEqual(got.astype(got.dtype.newbyteorder("=")).tobytes(),
                                  values.astype(values.dtype.newbyteorder("=")).tobytes(), name)
 
-    def assertStoreHolds(self, expected, store):
+    def assertStoreHolds(self, expected, store, version):
+        """The reference's reading of the output store, and zarrita's of a
+        v3 one (where jobs/test.sh installed it), are the input's."""
         got = ref.read_store(self.path(store))
         self.assertEqual(sorted(got), sorted(expected))
+        zarrita = self.read_with_zarrita(store, list(expected)) if version == 3 else {}
         for name, array in expected.items():
             values = array.values.transpose([array.dims.index(d) for d in got[name].dims])
             self.assertTrue(np.array_equal(values, got[name].values, equal_nan=True), name)
+            if name in zarrita:
+                native = values.astype(values.dtype.newbyteorder("="))
+                self.assertEqual(zarrita[name], native.tobytes(), f"{name} as zarrita reads it")
+
+    def read_with_zarrita(self, store, names):
+        """Each array's bytes as zarrita reads them (read_v3.mjs), or none."""
+        if not HAVE_ZARRITA:
+            return {}
+        script = os.path.join(ZARRITA, "read_v3.mjs")
+        shutil.copy(READ_V3, script)  # where node finds zarrita
+        out = tempfile.mkdtemp(dir=self.dir)
+        read = subprocess.run(["node", script, self.path(store), out, *names],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(read.returncode, 0, read.stderr)
+        values = {}
+        for name in names:
+            with open(os.path.join(out, name + ".bin"), "rb") as f:
+                values[name] = f.read()
+        return values
 
     def test_every_codec_v2_and_v3_into_netcdf_and_stores(self):
         for version in (2, 3):
@@ -123,7 +152,7 @@ class BigEndianStores(ToolTestCase):
                         out = f"v{version}-{codec}-out{out_version}.zarr"
                         self.run_ok(2, "--dims", "lat,lon,time", "--zarr-format",
                                     str(out_version), store, out)
-                        self.assertStoreHolds(expected, out)
+                        self.assertStoreHolds(expected, out, out_version)
                         self.run_ok(1, "verify", "--dims", "lat,lon,time", store, out)
         self.assertEqual(self.leftovers(), [])
 
