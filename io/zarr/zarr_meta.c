@@ -121,28 +121,6 @@ int xio_zarr_group_attributes(const char *path, const char *shown, char **attrib
 
 /* ---- an array ---- */
 
-void xio_zarr_json_shown(json_t *value, char *text, size_t size) {
-  char *dumped = value ? json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-  snprintf(text, size, "%s", dumped ? dumped : value ? "(a value)" : "missing");
-  if (dumped && strlen(dumped) >= size && size > 4) memcpy(text + size - 4, "...", 4);
-  free(dumped);
-}
-
-int xio_zarr_integers(json_t *list, int ndims, int64_t least, int64_t *v, const char *what,
-                      const char *shown, xio_error *err) {
-  int ok = json_is_array(list) && (int)json_array_size(list) == ndims;
-  for (int i = 0; ok && i < ndims; i++) {
-    json_t *x = json_array_get(list, (size_t)i);
-    ok = json_is_integer(x) && json_integer_value(x) >= least;
-    if (ok) v[i] = json_integer_value(x);
-  }
-  if (ok) return 0;
-  char text[80];
-  xio_zarr_json_shown(list, text, sizeof text);
-  return xio_fail(err, "%s: its %s is %s, not a list of %d integers of %lld or more", shown, what,
-                  text, ndims, (long long)least);
-}
-
 /* v2's dtype ("<f4", "|u1", "|S1") or v3's data_type ("float32"). */
 static int data_type(xio_zarr_array *a, json_t *type, const char *shown, xio_error *err) {
   static const struct {

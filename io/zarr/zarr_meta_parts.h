@@ -1,6 +1,6 @@
 /* The pieces of an array's metadata read back (zarr_meta.h), inside the
  * zarr room: its codecs (zarr_meta_codecs.c), and what every field's
- * check needs.  Every field is untrusted: each is checked for its type
+ * check needs (zarr_meta_fields.c).  Every field is untrusted: each is checked for its type
  * and range before it is used, and refused with a message naming the
  * array (`shown`), the field and its value. */
 #ifndef XIO_ZARR_META_PARTS_H
