@@ -199,7 +199,6 @@ static int fill_array(int nc, int varid, const char *store, const char *name, ui
 int xio_zarr_view_fill(const char *input, const char *view, const xio_path_list *skip,
                        uint64_t piece_bytes, xio_error *err) {
   int nc = -1, nvars = 0;
-  xio_path_array filled = {0};
   int rc = xio_nc_failed(nc_open(view, NC_WRITE, &nc), "cannot open its view", view, err);
   if (rc == 0) rc = xio_nc_failed(nc_inq_nvars(nc, &nvars), "reading its view", view, err);
   for (int v = 0; rc == 0 && v < nvars; v++) {
@@ -207,12 +206,8 @@ int xio_zarr_view_fill(const char *input, const char *view, const xio_path_list 
     rc = xio_nc_failed(nc_inq_varname(nc, v, name), "reading its view", view, err);
     if (rc == 0 && xio_path_index(skip, name) < 0)
       rc = fill_array(nc, v, input, name, piece_bytes, err);
-    if (rc == 0 && xio_path_index(skip, name) < 0 && xio_path_array_add(&filled, name))
-      rc = xio_fail(err, "%s: out of memory filling its view", input);
   }
   if (nc >= 0 && nc_close(nc) != NC_NOERR && rc == 0)
     rc = xio_fail(err, "%s: cannot write its netCDF-4 view %s", input, view);
-  if (rc == 0) rc = xio_zarr_view_check(input, view, &filled, piece_bytes, err);
-  xio_path_array_free(&filled);
-  return rc;
+  return rc == 0 ? xio_zarr_view_check(input, view, skip, NULL, 0, piece_bytes, err) : rc;
 }

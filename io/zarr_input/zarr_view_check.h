@@ -14,10 +14,12 @@
 #include "h5_error.h"
 #include "path_list.h"
 
-/* Local, the view closed.  The arrays `filled` (names in the store and in
- * the view) of store `input` against the view at `view`, in slabs of
- * about piece_bytes: -1 with a message naming the first that differs. */
-int xio_zarr_view_check(const char *input, const char *view, const xio_path_array *filled,
-                        uint64_t piece_bytes, xio_error *err);
+/* Local, the view closed.  Every array of store `input` but those in
+ * `skip` against its variable in the view at `view`, in slabs of about
+ * piece_bytes: -1 with a message naming the first that differs.  A
+ * joined view (join_view.h) holds the store's arrays along axis `along`
+ * from its record `at` (along NULL: a store's own view). */
+int xio_zarr_view_check(const char *input, const char *view, const xio_path_list *skip,
+                        const char *along, int64_t at, uint64_t piece_bytes, xio_error *err);
 
 #endif

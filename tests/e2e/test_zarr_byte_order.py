@@ -175,6 +175,17 @@ class BigEndianStores(ToolTestCase):
         self.run_ok(2, "verify", "--concat", "time", "--dims", "lat,lon,time", "part0.zarr",
                     "part1.zarr", "joined.nc")
         self.assertEqual(self.leftovers(), [])
+        if NC_PUT_FAULT:  # the stores' own views right, the joined one's times damaged
+            result = self.xpose(2, "--concat", "time", "--dims", "lat,lon,time", "part0.zarr",
+                                "part1.zarr", "damaged.nc",
+                                env={"LD_PRELOAD": NC_PUT_FAULT, "NC_PUT_FAULT": "flip",
+                                     "NC_PUT_FAULT_FILE": "damaged.nc.xpose-netcdf4",
+                                     "NC_PUT_FAULT_VAR": "time_bnds"})
+            self.assertEqual(result.returncode, 1, result)
+            self.assertIn("part0.zarr/time_bnds: its values in xpose's netCDF-4 view differ",
+                          result.stderr)
+            self.assertFalse(os.path.exists(self.path("damaged.nc")))
+            self.assertEqual(self.leftovers(), [])
 
     def test_a_stopped_run_resumes_to_the_same_values(self):
         values = np.random.default_rng(3).random((600, 20, 30)).astype(">f4")

@@ -6,7 +6,9 @@
  *   of a file it opened again (netcdf-c#1802), and here into every one;
  *   "flip": one bit of the first value of every write of more than one
  *   value changed, a fault nothing can undo.
- * Everything else passes through. */
+ * With NC_PUT_FAULT_FILE, only in files whose path holds it; with
+ * NC_PUT_FAULT_VAR, only into the variable of that name.  Everything else
+ * passes through. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <netcdf.h>
@@ -18,10 +20,18 @@ typedef int (*put_fn)(int, int, const size_t *, const size_t *, const void *);
 int nc_put_vara(int ncid, int varid, const size_t *start, const size_t *count, const void *op) {
   static put_fn real;
   if (!real) real = (put_fn)dlsym(RTLD_NEXT, "nc_put_vara");
-  const char *fault = getenv("NC_PUT_FAULT");
+  const char *fault = getenv("NC_PUT_FAULT"), *file = getenv("NC_PUT_FAULT_FILE");
+  const char *var = getenv("NC_PUT_FAULT_VAR");
+  char path[4096] = "", name[NC_MAX_NAME + 1] = "";
+  size_t length = 0;
   int ndims = 0;
   nc_type type;
   size_t size = 0, n = 1;
+  if (file && (nc_inq_path(ncid, &length, NULL) != NC_NOERR || length >= sizeof path ||
+               nc_inq_path(ncid, NULL, path) != NC_NOERR || !strstr(path, file)))
+    fault = NULL;
+  if (var && (nc_inq_varname(ncid, varid, name) != NC_NOERR || strcmp(name, var) != 0))
+    fault = NULL;
   if (!fault || nc_inq_var(ncid, varid, NULL, &type, &ndims, NULL, NULL) != NC_NOERR ||
       nc_inq_type(ncid, type, NULL, &size) != NC_NOERR)
     return real(ncid, varid, start, count, op);

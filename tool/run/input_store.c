@@ -15,6 +15,7 @@
 #include "run.h"
 #include "zarr_source.h"
 #include "zarr_view.h"
+#include "zarr_view_check.h"
 
 static int make(transpose_run *run, char *warning, size_t size, xio_error *err) {
   return xio_zarr_view_create(run->in_path.file, run->output.view_path, warning, size, err);
@@ -49,19 +50,26 @@ static int make_joined(transpose_run *run, char *warning, size_t size, xio_error
       return -1;
   }
   return xio_join_view_create(run->input_files, (const char *const *)run->store_views,
-                              run->opt->concat, run->output.view_path, &run->joined_datasets,
-                              err);
+                              run->opt->concat, run->output.view_path, &run->joined_datasets, err);
 }
 
-/* Each store's view filled, then joined into the run's. */
+/* Each store's view filled, then joined into the run's, which is read
+ * back against each store in turn, its records from where they begin. */
 static int fill_joined(transpose_run *run, const xio_path_list *skip, char *warning, size_t size,
                        xio_error *err) {
   for (int i = 0; i < run->input_count; i++)
     if (xio_zarr_view_fill(run->input_files[i], run->store_views[i], skip, piece_budget(run), err))
       return -1;
-  return xio_join_view_fill(run->input_files, (const char *const *)run->store_views,
-                            run->input_count, run->output.view_path, skip, piece_budget(run),
-                            run->records, warning, size, err);
+  if (xio_join_view_fill(run->input_files, (const char *const *)run->store_views, run->input_count,
+                         run->output.view_path, skip, piece_budget(run), run->records, warning,
+                         size, err))
+    return -1;
+  int64_t at = 0;
+  for (int i = 0; i < run->input_count; at += run->records[i++])
+    if (xio_zarr_view_check(run->input_files[i], run->output.view_path, skip, run->opt->concat, at,
+                            piece_budget(run), err))
+      return -1;
+  return 0;
 }
 
 static void drop_joined(transpose_run *run) {
