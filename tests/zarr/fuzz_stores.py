@@ -4,7 +4,7 @@ reading (issue 74).
 Seed stores of every kind xpose reads: v2 from xarray and zarr-python
 (Blosc, zstd, gzip, zlib with shuffle, none; big- and little-endian;
 integers and floats; chunks never written; "/" keys), v3 by hand (crc32c,
-big-endian, shards with inner chunks left out) and v3 from xpose itself
+big-endian, big-endian shards with inner chunks left out) and v3 from xpose itself
 (sharded).  From a fixed seed, CASES damaged copies: fields of their JSON
 changed (numbers past 2^61, 2^63, negative, of another type), removed,
 swapped or duplicated, their text cut; chunks and shards cut, flipped,
@@ -114,8 +114,8 @@ def make_seeds(root):
     ref.write_v3(path("v3_hand"), "v", values, (2, 4, 3), dims=["t", "y", "x"], endian="big",
                  codecs=[{"name": "zstd", "configuration": {"level": 1}}, {"name": "crc32c"}],
                  fill=-1.0, missing=[(1, 0, 1)])
-    ref.write_v3(path("v3_hand"), "s", (values * 100).astype("<i4"), (2, 2, 3),
-                 dims=["t", "y", "x"], shards=(4, 4, 6),
+    ref.write_v3(path("v3_hand"), "s", (values * 100).astype(">i4"), (2, 2, 3),
+                 dims=["t", "y", "x"], shards=(4, 4, 6), endian="big",
                  codecs=[{"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5,
                                                               "shuffle": "shuffle"}}],
                  fill=7, missing=[((0, 0, 0), 1), ((1, 0, 0), 2)])
