@@ -18,7 +18,9 @@
 #include "filters.h"
 #include "pool.h"
 #include "test_util.h"
-#include "zarr_codecs.h"
+#include "blosc_codec.h"
+#include "codec.h"
+#include "crc32c.h"
 
 static long long cases;
 

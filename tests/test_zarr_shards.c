@@ -14,7 +14,7 @@
 #include "shard.h"
 #include "test_util.h"
 #include "zarr_array.h"
-#include "zarr_codecs.h"
+#include "codec.h"
 
 #define MiB ((uint64_t)1 << 20)
 

@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 
+#include "codec.h"
 #include "h5_error.h"
 
 /* Compresses HDF5's deflate chunks with libdeflate from now on, in this
@@ -41,8 +42,6 @@ uint64_t xio_deflate_chunks(void);
 typedef struct xio_inflater xio_inflater;
 xio_inflater *xio_inflater_new(void);
 void xio_inflater_free(xio_inflater *inflater); /* NULL is accepted */
-
-typedef enum { XIO_INFLATED = 0, XIO_INFLATE_BAD, XIO_INFLATE_LONG } xio_inflate_result;
 
 /* The zlib stream in[0, in_size) inflated into out (room bytes): its
  * length in *size; BAD where it is not a whole zlib stream, LONG where it

@@ -1,12 +1,13 @@
 /* One chunk through a dataset's filters, as HDF5's pipeline runs them,
  * on any thread: shuffle, deflate (libdeflate) and Fletcher32, in the
  * order the dataset lists them, each skipped where the chunk's filter
- * mask says so; or through a Zarr array's codecs (zarr_codecs.h), which
- * take the same ids past HDF5's.  The bytes written are the ones HDF5 would write but for
- * the deflate streams, which are zlib streams of the same level (any
- * reader inflates them; sizes within about 1% of zlib's).  A pipeline
- * with any other filter (szip, nbit, scale-offset, a plugin) is not
- * `known`: HDF5's own pipeline runs it. */
+ * mask says so; or through a Zarr array's codecs, which take ids past
+ * HDF5's; each through its entry of the codecs' table (codec.h).  The
+ * bytes written are the ones HDF5 would write but for the deflate
+ * streams, which are zlib streams of the same level (any reader inflates
+ * them; sizes within about 1% of zlib's).  A pipeline with any other
+ * filter (szip, nbit, scale-offset, a plugin) is not `known`: HDF5's own
+ * pipeline runs it. */
 #ifndef XIO_FILTERS_H
 #define XIO_FILTERS_H
 
@@ -21,7 +22,7 @@ typedef struct {
   unsigned value[XIO_MAX_FILTERS];  /* shuffle: bytes of a value; deflate: its level */
   int known;                        /* every one of them runs here */
   char unknown[64];                 /* else the first that does not, by name */
-  unsigned option[XIO_MAX_FILTERS]; /* Blosc's settings (zarr_codecs.h) */
+  unsigned option[XIO_MAX_FILTERS]; /* Blosc's settings (blosc_codec.h) */
 } xio_filters;
 
 /* Local.  dcpl's filters (none for a dataset that is not chunked); -1

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zarr_codecs.h"
+#include "crc32c.h"
 
 enum { INDEX_ENTRY = 16, CRC_BYTES = 4 };
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
+
 static int parse_level(const char *text, int *level) {
   if (!*text) return 0; /* keeps the default */
   char *end = NULL;
@@ -70,23 +72,18 @@ static void chosen_chunk(int64_t rows, int64_t cols, size_t elem_size, hsize_t c
   chunk[1] = chunk[1] < (hsize_t)cols ? chunk[1] : (hsize_t)cols;
 }
 
+/* A filter's name: the codecs' table's (codec.h), else HDF5's. */
 static const char *filter_name(H5Z_filter_t id, const char *name) {
-  return id == H5Z_FILTER_DEFLATE      ? "gzip"
-         : id == H5Z_FILTER_SZIP       ? "szip"
-         : id == H5Z_FILTER_SHUFFLE    ? "shuffle"
-         : id == H5Z_FILTER_FLETCHER32 ? "fletcher32"
-         : name[0]                     ? name
-                                       : "an unnamed filter";
+  const xio_codec *c = xio_codec_of(id);
+  return c ? c->name : name[0] ? name : "an unnamed filter";
 }
 
-/* Whether parallel HDF5 can write id's chunks.  Not szip: HDF5 1.10.8's
- * parallel writes of szip chunks (libaec) read back as "szip_filter:
- * decompression failed" even on one rank, where h5repack's serial ones
- * read fine. */
+/* Whether parallel HDF5 can write id's chunks (not szip's: codec.h). */
 static int can_encode(H5Z_filter_t id) {
+  const xio_codec *c = xio_codec_of(id);
   unsigned info = 0;
-  return id != H5Z_FILTER_SZIP && H5Zfilter_avail(id) > 0 && H5Zget_filter_info(id, &info) >= 0 &&
-         (info & H5Z_FILTER_CONFIG_ENCODE_ENABLED);
+  return !(c && c->parallel_hdf5_fails) && H5Zfilter_avail(id) > 0 &&
+         H5Zget_filter_info(id, &info) >= 0 && (info & H5Z_FILTER_CONFIG_ENCODE_ENABLED);
 }
 
 /* The input's filters, in order, onto dcpl. */
@@ -106,7 +103,7 @@ static int copy_filters(const xio_storage_like *like, hid_t from, hid_t dcpl, co
                       "%s is stored with %s, which parallel HDF5 cannot write%s: choose the "
                       "output's compression with --filter none, gzip or shuffle+gzip",
                       like->dataset, filter_name(id, name),
-                      id == H5Z_FILTER_SZIP ? " reliably" : "");
+                      xio_codec_of(id) && xio_codec_of(id)->parallel_hdf5_fails ? " reliably" : "");
     if (H5Pset_filter(dcpl, id, flags, count, values) < 0)
       return xio_fail_h5(err, "%s: cannot set up %s like the input's", shown,
                          filter_name(id, name));
@@ -305,7 +302,8 @@ void xio_describe_dcpl(hid_t dcpl, char *text, size_t size) {
     const H5Z_filter_t id =
         H5Pget_filter2(dcpl, (unsigned)i, &flags, &count, values, sizeof name, name, &config);
     const char *known = filter_name(id, name);
-    if (id == H5Z_FILTER_DEFLATE && count > 0)
+    const xio_codec *c = xio_codec_of(id);
+    if (c && c->settings == XIO_SETTINGS_LEVEL && count > 0)
       used +=
           snprintf(text + used, size - (size_t)used, "%s%s=%u", i ? "+" : ", ", known, values[0]);
     else

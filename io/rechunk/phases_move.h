@@ -10,7 +10,8 @@
 #include "filters.h"
 #include "h5_transpose.h"
 #include "phases_plan.h"
-#include "zarr_codecs.h"
+#include "blosc_codec.h"
+#include "codec.h"
 
 /* The intermediate's codec: a byte shuffle, then Blosc's lz4 at this
  * level (its own shuffle off), several times faster than deflate's

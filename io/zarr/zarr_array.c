@@ -10,7 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "zarr_codecs.h"
+#include "blosc_codec.h"
+#include "codec.h"
 #include "zarr_json.h"
 
 static const char *const compressor_names[] = {"blosc-zstd", "blosc-lz4", "gzip", "zstd", "none"};
@@ -28,26 +29,22 @@ int xio_zarr_compressor_of(const char *name, xio_zarr_compressor *compressor) {
 
 const char *xio_zarr_compressor_name(xio_zarr_compressor c) { return compressor_names[c]; }
 
+/* The codecs' table's entry each compressor is (none: NULL). */
+static const char *const compressor_codecs[] = {"blosc", "blosc", "gzip", "zstd", NULL};
+
 /* The chunk codec's pipeline for the codec, values of type_size bytes. */
 static void pipeline_of(const xio_zarr_codec *codec, size_t type_size, xio_filters *f) {
   memset(f, 0, sizeof *f);
   f->known = 1;
-  const unsigned level =
-      (unsigned)(codec->level >= 0 ? codec->level : default_levels[codec->compressor]);
-  switch (codec->compressor) {
-    case XIO_ZARR_BLOSC_ZSTD:
-    case XIO_ZARR_BLOSC_LZ4:
-      f->id[0] = XIO_CODEC_BLOSC;
-      f->option[0] = xio_blosc_option(
-          codec->compressor == XIO_ZARR_BLOSC_ZSTD ? XIO_BLOSC_ZSTD : XIO_BLOSC_LZ4, 1,
-          (unsigned)type_size);
-      break;
-    case XIO_ZARR_GZIP: f->id[0] = XIO_CODEC_GZIP; break;
-    case XIO_ZARR_ZSTD: f->id[0] = XIO_CODEC_ZSTD; break;
-    case XIO_ZARR_UNCOMPRESSED: return;
-  }
+  const xio_codec *c = xio_codec_named(compressor_codecs[codec->compressor], 3);
+  if (!c) return;
   f->count = 1;
-  f->value[0] = level;
+  f->id[0] = c->id;
+  f->value[0] = (unsigned)(codec->level >= 0 ? codec->level : default_levels[codec->compressor]);
+  if (c->settings == XIO_SETTINGS_BLOSC)
+    f->option[0] =
+        xio_blosc_option(codec->compressor == XIO_ZARR_BLOSC_ZSTD ? XIO_BLOSC_ZSTD : XIO_BLOSC_LZ4,
+                         1, (unsigned)type_size);
 }
 
 int xio_zarr_array_init(xio_zarr_array *a, const char *path, const xio_zarr_codec *codec,
@@ -216,21 +213,36 @@ static void names_json(xio_json *j, char names[][128], int n) {
   xio_json_close(j, ']');
 }
 
+/* A compressor's settings as Zarr's metadata carries them (codec.h's
+ * settings), the codec's name and its JSON object's opening being the
+ * caller's. */
+static void compressor_settings(const xio_zarr_array *a, const xio_codec *c, xio_json *j) {
+  const xio_filters *f = &a->codecs;
+  if (c->settings == XIO_SETTINGS_BLOSC) {
+    xio_json_key(j, "cname"), xio_json_string(j, xio_blosc_cname(f->option[0] & 0xff));
+    xio_json_key(j, "clevel"), xio_json_int(j, f->value[0]);
+    if (a->format == 2) {
+      xio_json_key(j, "shuffle"), xio_json_int(j, f->option[0] >> 8 & 0xff);
+    } else {
+      xio_json_key(j, "shuffle"), xio_json_string(j, "shuffle");
+      xio_json_key(j, "typesize"), xio_json_int(j, (int64_t)a->type_size);
+    }
+    xio_json_key(j, "blocksize"), xio_json_int(j, 0);
+    return;
+  }
+  xio_json_key(j, "level"), xio_json_int(j, f->value[0]);
+  if (c->settings == XIO_SETTINGS_ZSTD && a->format == 3)
+    xio_json_key(j, "checksum"), xio_json_bool(j, 0);
+}
+
 /* v2's compressor object, as numcodecs writes it. */
 static void compressor_v2(const xio_zarr_array *a, xio_json *j) {
   const xio_filters *f = &a->codecs;
   if (!f->count) return xio_json_null(j);
+  const xio_codec *c = xio_codec_of(f->id[0]);
   xio_json_open(j, '{');
-  if (f->id[0] == XIO_CODEC_BLOSC) {
-    xio_json_key(j, "id"), xio_json_string(j, "blosc");
-    xio_json_key(j, "cname"), xio_json_string(j, xio_blosc_cname(f->option[0] & 0xff));
-    xio_json_key(j, "clevel"), xio_json_int(j, f->value[0]);
-    xio_json_key(j, "shuffle"), xio_json_int(j, f->option[0] >> 8 & 0xff);
-    xio_json_key(j, "blocksize"), xio_json_int(j, 0);
-  } else {
-    xio_json_key(j, "id"), xio_json_string(j, f->id[0] == XIO_CODEC_GZIP ? "gzip" : "zstd");
-    xio_json_key(j, "level"), xio_json_int(j, f->value[0]);
-  }
+  xio_json_key(j, "id"), xio_json_string(j, c->zarr_v2);
+  compressor_settings(a, c, j);
   xio_json_close(j, '}');
 }
 
@@ -265,21 +277,11 @@ static void codecs_v3(const xio_zarr_array *a, xio_json *j) {
   }
   xio_json_close(j, '}');
   if (f->count) {
-    const int blosc = f->id[0] == XIO_CODEC_BLOSC;
+    const xio_codec *c = xio_codec_of(f->id[0]);
     xio_json_open(j, '{');
-    xio_json_key(j, "name");
-    xio_json_string(j, blosc ? "blosc" : f->id[0] == XIO_CODEC_GZIP ? "gzip" : "zstd");
+    xio_json_key(j, "name"), xio_json_string(j, c->zarr_v3);
     xio_json_key(j, "configuration"), xio_json_open(j, '{');
-    if (blosc) {
-      xio_json_key(j, "cname"), xio_json_string(j, xio_blosc_cname(f->option[0] & 0xff));
-      xio_json_key(j, "clevel"), xio_json_int(j, f->value[0]);
-      xio_json_key(j, "shuffle"), xio_json_string(j, "shuffle");
-      xio_json_key(j, "typesize"), xio_json_int(j, (int64_t)a->type_size);
-      xio_json_key(j, "blocksize"), xio_json_int(j, 0);
-    } else {
-      xio_json_key(j, "level"), xio_json_int(j, f->value[0]);
-      if (f->id[0] == XIO_CODEC_ZSTD) xio_json_key(j, "checksum"), xio_json_bool(j, 0);
-    }
+    compressor_settings(a, c, j);
     xio_json_close(j, '}');
     xio_json_close(j, '}');
   }

@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "zarr_codecs.h"
 #include "zarr_meta_parts.h"
 
 /* Local.  dir/name parsed as a JSON object: NULL with *missing where

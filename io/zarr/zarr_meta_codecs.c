@@ -3,11 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "zarr_codecs.h"
+#include "blosc_codec.h"
+#include "codec.h"
 #include "zarr_meta_parts.h"
 
-/* An integer setting of codec `name` at `key` of `c`, in [least, most],
- * or `otherwise` where the codec's JSON does not give it. */
+/* An integer setting at `key` of codec `name`'s JSON `c`, in [least,
+ * most], or `otherwise` where the JSON does not give it. */
 static int setting(json_t *c, const char *key, json_int_t least, json_int_t most,
                    json_int_t otherwise, const char *name, const char *shown, json_int_t *v,
                    xio_error *err) {
@@ -23,11 +24,12 @@ static int setting(json_t *c, const char *key, json_int_t least, json_int_t most
 }
 
 /* Blosc's settings: v2's shuffle an integer (-1 automatic, 0, 1, 2),
- * v3's a name. */
-static int blosc(xio_zarr_array *a, xio_filters *f, json_t *c, const char *shown, xio_error *err) {
+ * v3's a name; into option, as blosc_codec.h packs them. */
+static int blosc(xio_zarr_array *a, json_t *c, const char *shown, unsigned *option,
+                 xio_error *err) {
   const char *cname = json_string_value(json_object_get(c, "cname"));
   const char *by = json_string_value(json_object_get(c, "shuffle"));
-  json_int_t level = 5, shuffle = 0;
+  json_int_t shuffle = 0;
   xio_blosc_name name;
   if (!cname || xio_blosc_name_of(cname, &name)) {
     char text[80];
@@ -37,58 +39,49 @@ static int blosc(xio_zarr_array *a, xio_filters *f, json_t *c, const char *shown
                     "blosclz, zstd, zlib)",
                     shown, text);
   }
-  if (setting(c, "clevel", 0, 9, 5, "blosc", shown, &level, err)) return -1;
   if (by && strcmp(by, "noshuffle") && strcmp(by, "shuffle") && strcmp(by, "bitshuffle"))
     return xio_fail(err, "%s: its codec blosc's shuffle is \"%s\", not one of Blosc's", shown, by);
   if (by)
     shuffle = strcmp(by, "bitshuffle") == 0 ? 2 : strcmp(by, "shuffle") == 0;
   else if (setting(c, "shuffle", -1, 2, 1, "blosc", shown, &shuffle, err))
     return -1;
-  f->id[f->count] = XIO_CODEC_BLOSC;
-  f->value[f->count] = (unsigned)level;
-  f->option[f->count] =
-      xio_blosc_option(name, shuffle > 0 ? (unsigned)shuffle : 0u, (unsigned)a->type_size);
+  *option = xio_blosc_option(name, shuffle > 0 ? (unsigned)shuffle : 0u, (unsigned)a->type_size);
   a->codec.compressor = name == XIO_BLOSC_ZSTD ? XIO_ZARR_BLOSC_ZSTD : XIO_ZARR_BLOSC_LZ4;
   return 0;
 }
 
 /* One bytes-to-bytes codec (numcodecs' id or v3's name, its settings in
- * `c`, an object) appended to the pipeline. */
+ * `c`, an object) appended to the pipeline: the codecs' table's entry of
+ * that name (codec.h), its settings as the entry says Zarr gives them. */
 static int add_codec(xio_zarr_array *a, xio_filters *f, const char *name, json_t *c,
                      const char *shown, xio_error *err) {
+  const xio_codec *codec = xio_codec_named(name, a->format);
   if (f->count == XIO_MAX_FILTERS) return xio_fail(err, "%s: it has too many codecs", shown);
+  if (!xio_codec_runs(codec))
+    return xio_fail(err,
+                    "%s: its codec \"%s\" is not one xpose reads (Blosc, zlib, gzip, zstd, "
+                    "shuffle, crc32c)",
+                    shown, name);
   if (c && !json_is_object(c)) {
     char text[80];
     xio_zarr_json_shown(c, text, sizeof text);
     return xio_fail(err, "%s: its codec %s's configuration is %s, not an object", shown, name,
                     text);
   }
-  json_int_t level = 0;
+  json_int_t level = codec->default_level;
   const int i = f->count;
-  if (strcmp(name, "blosc") == 0) {
-    if (blosc(a, f, c, shown, err)) return -1;
-  } else if (strcmp(name, "zlib") == 0 || strcmp(name, "gzip") == 0) {
-    if (setting(c, "level", 0, 9, 1, name, shown, &level, err)) return -1;
-    f->id[i] = name[0] == 'z' ? H5Z_FILTER_DEFLATE : XIO_CODEC_GZIP;
-    f->value[i] = (unsigned)level;
-    a->codec.compressor = XIO_ZARR_GZIP;
-  } else if (strcmp(name, "zstd") == 0) {
-    if (setting(c, "level", -131072, 22, 1, name, shown, &level, err)) return -1;
-    f->id[i] = XIO_CODEC_ZSTD;
-    f->value[i] = (unsigned)(level > 0 ? level : 0);
-    a->codec.compressor = XIO_ZARR_ZSTD;
-  } else if (strcmp(name, "shuffle") == 0 && a->format == 2) {
-    if (setting(c, "elementsize", 1, 16, 4, name, shown, &level, err)) return -1;
-    f->id[i] = H5Z_FILTER_SHUFFLE;
-    f->value[i] = (unsigned)level;
-  } else if (strcmp(name, "crc32c") == 0 && a->format == 3) {
-    f->id[i] = XIO_CODEC_CRC32C;
-  } else {
-    return xio_fail(err,
-                    "%s: its codec \"%s\" is not one xpose reads (Blosc, zlib, gzip, zstd, "
-                    "shuffle, crc32c)",
-                    shown, name);
-  }
+  const xio_codec_settings kind = codec->settings;
+  const char *key = kind == XIO_SETTINGS_ELEMENT_SIZE ? "elementsize"
+                    : kind == XIO_SETTINGS_BLOSC      ? "clevel"
+                                                      : "level";
+  if (kind != XIO_SETTINGS_NONE && setting(c, key, codec->least_level, codec->most_level,
+                                           codec->default_level, name, shown, &level, err))
+    return -1;
+  if (kind == XIO_SETTINGS_BLOSC && blosc(a, c, shown, &f->option[i], err)) return -1;
+  if (codec->role == XIO_CODEC_COMPRESSOR && kind != XIO_SETTINGS_BLOSC)
+    (void)xio_zarr_compressor_of(codec->name, &a->codec.compressor); /* "gzip", "zstd" */
+  f->id[i] = codec->id;
+  f->value[i] = (unsigned)(level > 0 ? level : 0);
   f->count++;
   return 0;
 }
