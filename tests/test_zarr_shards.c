@@ -54,7 +54,7 @@ static void check_default_shards(void) {
 }
 
 /* A 7 x 9 shard of 3 x 4 inner chunks of int32 (edge chunks past its
- * values hold what the shard holds there), gzip: packed from its inner
+ * values hold what the shard holds there), zstd: packed from its inner
  * chunks encoded apart, it is the shard xio_shard_encode makes. */
 static void check_pack(void) {
   enum { SY = 9, SX = 12, IY = 3, IX = 4, N = (SY / IY) * (SX / IX) };
@@ -63,7 +63,7 @@ static void check_pack(void) {
       .shard = {SY, SX},
       .inner = {IY, IX},
       .type_size = 4,
-      .codecs = {.count = 1, .id = {XIO_CODEC_GZIP}, .value = {1}, .known = 1}};
+      .codecs = {.count = 1, .id = {XIO_CODEC_ZSTD}, .value = {1}, .known = 1}};
   int32_t values[SY * SX], chunk[IY * IX], back[SY * SX];
   for (int i = 0; i < SY * SX; i++) values[i] = (int32_t)(pattern_byte(i / SX, i % SX, 0) * 1000 + i);
   xio_codec_scratch *s = xio_codec_scratch_new();

@@ -27,6 +27,9 @@ static void state_free(void *p) {
   free(s);
 }
 
+static size_t zlib_bound(size_t bytes) { return xio_deflate_bound(NULL, bytes); } /* any level's */
+
+#if defined(XIO_HAVE_LIBDEFLATE)
 /* The deflater of `level`, kept while the level stays. */
 static xio_deflater *deflater_for(state *s, int level) {
   if (s->deflater && s->level == level) return s->deflater;
@@ -34,8 +37,6 @@ static xio_deflater *deflater_for(state *s, int level) {
   s->level = level;
   return s->deflater = xio_deflater_new(level);
 }
-
-static size_t zlib_bound(size_t bytes) { return xio_deflate_bound(NULL, bytes); } /* any level's */
 
 static size_t zlib_encode(void *s, unsigned level, unsigned option, const unsigned char *in,
                           size_t bytes, unsigned char *out, size_t room) {
@@ -61,9 +62,8 @@ static xio_inflate_result gzip_decode(void *s, const unsigned char *in, size_t b
   return xio_gunzip(((state *)s)->inflater, in, bytes, out, room, size);
 }
 
-#if defined(XIO_HAVE_LIBDEFLATE)
 #define WITH_LIBDEFLATE(f) f
-#else
+#else /* neither runs */
 #define WITH_LIBDEFLATE(f) NULL
 #endif
 
