@@ -2,6 +2,7 @@
  * (zarr_array.h: xio_zarr_list_chunks). */
 #define _DEFAULT_SOURCE /* d_type */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,12 +52,14 @@ static int add(listing *l, int64_t number) {
 }
 
 /* The directory `dir` (key `prefix` below the array's), `depth` levels
- * of it at most. */
+ * of it at most: -1 where one cannot be read (the chunks under it would
+ * seem missing: the listing is then not used), 0 where `dir` is a file. */
 static int walk(listing *l, const char *dir, const char *prefix, int depth) {
   DIR *d = opendir(dir);
-  if (!d) return -1;
+  if (!d) return errno == ENOTDIR ? 0 : -1;
   int rc = 0;
-  for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+  errno = 0;
+  for (struct dirent *e; rc == 0 && (e = readdir(d)); errno = 0) {
     if (e->d_name[0] == '.' || strcmp(e->d_name, "zarr.json") == 0) continue;
     char key[4400], path[8800];
     snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "/" : "", e->d_name);
@@ -64,9 +67,10 @@ static int walk(listing *l, const char *dir, const char *prefix, int depth) {
     const int64_t number = key_number(l, key);
     if (number >= 0)
       rc = add(l, number);
-    else if (depth > 1 && (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN))
-      (void)walk(l, path, key, depth - 1); /* not a directory, or unreadable: no chunks */
+    else if (depth > 1 && (e->d_type == DT_DIR || e->d_type == DT_LNK || e->d_type == DT_UNKNOWN))
+      rc = walk(l, path, key, depth - 1);
   }
+  if (rc == 0 && errno) rc = -1; /* readdir failed: entries may be missing */
   closedir(d);
   return rc;
 }
