@@ -28,6 +28,11 @@ NUMPROC_FLAG = os.environ.get("MPIEXEC_NUMPROC_FLAG", "-n")
 PREFLAGS = shlex.split(os.environ.get("MPIEXEC_PREFLAGS", ""))
 
 TIMEOUT = 120
+# zarrita (npm), where jobs/test.sh installed it: Zarr v3 read as a
+# JavaScript client reads it (tests/zarr/read_v3.mjs).
+ZARRITA = os.environ.get("XPOSE_ZARRITA", "")
+HAVE_ZARRITA = os.path.isdir(os.path.join(ZARRITA, "node_modules", "zarrita"))
+READ_V3 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zarr", "read_v3.mjs")
 # A rank whose collective HDF5 call failed while the others are still in it
 # waits this long, then aborts the job with its message (docs/user-guide.md, "Exit status"):
 # within TIMEOUT, so such a failure is reported as itself, not as a hang.
@@ -248,6 +253,17 @@ class ToolTestCase(unittest.TestCase):
                 subprocess.run(["umount", mnt])
         finally:
             shutil.rmtree(mnt, ignore_errors=True)
+
+    def read_with_zarrita(self, store, names):
+        """Each array's values as zarrita reads them (read_v3.mjs): {name:
+        the file of its values, raw, in this machine's byte order}."""
+        script = os.path.join(ZARRITA, "read_v3.mjs")
+        shutil.copy(READ_V3, script)  # where node finds zarrita
+        out = tempfile.mkdtemp(dir=self.dir)
+        read = subprocess.run(["node", script, self.path(store), out, *names],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(read.returncode, 0, read.stderr)
+        return {name: os.path.join(out, name + ".bin") for name in names}
 
     def leftovers(self):
         """Partial outputs, resume records, locks, scratch files and

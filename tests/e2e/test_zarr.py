@@ -17,13 +17,12 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import unittest
 
 import numpy as np
 
-from harness import ToolTestCase, finish, start
+from harness import HAVE_ZARRITA, ToolTestCase, finish, start
 
 try:
     import netCDF4
@@ -32,8 +31,6 @@ try:
 except ImportError:  # Debian's python3-netcdf4, python3-xarray, python3-zarr
     netCDF4 = None
 
-ZARRITA = os.environ.get("XPOSE_ZARRITA", "")
-READ_V3 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zarr", "read_v3.mjs")
 STOPPED = 4
 NT, NY, NX = 40, 18, 36
 
@@ -172,16 +169,6 @@ class Zarr(ToolTestCase):
         got = xarray.open_zarr(self.path("even.zarr")).tas.values
         self.assertTrue(np.array_equal(expected, got, equal_nan=True))
 
-    def read_with_zarrita(self, store, names):
-        """Each array's values as zarrita reads them, raw (read_v3.mjs)."""
-        script = os.path.join(ZARRITA, "read_v3.mjs")
-        shutil.copy(READ_V3, script)  # where node finds zarrita
-        out = tempfile.mkdtemp(dir=self.dir)
-        read = subprocess.run(["node", script, self.path(store), out, *names],
-                              capture_output=True, text=True, timeout=120)
-        self.assertEqual(read.returncode, 0, read.stderr)
-        return {name: os.path.join(out, name + ".bin") for name in names}
-
     def assertInputValues(self, read, order=None):
         """zarrita's values equal the input's (tas's axes in `order`)."""
         with netCDF4.Dataset(self.path("in.nc")) as nc:
@@ -193,7 +180,7 @@ class Zarr(ToolTestCase):
                 got = np.fromfile(path, dtype=expected.dtype)
                 self.assertTrue(np.array_equal(got.reshape(expected.shape), expected), name)
 
-    @unittest.skipUnless(os.path.isdir(os.path.join(ZARRITA, "node_modules", "zarrita")),
+    @unittest.skipUnless(HAVE_ZARRITA,
                          "zarrita is not installed (jobs/test.sh installs it from npm)")
     def test_zarr_v3_read_by_zarrita(self):
         result = self.xpose(2, "--dims", "lat,lon,time", "in.nc", "series.zarr")
@@ -210,7 +197,7 @@ class Zarr(ToolTestCase):
         read = self.read_with_zarrita("series.zarr", ["tas", "lat", "lon", "time", "time_bnds", "crs"])
         self.assertInputValues(read, order=(1, 2, 0))
 
-    @unittest.skipUnless(os.path.isdir(os.path.join(ZARRITA, "node_modules", "zarrita")),
+    @unittest.skipUnless(HAVE_ZARRITA,
                          "zarrita is not installed (jobs/test.sh installs it from npm)")
     def test_shards_each_written_whole_by_one_rank_read_by_zarrita(self):
         write_cf(self.path("in.nc"), chars=False)
@@ -230,7 +217,7 @@ class Zarr(ToolTestCase):
         self.assertEqual(result.returncode, 2, result)
         self.assertIn("--shards makes Zarr v3's shards", result.stderr)
 
-    @unittest.skipUnless(os.path.isdir(os.path.join(ZARRITA, "node_modules", "zarrita")),
+    @unittest.skipUnless(HAVE_ZARRITA,
                          "zarrita is not installed (jobs/test.sh installs it from npm)")
     def test_an_array_of_many_chunks_is_sharded_by_default(self):
         write_cf(self.path("in.nc"), ny=36, nx=70, chars=False)
