@@ -16,7 +16,7 @@ static int host_endian(void) {
   return *(const unsigned char *)&one ? NC_ENDIAN_LITTLE : NC_ENDIAN_BIG;
 }
 
-static void reverse_each(unsigned char *v, size_t n, size_t size) {
+void xio_reverse_bytes(unsigned char *v, size_t n, size_t size) {
   for (size_t i = 0; i < n; i++, v += size)
     for (size_t b = 0; b < size / 2; b++) {
       const unsigned char t = v[b];
@@ -36,7 +36,7 @@ static int writes_unconverted(int nc, int varid, int ndims, const size_t *start,
       nc_get_vara(nc, varid, start, one, back) != NC_NOERR)
     return -1;
   if (memcmp(back, probe, size) == 0) return 0;
-  reverse_each(back, 1, size);
+  xio_reverse_bytes(back, 1, size);
   return memcmp(back, probe, size) == 0 ? 1 : -1;
 }
 
@@ -56,7 +56,7 @@ int xio_nc_put_vara(int nc, int varid, const size_t *start, const size_t *count,
   if (unconverted < 0)
     return xio_fail(err, "%s: %s: netCDF-C does not write its byte order back as given", path,
                     what);
-  if (unconverted) reverse_each(values, n, size);
+  if (unconverted) xio_reverse_bytes(values, n, size);
   return xio_nc_failed(nc_put_vara(nc, varid, start, count, values), what, path, err);
 }
 

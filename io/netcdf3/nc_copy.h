@@ -15,6 +15,10 @@
 /* 0, or -1 with netCDF-C's reason for `what` in err. */
 int xio_nc_failed(int status, const char *what, const char *path, xio_error *err);
 
+/* Each of n values of `size` bytes at v reversed in place: into or out
+ * of this machine's byte order. */
+void xio_reverse_bytes(unsigned char *v, size_t n, size_t size);
+
 /* Writes `values` (of this machine's byte order, `count` from `start`)
  * into variable varid of nc, as nc_put_vara should.  netCDF-C before
  * 4.10.1 writes a variable of the other byte order into a file it opened

@@ -151,15 +151,6 @@ int xio_zarr_view_create(const char *input, const char *view, char *warning, siz
   return rc;
 }
 
-/* Local.  n values of `size` bytes reversed in place, each. */
-static void swap_bytes(unsigned char *v, size_t n, size_t size) {
-  for (size_t i = 0; i < n; i++, v += size)
-    for (size_t b = 0; b < size / 2; b++) {
-      const unsigned char t = v[b];
-      v[b] = v[size - 1 - b], v[size - 1 - b] = t;
-    }
-}
-
 /* Local.  Array `name` of `store` copied into variable varid of the view,
  * in slabs of its first axis of about piece_bytes. */
 static int fill_array(int nc, int varid, const char *store, const char *name, uint64_t piece_bytes,
@@ -171,7 +162,8 @@ static int fill_array(int nc, int varid, const char *store, const char *name, ui
   unsigned char value[16];
   if (a.ndims == 0) {
     if (xio_zarr_scalar_read(&a, value, shown, err)) return -1;
-    if (a.big_endian) swap_bytes(value, 1, a.type_size); /* netCDF takes this machine's order */
+    if (a.big_endian)
+      xio_reverse_bytes(value, 1, a.type_size); /* netCDF takes this machine's order */
     const size_t origin[1] = {0}, one[1] = {1};
     return xio_nc_put_vara(nc, varid, origin, one, value, "writing its view", shown, err);
   }
@@ -187,7 +179,7 @@ static int fill_array(int nc, int varid, const char *store, const char *name, ui
     size_t start[XIO_MAX_DIMS] = {(size_t)at}, count[XIO_MAX_DIMS] = {(size_t)n};
     for (int i = 1; i < a.ndims; i++) count[i] = (size_t)a.shape[i];
     rc = xio_read_block(&m, at, n, 0, m.cols, buf, err);
-    if (rc == 0 && a.big_endian) swap_bytes(buf, (size_t)(n * m.cols), a.type_size);
+    if (rc == 0 && a.big_endian) xio_reverse_bytes(buf, (size_t)(n * m.cols), a.type_size);
     if (rc == 0) rc = xio_nc_put_vara(nc, varid, start, count, buf, "writing its view", shown, err);
   }
   free(buf);

@@ -192,14 +192,18 @@ class _Layout:
         self.shard = None  # v3: (inner chunk shape, inner decoders)
 
 
+def _shape(meta):
+    if not isinstance(meta.get("shape"), list):
+        raise Refused("shape")
+    return _ints(meta["shape"], len(meta["shape"]), 0, "shape")
+
+
 def _v2(meta):
     if meta.get("zarr_format") != 2:
         raise Refused("zarr_format")
     l = _Layout()
-    if not isinstance(meta.get("shape"), list):
-        raise Refused("shape")
-    n = len(meta["shape"])
-    l.shape = _ints(meta["shape"], n, 0, "shape")
+    l.shape = _shape(meta)
+    n = len(l.shape)
     l.chunks = _ints(meta.get("chunks"), n, 1, "chunks")
     dtype = meta.get("dtype")
     if not isinstance(dtype, str) or len(dtype) != 3 or dtype[0] not in "<>|" or \
@@ -219,7 +223,7 @@ def _v2(meta):
     return l
 
 
-def _v3_chain(codecs, dims):
+def _v3_chain(codecs):
     """v3's codecs: "bytes" (its endian), then bytes-to-bytes ones."""
     if not isinstance(codecs, list) or not codecs or not isinstance(codecs[0], dict) or \
             codecs[0].get("name") != "bytes":
@@ -240,10 +244,8 @@ def _v3(meta):
     if meta.get("zarr_format") != 3 or meta.get("node_type") != "array":
         raise Refused("zarr_format or node_type")
     l = _Layout()
-    if not isinstance(meta.get("shape"), list):
-        raise Refused("shape")
-    n = len(meta["shape"])
-    l.shape = _ints(meta["shape"], n, 0, "shape")
+    l.shape = _shape(meta)
+    n = len(l.shape)
     grid = meta.get("chunk_grid")
     if not isinstance(grid, dict) or grid.get("name") != "regular" or \
             not isinstance(grid.get("configuration"), dict):
@@ -279,10 +281,10 @@ def _v3(meta):
                 [x.get("name") for x in index] != ["bytes", "crc32c"] or \
                 (index[0].get("configuration") or {}).get("endian", "little") != "little":
             raise Refused("index_codecs")
-        endian, decoders = _v3_chain(c.get("codecs"), n)
+        endian, decoders = _v3_chain(c.get("codecs"))
         l.shard = (inner, decoders)
     else:
-        endian, l.decoders = _v3_chain(codecs, n)
+        endian, l.decoders = _v3_chain(codecs)
     size = int(_V3_TYPES[name][1])
     if size > 1 and endian not in ("little", "big"):
         raise Refused(f"endian {endian!r}")
